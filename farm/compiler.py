@@ -1,0 +1,158 @@
+"""Compile kernel sources to CUBIN through NVRTC, with or without a GPU, cached on disk.
+
+CuPy's RawModule asks the CUDA runtime for the current device, so it cannot compile
+on a machine without a GPU. CuPy's thin NVRTC bindings can: we compile with those
+for an explicit sm_XX, cache the CUBIN keyed by (source + headers, arch, options,
+NVRTC version), and on a GPU load the CUBIN with ``cupy.RawModule(path=...)``.
+One path for CI and for the workers means CI compiles exactly what the GPUs run.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kernels.registry import COMMON_INCLUDE_DIR
+
+# The architectures CI compiles for: Ampere (A100, RTX 30xx), Ada (RTX 40xx),
+# Hopper (H100/H200) and consumer Blackwell (RTX 50xx).
+CI_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120")
+BASE_OPTIONS = ("--std=c++17", "--ptxas-options=-v")
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected a source; the message holds its log."""
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What ptxas reported for one kernel on one arch."""
+
+    registers: int
+    static_smem_bytes: int
+    stack_frame_bytes: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    source: str
+    arch: str
+    options: tuple[str, ...]
+    nvrtc_version: str
+    cubin_path: Path
+    lowered_names: dict[str, str]  # name expression -> mangled symbol
+    resources: dict[str, KernelResources]  # name expression -> ptxas report
+    cache_hit: bool
+
+
+def nvrtc_version() -> str:
+    from cupy.cuda import nvrtc
+
+    major, minor = nvrtc.getVersion()
+    return f"{major}.{minor}"
+
+
+def cache_dir() -> Path:
+    """Where CUBINs are cached: $GEMM_FARM_CACHE, else ~/.cache/gemm-farm/cubin."""
+    root = os.environ.get("GEMM_FARM_CACHE") or Path.home() / ".cache" / "gemm-farm"
+    path = Path(root) / "cubin"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _headers() -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(COMMON_INCLUDE_DIR.glob("*.cuh"))}
+
+
+def _cache_key(text: str, headers: dict[str, str], arch: str, options: tuple[str, ...], names: tuple[str, ...], version: str) -> str:
+    h = hashlib.sha256()
+    for part in (text, json.dumps(headers, sort_keys=True), arch, "\0".join(options), "\0".join(names), version):
+        h.update(part.encode())
+        h.update(b"\x1f")
+    return h.hexdigest()[:32]
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
+
+
+def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
+    """Per mangled kernel symbol, the registers, smem and spills of a `ptxas -v` log."""
+    out: dict[str, KernelResources] = {}
+    current = None
+    frame = (0, 0, 0)
+    for line in log.splitlines():
+        if m := _ENTRY.search(line):
+            current, frame = m.group(1), (0, 0, 0)
+        elif current and (m := _FRAME.search(line)):
+            frame = tuple(int(x) for x in m.groups())
+        elif current and (m := _USED.search(line)):
+            out[current] = KernelResources(
+                registers=int(m.group(1)),
+                static_smem_bytes=int(m.group(2) or 0),
+                stack_frame_bytes=frame[0],
+                spill_store_bytes=frame[1],
+                spill_load_bytes=frame[2],
+            )
+            current = None
+    return out
+
+
+def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], extra_options: tuple[str, ...] = ()) -> CompiledModule:
+    """Compile one .cu file for `arch` (e.g. "sm_90"), no GPU needed; cached on disk."""
+    from cupy.cuda import nvrtc
+
+    if not re.fullmatch(r"sm_\d+a?", arch):
+        raise ValueError(f"arch must look like sm_90, got {arch!r}")
+    text = source.read_text()
+    headers = _headers()
+    options = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{COMMON_INCLUDE_DIR}", *extra_options)
+    version = nvrtc_version()
+    key = _cache_key(text, headers, arch, options, name_expressions, version)
+    cubin_path = cache_dir() / f"{source.stem}-{arch}-{key}.cubin"
+    meta_path = cubin_path.with_suffix(".json")
+    if cubin_path.exists() and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        return CompiledModule(
+            source=str(source), arch=arch, options=options, nvrtc_version=version, cubin_path=cubin_path,
+            lowered_names=meta["lowered_names"],
+            resources={k: KernelResources(**v) for k, v in meta["resources"].items()},
+            cache_hit=True,
+        )
+
+    prog = nvrtc.createProgram(text, source.name, list(headers.values()), list(headers.keys()))
+    try:
+        for name in name_expressions:
+            nvrtc.addNameExpression(prog, name)
+        try:
+            nvrtc.compileProgram(prog, list(options))
+        except nvrtc.NVRTCError as exc:
+            raise CompileError(f"{source.name} for {arch}: {exc}\n{nvrtc.getProgramLog(prog)}") from None
+        log = nvrtc.getProgramLog(prog)
+        lowered = {name: nvrtc.getLoweredName(prog, name) for name in name_expressions}
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+    by_symbol = parse_ptxas_log(log)
+    missing = [n for n, sym in lowered.items() if sym not in by_symbol]
+    if missing:
+        raise CompileError(f"{source.name} for {arch}: no ptxas report for {missing}; log:\n{log}")
+    resources = {name: by_symbol[sym] for name, sym in lowered.items()}
+    # Write to a temporary name then rename: concurrent workers never read half a file.
+    for path, payload in ((cubin_path, cubin), (meta_path, json.dumps({"lowered_names": lowered, "resources": {k: asdict(v) for k, v in resources.items()}, "log": log}).encode())):
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, path)
+    return CompiledModule(
+        source=str(source), arch=arch, options=options, nvrtc_version=version, cubin_path=cubin_path,
+        lowered_names=lowered, resources=resources, cache_hit=False,
+    )

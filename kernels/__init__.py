@@ -1,0 +1,1 @@
+"""The kernel catalog: CUDA sources in numbered ladder order, described by Stage objects."""
