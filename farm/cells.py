@@ -1,0 +1,27 @@
+"""A cell is the unit of work and of resume: one stage at one shape, one repeat."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    stage: str
+    m: int
+    n: int
+    k: int
+    repeat: int = 0
+
+    def key(self) -> tuple[str, int, int, int, int]:
+        return (self.stage, self.m, self.n, self.k, self.repeat)
+
+
+class Measurer(Protocol):
+    """What a GPU worker runs. farm.measure.GpuMeasurer is the real one; tests use a stand-in."""
+
+    def device_info(self) -> dict:
+        """Provenance columns of this GPU (gpu_name, gpu_uuid, arch, ...): see farm.schema."""
+
+    def measure(self, cell: Cell, run_id: str) -> dict:
+        """Compile (cached), verify and time one cell; one result row, whatever the outcome."""

@@ -1,0 +1,96 @@
+"""The result row: one per (GPU, stage, shape, repeat, run). The single definition of columns.
+
+datasets/README.md documents every column; tests check the two agree.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+# Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
+PARTITION_KEYS = ("gpu_model", "run_id")
+STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
+
+_F = [
+    # provenance
+    ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
+    ("repeat", pa.int32(), "repeat index of the cell within the run (0-based)"),
+    ("timestamp", pa.timestamp("us", tz="UTC"), "when the cell finished"),
+    ("host", pa.string(), "hostname of the GPU's node"),
+    ("gpu_model", pa.string(), "GPU model: node label farm.gpu-model, else the NVML name with spaces as dashes"),
+    ("gpu_name", pa.string(), "NVML / CUDA device name"),
+    ("gpu_uuid", pa.string(), "NVML GPU UUID"),
+    ("gpu_index", pa.int32(), "CUDA device ordinal inside the worker process"),
+    ("compute_capability", pa.string(), "major.minor"),
+    ("arch", pa.string(), "the sm_XX the kernels were compiled for"),
+    ("sm_count", pa.int32(), "multiprocessors"),
+    ("l2_bytes", pa.int64(), "L2 cache size, bytes"),
+    ("memory_bytes", pa.int64(), "device memory, bytes"),
+    ("driver_version", pa.string(), "NVIDIA driver version"),
+    ("cuda_runtime_version", pa.string(), "CUDA runtime version CuPy runs on"),
+    ("nvrtc_version", pa.string(), "NVRTC version that compiled the kernels"),
+    ("cupy_version", pa.string(), "CuPy version"),
+    ("farm_version", pa.string(), "gemm-farm version"),
+    ("git_commit", pa.string(), "commit of the farm's code, with -dirty when modified; 'unknown' outside git"),
+    # the cell
+    ("family", pa.string(), "kernel family (simt_fp32, baseline, ...)"),
+    ("stage", pa.string(), "stage name (unique across families)"),
+    ("walk", pa.string(), "write-up the stage comes from (A, B, C) or '-' for baselines"),
+    ("stage_group", pa.string(), "ladder | traits | did_not_pan_out | geometry | baseline"),
+    ("position", pa.int32(), "ladder position within the family"),
+    ("dtype", pa.string(), "input precision (fp32, tf32, fp16, bf16); output is fp32"),
+    ("baseline", pa.string(), "the baseline stage this row's % is against"),
+    ("m", pa.int32(), "rows of A and C"),
+    ("n", pa.int32(), "columns of B and C"),
+    ("k", pa.int32(), "columns of A, rows of B"),
+    ("flops", pa.int64(), "2*M*N*K"),
+    # outcome
+    ("status", pa.string(), "ok | failed_verification | skipped | error | timeout"),
+    ("status_reason", pa.string(), "why skipped / failed / errored; empty when ok"),
+    # compilation
+    ("compile_options", pa.string(), "NVRTC options, space separated"),
+    ("registers", pa.int32(), "registers per thread (max over the stage's kernels)"),
+    ("static_smem_bytes", pa.int32(), "static shared memory per block, bytes"),
+    ("dynamic_smem_bytes", pa.int32(), "dynamic shared memory per block, bytes"),
+    ("spill_bytes", pa.int32(), "spill stores + loads reported by ptxas, bytes"),
+    ("threads_per_block", pa.int32(), "threads per block of the main launch"),
+    ("grid_blocks", pa.int64(), "blocks in the main launch's grid"),
+    ("compile_seconds", pa.float64(), "NVRTC compile time (0 when the cache hit)"),
+    # verification
+    ("verified", pa.bool_(), "every element within tolerance of the baseline reference, no NaN"),
+    ("verify_reference", pa.string(), "what the output was compared with"),
+    ("max_abs_error", pa.float64(), "max |x - ref| over C"),
+    ("max_scaled_error", pa.float64(), "max |x - ref| / (atol + rtol*|ref|); <= 1 passes"),
+    ("mismatches", pa.int64(), "elements outside tolerance (NaN counts)"),
+    ("atol", pa.float64(), "absolute tolerance used"),
+    ("rtol", pa.float64(), "relative tolerance used"),
+    # timing
+    ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm"),
+    ("launch_method", pa.string(), "cuda_graph: a batch captured once and replayed; direct: Python launches"),
+    ("warmup_launches", pa.int32(), "launches before timing"),
+    ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
+    ("batches", pa.int32(), "timed batches"),
+    ("samples_ms", pa.list_(pa.float64()), "per-launch time of each batch (batch time / launches), ms"),
+    ("median_ms", pa.float64(), "median of samples_ms"),
+    ("min_ms", pa.float64(), "min of samples_ms"),
+    ("max_ms", pa.float64(), "max of samples_ms"),
+    ("q1_ms", pa.float64(), "first quartile of samples_ms"),
+    ("q3_ms", pa.float64(), "third quartile of samples_ms"),
+    ("iqr_ms", pa.float64(), "q3 - q1"),
+    ("cv", pa.float64(), "coefficient of variation of samples_ms (std / mean)"),
+    ("tflops", pa.float64(), "flops / median time, 1e12/s"),
+    ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, same run, same GPU"),
+    ("pct_of_baseline", pa.float64(), "100 * baseline_median_ms / median_ms"),
+]
+
+ROW_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _F], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
+COLUMN_DOCS = {n: doc for n, _, doc in _F}
+FILE_SCHEMA = pa.schema([f for f in ROW_SCHEMA if f.name not in PARTITION_KEYS], metadata=ROW_SCHEMA.metadata)
+
+
+def rows_to_table(rows: list[dict]) -> pa.Table:
+    """Rows (dicts with every column; missing ones become null) as a table of ROW_SCHEMA."""
+    unknown = {k for r in rows for k in r} - set(ROW_SCHEMA.names)
+    if unknown:
+        raise ValueError(f"rows have columns the schema lacks: {sorted(unknown)}")
+    return pa.Table.from_pylist(rows, schema=ROW_SCHEMA)
