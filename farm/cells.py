@@ -25,3 +25,6 @@ class Measurer(Protocol):
 
     def measure(self, cell: Cell, run_id: str) -> dict:
         """Compile (cached), verify and time one cell; one result row, whatever the outcome."""
+
+    def needs_restart(self) -> bool:
+        """True once a kernel fault has poisoned the CUDA context: the worker must be restarted."""

@@ -100,6 +100,7 @@ class Stage:
     min_cc: int = 70  # compute capability as major*10+minor
     published: Published | None = None
     workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats
+    cublas_compute: str | None = None  # set on baselines: the cuBLAS compute type they run with
 
     @property
     def source_path(self) -> Path:
@@ -120,8 +121,18 @@ class Stage:
             return f"needs compute capability {self.min_cc / 10:.1f}, device has {cc / 10:.1f}"
         return self.shapes.rejects(m, n, k)
 
+    @property
+    def is_baseline(self) -> bool:
+        return self.cublas_compute is not None
+
     def describe(self) -> dict:
         """A JSON-ready description (for `farm catalog --json` and the dashboard)."""
+        if self.is_baseline:
+            return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
+                    "position": self.position, "dtype": self.dtype, "baseline": self.baseline,
+                    "library": "cuBLAS (cublasGemmEx)", "compute_type": self.cublas_compute,
+                    "shapes": self.shapes.describe(), "min_compute_capability": self.min_cc / 10,
+                    "what_changed": self.what_changed, "published": None}
         first = self.launches[0]
         return {
             "name": self.name,
@@ -147,9 +158,10 @@ class Stage:
 
 def catalog() -> list[Stage]:
     """Every stage of every family, in family then ladder order."""
+    from kernels.baselines import BASELINES
     from kernels.simt_fp32.stages import STAGES as simt_fp32
 
-    stages = [*simt_fp32]
+    stages = [*BASELINES, *simt_fp32]
     names = [s.name for s in stages]
     duplicated = {n for n in names if names.count(n) > 1}
     if duplicated:
