@@ -105,12 +105,22 @@ def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
     return out
 
 
-def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], extra_options: tuple[str, ...] = ()) -> CompiledModule:
-    """Compile one .cu file for `arch` (e.g. "sm_90"), no GPU needed; cached on disk."""
+def check_arch(arch: str) -> None:
+    """Raise ValueError unless `arch` is an sm_XX target this NVRTC can compile for."""
     from cupy.cuda import nvrtc
 
     if not re.fullmatch(r"sm_\d+a?", arch):
         raise ValueError(f"arch must look like sm_90, got {arch!r}")
+    supported = nvrtc.getSupportedArchs()
+    if int(arch[3:].rstrip("a")) not in supported:
+        raise ValueError(f"NVRTC {nvrtc_version()} cannot compile for {arch}; supported: {', '.join(f'sm_{a}' for a in supported)}")
+
+
+def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], extra_options: tuple[str, ...] = ()) -> CompiledModule:
+    """Compile one .cu file for `arch` (e.g. "sm_90"), no GPU needed; cached on disk."""
+    from cupy.cuda import nvrtc
+
+    check_arch(arch)
     text = source.read_text()
     headers = _headers()
     options = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{COMMON_INCLUDE_DIR}", *extra_options)

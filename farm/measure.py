@@ -1,0 +1,200 @@
+"""The real measurer: compile, verify and time one cell on this process's GPU.
+
+Kernel cells: compile for this chip's own sm_XX (cached), check against cuBLAS of the
+same precision class with C poisoned, then time kernel and baseline interleaved.
+Baseline cells: cuBLAS checked against an FP64 product of the same inputs, then timed.
+A CUDA fault poisons the context: the row says so and needs_restart() turns True.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from farm.cells import Cell
+from farm.compiler import CompileError, compile_source
+from farm.cublas import Gemm
+from farm.device import describe_device
+from farm.rows import cell_row
+from farm.stats import summarize
+from farm.timing import TimingConfig, time_interleaved
+from farm.tolerance import tolerance
+from farm.verify import compare, poison
+from kernels.registry import Stage, catalog
+
+_DEFAULT_SMEM_LIMIT = 48 * 1024
+_MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
+
+
+def bytes_needed(stage: Stage, m: int, n: int, k: int) -> int:
+    """Device memory one cell allocates: inputs, output, reference, workspace and comparison temporaries."""
+    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
+    compare_tmp = 8 * 3 * m * n  # float64 copies while comparing
+    fp64_ref = 8 * (m * k + k * n + m * n) if stage.is_baseline else 0
+    return fp32 + max(compare_tmp, fp64_ref + compare_tmp)
+
+
+class _Kernel:
+    """A stage's compiled, loaded kernels and what ptxas said about them."""
+
+    def __init__(self, stage: Stage, arch: str):
+        import cupy
+
+        began = time.perf_counter()
+        compiled = compile_source(stage.source_path, arch, stage.kernel_names)
+        self.compile_seconds = 0.0 if compiled.cache_hit else time.perf_counter() - began
+        module = cupy.RawModule(path=str(compiled.cubin_path))
+        self.functions = []
+        for launch in stage.launches:
+            fn = module.get_function(compiled.lowered_names[launch.kernel])
+            if launch.dynamic_smem > _DEFAULT_SMEM_LIMIT:
+                fn.max_dynamic_shared_size_bytes = launch.dynamic_smem
+            self.functions.append((launch, fn))
+        res = compiled.resources.values()
+        first = stage.launches[0]
+        self.columns = {
+            "compile_options": " ".join(compiled.options),
+            "registers": max(r.registers for r in res),
+            "static_smem_bytes": max(r.static_smem_bytes for r in res),
+            "dynamic_smem_bytes": first.dynamic_smem,
+            "spill_bytes": sum(r.spill_store_bytes + r.spill_load_bytes for r in res),
+            "threads_per_block": int(np.prod(first.block())),
+            "compile_seconds": self.compile_seconds,
+        }
+        self.splits = max(l.splits for l in stage.launches)
+
+    def launcher(self, operands: dict, m: int, n: int, k: int):
+        """A no-argument callable launching every kernel of the stage on the current stream."""
+        ints = {"M": np.int32(m), "N": np.int32(n), "K": np.int32(k), "SPLITS": np.int32(self.splits)}
+        calls = [(fn, launch.grid(m, n), launch.block(), tuple(operands.get(a, ints.get(a)) for a in launch.args), launch.dynamic_smem)
+                 for launch, fn in self.functions]
+
+        def run() -> None:
+            for fn, grid, block, args, smem in calls:
+                fn(grid, block, args, shared_mem=smem)
+
+        return run
+
+
+class GpuMeasurer:
+    """Implements farm.cells.Measurer on the current CUDA device of this process."""
+
+    def __init__(self, timing: TimingConfig | None = None, ordinal: int = 0):
+        import cupy
+
+        cupy.cuda.Device(ordinal).use()
+        self._device = describe_device(ordinal)
+        major, minor = (int(x) for x in self._device["compute_capability"].split("."))
+        self._cc = 10 * major + minor
+        self._timing = timing or TimingConfig()
+        self._stages = {s.name: s for s in catalog()}
+        self._kernels: dict[str, _Kernel] = {}
+        self._gemms: dict[str, Gemm] = {}
+        self._poisoned = False
+        self._rng = np.random.default_rng()
+
+    def device_info(self) -> dict:
+        return dict(self._device)
+
+    def needs_restart(self) -> bool:
+        return self._poisoned
+
+    def measure(self, cell: Cell, run_id: str) -> dict:
+        import cupy
+
+        stage = self._stages[cell.stage]
+        row = cell_row(self._device, stage, cell, run_id, "ok")
+        if self._poisoned:
+            return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
+        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc)
+        if reason is None:
+            free, _ = cupy.cuda.runtime.memGetInfo()
+            need = bytes_needed(stage, cell.m, cell.n, cell.k)
+            if need > _MEMORY_HEADROOM * free:
+                reason = f"needs {need / 2**30:.2f} GiB of device memory, {free / 2**30:.2f} GiB free"
+        if reason:
+            return {**row, "status": "skipped", "status_reason": reason}
+        try:
+            row.update(self._run(stage, cell))
+        except CompileError as exc:
+            row.update(status="error", status_reason=f"compile failed: {exc}"[:4000])
+        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
+            # A sticky error (illegal address, launch failure) poisons the context for good.
+            self._poisoned = True
+            row.update(status="error", status_reason=f"CUDA error: {exc}"[:4000])
+        finally:
+            if not self._poisoned:
+                cupy.get_default_memory_pool().free_all_blocks()
+        return row
+
+    def _gemm(self, baseline: str) -> Gemm:
+        if baseline not in self._gemms:
+            spec = self._stages[baseline]
+            self._gemms[baseline] = Gemm(spec.cublas_compute, spec.dtype)
+        return self._gemms[baseline]
+
+    def _inputs(self, m: int, n: int, k: int):
+        """Fresh N(0,1) inputs for every cell: never zeros, never last cell's data."""
+        import cupy
+
+        seed = int(self._rng.integers(2**63))
+        gen = cupy.random.default_rng(seed)
+        return gen.standard_normal((m, k), dtype=cupy.float32), gen.standard_normal((k, n), dtype=cupy.float32)
+
+    def _run(self, stage: Stage, cell: Cell) -> dict:
+        import cupy
+
+        m, n, k = cell.m, cell.n, cell.k
+        a, b = self._inputs(m, n, k)
+        gemm = self._gemm(stage.baseline)
+        ref = cupy.empty((m, n), dtype=cupy.float32)
+        baseline_run = lambda: gemm(a, b, ref, m, n, k)  # noqa: E731
+        tol = tolerance(stage.dtype, k)
+        if stage.is_baseline:
+            poison(ref)
+            baseline_run()
+            exact = a.astype(cupy.float64) @ b.astype(cupy.float64)
+            out = {**compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
+            del exact
+            out.update(self._timed({"baseline": baseline_run}, stage, m, n, k, own="baseline"))
+            return out
+
+        kernel = self._kernels.get(stage.name)
+        if kernel is None:
+            kernel = self._kernels[stage.name] = _Kernel(stage, self._device["arch"])
+        c = cupy.empty((m, n), dtype=cupy.float32)
+        operands = {"A": a, "B": b, "C": c}
+        if stage.workspace_floats_per_mn:
+            operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
+        run = kernel.launcher(operands, m, n, k)
+        first = stage.launches[0]
+        out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n)))}
+        poison(ref)
+        baseline_run()
+        poison(c)
+        run()
+        cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
+        out.update(compare(c, ref, tol), verify_reference=f"{stage.baseline} output for the same inputs")
+        if not out["verified"]:
+            return {**out, "status": "failed_verification",
+                    "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}
+        out.update(self._timed({"kernel": run, "baseline": baseline_run}, stage, m, n, k, own="kernel"))
+        return out
+
+    def _timed(self, launches: dict, stage: Stage, m: int, n: int, k: int, own: str) -> dict:
+        result = time_interleaved(launches, self._timing)
+        mine, base = result[own], result["baseline"]
+        stats = summarize(mine.samples_ms)
+        base_median = summarize(base.samples_ms)["median_ms"]
+        return {
+            "timing_mode": "hot",
+            "launch_method": mine.launch_method,
+            "warmup_launches": mine.warmup_launches,
+            "launches_per_batch": mine.launches_per_batch,
+            "batches": len(mine.samples_ms),
+            "samples_ms": mine.samples_ms,
+            **stats,
+            "tflops": stage.flops(m, n, k) / (stats["median_ms"] * 1e9),
+            "baseline_median_ms": base_median,
+            "pct_of_baseline": 100.0 * base_median / stats["median_ms"],
+        }

@@ -1,0 +1,52 @@
+// 04 warp_rebalance: same 64x64 block tile (BK = 32) as 03, but 128 threads of
+// 8x4 outputs each (rows ty + 8i, columns tx + 16j) instead of 64 threads of
+// 16x4. Per-thread registers roughly halve, and __launch_bounds__(128, 3) holds
+// them at <= 168 so three blocks (12 warps) stay resident per SM on sm_86
+// (3 * 128 * 168 = 64,512 <= 65,536 registers; 3 * (16 KB + 1 KB) of 100 KB
+// shared memory). Twice the warps per block give each scheduler more warps to
+// issue from while others wait on shared-memory loads. The As reads are 2-way
+// bank conflicted (a warp reads rows ty and ty+1, 32 words apart): 05 pads it.
+constexpr int BM = 64, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 128;
+
+extern "C" __global__ void __launch_bounds__(THREADS, 3)
+sgemm_warp_rebalance(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    __shared__ float As[BM][BK];
+    __shared__ float Bs[BK][BN];
+    const int t = threadIdx.x;
+    const int tx = t % 16, ty = t / 16;  // 16 column groups x 8 row groups
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM][TN] = {};
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int l = 0; l < BM * BK / THREADS; ++l) {
+            const int r = t / 32 + 4 * l, c = t % 32;
+            As[r][c] = (row0 + r < M && k0 + c < K) ? A[(size_t)(row0 + r) * K + k0 + c] : 0.0f;
+        }
+#pragma unroll
+        for (int l = 0; l < BK * BN / THREADS; ++l) {
+            const int r = t / 64 + 2 * l, c = t % 64;
+            Bs[r][c] = (k0 + r < K && col0 + c < N) ? B[(size_t)(k0 + r) * N + col0 + c] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float a[TM], b[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) a[i] = As[ty + 8 * i][k];
+#pragma unroll
+            for (int j = 0; j < TN; ++j) b[j] = Bs[k][tx + 16 * j];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int r = row0 + ty + 8 * i, c = col0 + tx + 16 * j;
+            if (r < M && c < N) C[(size_t)r * N + c] = acc[i][j];
+        }
+}

@@ -1,0 +1,72 @@
+"""Every kernel compiles through NVRTC for every CI arch, with no GPU, no spills, within limits."""
+import json
+
+import pytest
+
+from farm.cli import main
+from farm.compiler import CI_ARCHS, CompileError, compile_source, parse_ptxas_log
+from kernels.registry import catalog
+
+SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_120": 99 * 1024}
+
+
+@pytest.mark.parametrize("arch", CI_ARCHS)
+def test_every_kernel_compiles(arch, capsys):
+    assert main(["compile", "--arch", arch, "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    kernels = {(s.name, k) for s in catalog() if not s.is_baseline for k in s.kernel_names}
+    assert {(r["stage"], r["kernel"]) for r in results} == kernels
+    for r in results:
+        assert r["ok"] and r["arch"] == arch
+        assert r["spill_bytes"] == 0 and r["stack_frame_bytes"] == 0, r
+        assert 0 < r["registers"] <= 255, r
+        assert r["static_smem_bytes"] <= 48 * 1024, r
+        assert r["static_smem_bytes"] + r["dynamic_smem_bytes"] <= SMEM_LIMIT[arch], r
+
+
+def test_warp_rebalance_fits_three_blocks_per_sm_on_sm86():
+    stage = next(s for s in catalog() if s.name == "warp_rebalance")
+    res = next(iter(compile_source(stage.source_path, "sm_86", stage.kernel_names).resources.values()))
+    threads = stage.launches[0].block()[0] * stage.launches[0].block()[1]
+    regs_per_warp = -(-res.registers * 32 // 256) * 256  # allocated per warp in units of 256
+    assert 3 * (threads // 32) * regs_per_warp <= 65536, res
+    assert 3 * (res.static_smem_bytes + 1024) <= 100 * 1024, res  # 1 KB reserved per block
+
+
+def test_cache_hit_second_time_and_key_covers_options(tmp_path):
+    stage = next(s for s in catalog() if s.name == "naive")
+    first = compile_source(stage.source_path, "sm_86", stage.kernel_names)
+    again = compile_source(stage.source_path, "sm_86", stage.kernel_names)
+    other = compile_source(stage.source_path, "sm_86", stage.kernel_names, ("-lineinfo",))
+    assert not first.cache_hit and again.cache_hit and not other.cache_hit
+    assert first.cubin_path == again.cubin_path != other.cubin_path
+    assert first.cubin_path.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_broken_source_reports_the_log(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void k(float* x) { x[0] = undefined_name; }')
+    with pytest.raises(CompileError, match="undefined_name"):
+        compile_source(bad, "sm_90", ("k",))
+
+
+def test_compile_cli_rejects_bad_arch(capsys):
+    assert main(["compile", "--arch", "sm90"]) == 2
+    assert "sm_90" in capsys.readouterr().err
+
+
+def test_parse_ptxas_log():
+    log = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z3fooPf' for 'sm_90'
+ptxas info    : Function properties for _Z3fooPf
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 380 bytes cmem[0]
+ptxas info    : Compiling entry function 'bar' for 'sm_90'
+ptxas info    : Function properties for bar
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, used 0 barriers, 380 bytes cmem[0]
+"""
+    res = parse_ptxas_log(log)
+    assert res["_Z3fooPf"].registers == 40 and res["_Z3fooPf"].static_smem_bytes == 8192
+    assert res["_Z3fooPf"].spill_store_bytes == 4 and res["_Z3fooPf"].stack_frame_bytes == 8
+    assert res["bar"].registers == 12 and res["bar"].static_smem_bytes == 0

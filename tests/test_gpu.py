@@ -1,0 +1,62 @@
+"""On a real GPU: every stage verified at tile-multiple and odd shapes; timings and rows sane.
+
+Run with `pytest -m gpu`; skipped cleanly where no GPU is present.
+"""
+import math
+
+import pytest
+
+from farm.cells import Cell
+from farm.timing import TimingConfig
+from kernels.registry import catalog
+
+pytestmark = pytest.mark.gpu
+
+TILE_MULTIPLE = [(256, 256, 256), (512, 768, 384), (1024, 1024, 1024)]
+ODD = [(127, 255, 33), (1000, 1000, 1000), (257, 129, 520)]
+QUICK = TimingConfig(warmup_ms=5, batches=3, min_batches=3, target_batch_ms=1, max_seconds=2)
+
+
+@pytest.fixture(scope="module")
+def measurer():
+    from farm.measure import GpuMeasurer
+
+    return GpuMeasurer(timing=QUICK)
+
+
+@pytest.mark.parametrize("shape", TILE_MULTIPLE + ODD, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", [s.name for s in catalog()])
+def test_stage_verifies_or_skips_with_reason(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-test")
+    if row["status"] == "skipped":
+        assert row["status_reason"], row
+        assert shape in ODD, f"{stage} skipped a tile-multiple shape: {row['status_reason']}"
+        return
+    assert row["status"] == "ok", (row["status"], row["status_reason"])
+    assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0
+    assert row["spill_bytes"] in (0, None)
+    assert all(t > 0 and math.isfinite(t) for t in row["samples_ms"])
+    assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+    assert row["baseline_median_ms"] > 0 and row["pct_of_baseline"] > 0
+
+
+def test_rows_carry_provenance(measurer):
+    row = measurer.measure(Cell("cublas_fp32", 512, 512, 512), "gpu-test")
+    for key in ("gpu_name", "gpu_uuid", "compute_capability", "arch", "sm_count", "driver_version",
+                "cuda_runtime_version", "nvrtc_version", "cupy_version", "git_commit", "timestamp"):
+        assert row[key] not in (None, ""), key
+    assert row["gpu_uuid"].startswith("GPU-")
+    assert row["verify_reference"].startswith("fp64") and row["verified"]
+    assert row["pct_of_baseline"] == pytest.approx(100 * row["baseline_median_ms"] / row["median_ms"])
+
+
+def test_cublas_throughput_is_plausible(measurer):
+    row = measurer.measure(Cell("cublas_fp32", 4096, 4096, 4096), "gpu-test")
+    assert row["status"] == "ok"
+    assert 1.0 < row["tflops"] < 120.0, row["tflops"]  # FP32 CUDA-core range of any current GPU
+    assert row["cv"] < 0.1
+
+
+def test_shape_too_large_is_skipped_before_allocating(measurer):
+    row = measurer.measure(Cell("naive", 2**17, 2**17, 2**17), "gpu-test")
+    assert row["status"] == "skipped" and "GiB" in row["status_reason"]
