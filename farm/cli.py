@@ -59,6 +59,43 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a plan on this machine's GPU in this process (no Ray); rows written after every cell."""
+    from farm.dataset import write_rows
+    from farm.measure import GpuMeasurer, bytes_needed
+    from farm.plan import load_plan
+
+    plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
+                     repeats=args.repeats, run_id=args.run_id, output=args.output)
+    measurer = GpuMeasurer()
+    device = measurer.device_info()
+    stages = {s.name: s for s in plan.stages()}
+    cells = plan.cells()
+    largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k))
+    need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k)
+    if need > device["memory_bytes"]:
+        raise ValueError(f"{largest.m}x{largest.n}x{largest.k} needs {need / 2**30:.1f} GiB but {device['gpu_name']} "
+                         f"has {device['memory_bytes'] / 2**30:.1f} GiB; choose smaller --sizes")
+    print(f"{device['gpu_name']} ({device['arch']}): {len(cells)} cells, run {plan.run_id} -> {plan.output}", flush=True)
+    counts: dict[str, int] = {}
+    for i, cell in enumerate(cells, 1):
+        row = measurer.measure(cell, plan.run_id)
+        write_rows([row], plan.output)
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+        detail = (f"{row['median_ms']:.4f} ms  {row['tflops']:.2f} TFLOPS  {row['pct_of_baseline']:.1f}% of {row['baseline']}"
+                  if row["status"] == "ok" else row["status_reason"][:100])
+        print(f"[{i}/{len(cells)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k} r{cell.repeat}  {row['status']:<8} {detail}", flush=True)
+    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {plan.output}")
+    return 0 if counts.get("error", 0) + counts.get("failed_verification", 0) == 0 else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from farm.report import ladder_table
+
+    print(ladder_table(args.path, args.run_id))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m farm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per kernel and arch")
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("bench", help="compile, verify and time stages on this machine's GPU (no Ray); write Parquet")
+    p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
+    p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
+    p.add_argument("--families", help="comma-separated families")
+    p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
+    p.add_argument("--repeats", type=int, help="times each cell is measured (default 1)")
+    p.add_argument("--run-id", help="run identifier (default: a new one)")
+    p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("report", help="tables of ms, TFLOPS and % of cuBLAS per GPU and shape from a dataset")
+    p.add_argument("path", help="dataset path or URI")
+    p.add_argument("--run-id", help="only this run")
+    p.set_defaults(func=cmd_report)
     return parser
 
 
@@ -82,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError) as exc:  # PlanError is a ValueError
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"error: {msg}", file=sys.stderr)
         return 2
