@@ -39,6 +39,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 failures += 1
                 results.append({"stage": stage.name, "arch": arch, "ok": False, "error": str(exc)})
                 continue
+            missing = [k for k in stage.kernel_names if k not in compiled.resources]
+            if missing:
+                failures += 1
+                results.append({"stage": stage.name, "arch": arch, "ok": False, "error": f"NVRTC gave no ptxas report for {missing}"})
             for kernel, r in compiled.resources.items():
                 results.append({"stage": stage.name, "arch": arch, "kernel": kernel, "ok": True,
                                 "registers": r.registers, "static_smem_bytes": r.static_smem_bytes,
@@ -96,6 +100,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    from farm.schema import SCHEMA_VERSION, columns_markdown
+
+    print(f"schema version {SCHEMA_VERSION}\n\n{columns_markdown()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m farm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -127,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("schema", help="print the dataset's columns, types and meanings (markdown)")
+    p.set_defaults(func=cmd_schema)
     return parser
 
 

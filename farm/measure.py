@@ -50,14 +50,17 @@ class _Kernel:
             if launch.dynamic_smem > _DEFAULT_SMEM_LIMIT:
                 fn.max_dynamic_shared_size_bytes = launch.dynamic_smem
             self.functions.append((launch, fn))
-        res = compiled.resources.values()
+        # Registers and memory from the loaded functions: what actually runs on this GPU.
+        fns = [fn for _, fn in self.functions]
+        report = compiled.resources.values()
         first = stage.launches[0]
         self.columns = {
             "compile_options": " ".join(compiled.options),
-            "registers": max(r.registers for r in res),
-            "static_smem_bytes": max(r.static_smem_bytes for r in res),
+            "registers": max(fn.num_regs for fn in fns),
+            "static_smem_bytes": max(fn.shared_size_bytes for fn in fns),
             "dynamic_smem_bytes": first.dynamic_smem,
-            "spill_bytes": sum(r.spill_store_bytes + r.spill_load_bytes for r in res),
+            "local_bytes": max(fn.local_size_bytes for fn in fns),
+            "spill_bytes": sum(r.spill_store_bytes + r.spill_load_bytes for r in report) if len(report) == len(stage.kernel_names) else None,
             "threads_per_block": int(np.prod(first.block())),
             "compile_seconds": self.compile_seconds,
         }

@@ -49,10 +49,11 @@ _F = [
     ("status_reason", pa.string(), "why skipped / failed / errored; empty when ok"),
     # compilation
     ("compile_options", pa.string(), "NVRTC options, space separated"),
-    ("registers", pa.int32(), "registers per thread (max over the stage's kernels)"),
-    ("static_smem_bytes", pa.int32(), "static shared memory per block, bytes"),
+    ("registers", pa.int32(), "registers per thread of the loaded kernel (max over the stage's kernels)"),
+    ("static_smem_bytes", pa.int32(), "static shared memory per block of the loaded kernel, bytes"),
     ("dynamic_smem_bytes", pa.int32(), "dynamic shared memory per block, bytes"),
-    ("spill_bytes", pa.int32(), "spill stores + loads reported by ptxas, bytes"),
+    ("spill_bytes", pa.int32(), "spill stores + loads reported by ptxas, bytes; null where NVRTC gave no report"),
+    ("local_bytes", pa.int32(), "local memory per thread of the loaded kernel (stack + spills), bytes; 0 is what we want"),
     ("threads_per_block", pa.int32(), "threads per block of the main launch"),
     ("grid_blocks", pa.int64(), "blocks in the main launch's grid"),
     ("compile_seconds", pa.float64(), "NVRTC compile time (0 when the cache hit)"),
@@ -94,3 +95,10 @@ def rows_to_table(rows: list[dict]) -> pa.Table:
     if unknown:
         raise ValueError(f"rows have columns the schema lacks: {sorted(unknown)}")
     return pa.Table.from_pylist(rows, schema=ROW_SCHEMA)
+
+
+def columns_markdown() -> str:
+    """The column table of datasets/README.md (kept identical by a test; print with `farm schema`)."""
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.type} | {COLUMN_DOCS[f.name]} |" for f in ROW_SCHEMA]
+    return "\n".join(lines)

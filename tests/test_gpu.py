@@ -34,7 +34,9 @@ def test_stage_verifies_or_skips_with_reason(measurer, stage, shape):
         return
     assert row["status"] == "ok", (row["status"], row["status_reason"])
     assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0
-    assert row["spill_bytes"] in (0, None)
+    if row["family"] != "baseline":
+        assert row["local_bytes"] == 0 and row["spill_bytes"] in (0, None), row
+        assert row["registers"] > 0
     assert all(t > 0 and math.isfinite(t) for t in row["samples_ms"])
     assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
     assert row["baseline_median_ms"] > 0 and row["pct_of_baseline"] > 0
