@@ -33,7 +33,8 @@ def test_warp_rebalance_fits_three_blocks_per_sm_on_sm86():
     assert 3 * (res.static_smem_bytes + 1024) <= 100 * 1024, res  # 1 KB reserved per block
 
 
-def test_cache_hit_second_time_and_key_covers_options(tmp_path):
+def test_cache_hit_second_time_and_key_covers_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMM_FARM_CACHE", str(tmp_path))
     stage = next(s for s in catalog() if s.name == "naive")
     first = compile_source(stage.source_path, "sm_86", stage.kernel_names)
     again = compile_source(stage.source_path, "sm_86", stage.kernel_names)

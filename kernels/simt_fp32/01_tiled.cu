@@ -2,8 +2,8 @@
 // fetched from global memory is reused by 32 threads instead of one. 256 threads
 // each own a 2x2 block of C (rows ty, ty+16; cols 2tx, 2tx+1), so every shared
 // load feeds two FMAs. The thread->column mapping (2 adjacent columns per
-// thread, for loads and stores alike) uses half of each 32-byte sector a warp
-// touches and makes the Bs reads 2-way bank conflicted: step 02 fixes both.
+// thread, for loads and stores alike) makes each scalar access instruction use
+// half of every 32-byte sector a warp touches: step 02 fixes that.
 #define TILE 32
 
 extern "C" __global__ void __launch_bounds__(256)

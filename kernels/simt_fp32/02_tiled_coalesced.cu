@@ -2,7 +2,8 @@
 // thread owns columns tx and tx+16 instead of 2tx and 2tx+1. Sixteen adjacent
 // threads now touch 16 consecutive floats (64 bytes, two whole 32-byte sectors)
 // on every global load and store, and read 16 consecutive words of Bs, one per
-// bank. Rows stay ty and ty+16, so each warp still reads As at two rows.
+// bank. Rows stay ty and ty+16: a warp reads As at rows ty and ty+1, 32 words
+// apart, which is still a 2-way bank conflict (padding comes in 05).
 #define TILE 32
 
 extern "C" __global__ void __launch_bounds__(256)

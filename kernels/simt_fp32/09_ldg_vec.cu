@@ -1,0 +1,53 @@
+// 09 ldg_vec: 07 (128x64 tile, 256 threads, no remap) with vectorised global
+// loads: each thread fetches A and B in float4 chunks (LDG.128), 4 A chunks and
+// 2 B chunks per tile instead of 16 + 8 scalar loads, so the load phase issues a
+// quarter of the instructions. A chunks run along K and are spread into the
+// padded As row with scalar stores; B chunks land in Bs as one STS.128. Needs
+// K % 4 == 0 and N % 4 == 0 (16-byte aligned rows; chunks wholly in or out).
+constexpr int BM = 128, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 256;
+constexpr int AS_LD = BK + 1;
+
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
+sgemm_ldg_vec(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ __align__(16) float smem[];
+    float (*As)[AS_LD] = reinterpret_cast<float (*)[AS_LD]>(smem);
+    float (*Bs)[BN] = reinterpret_cast<float (*)[BN]>(smem + BM * AS_LD);
+    const int t = threadIdx.x;
+    const int tx = t % 16, ty = t / 16;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM][TN] = {};
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int l = 0; l < BM * BK / 4 / THREADS; ++l) {
+            const int id = t + THREADS * l, r = id / (BK / 4), c = id % (BK / 4) * 4;
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (row0 + r < M && k0 + c < K) v = *reinterpret_cast<const float4*>(&A[(size_t)(row0 + r) * K + k0 + c]);
+            As[r][c] = v.x; As[r][c + 1] = v.y; As[r][c + 2] = v.z; As[r][c + 3] = v.w;
+        }
+#pragma unroll
+        for (int l = 0; l < BK * BN / 4 / THREADS; ++l) {
+            const int id = t + THREADS * l, r = id / (BN / 4), c = id % (BN / 4) * 4;
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (k0 + r < K && col0 + c < N) v = *reinterpret_cast<const float4*>(&B[(size_t)(k0 + r) * N + col0 + c]);
+            *reinterpret_cast<float4*>(&Bs[r][c]) = v;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            const float4 b = *reinterpret_cast<const float4*>(&Bs[k][4 * tx]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                const float a = As[ty + 16 * i][k];
+                acc[i][0] += a * b.x; acc[i][1] += a * b.y; acc[i][2] += a * b.z; acc[i][3] += a * b.w;
+            }
+        }
+        __syncthreads();
+    }
+    const int c = col0 + 4 * tx;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int r = row0 + ty + 16 * i;
+        if (r < M && c < N)
+            *reinterpret_cast<float4*>(&C[(size_t)r * N + c]) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+    }
+}
