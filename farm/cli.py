@@ -71,7 +71,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
                      repeats=args.repeats, run_id=args.run_id, output=args.output)
-    measurer = GpuMeasurer()
+    measurer = GpuMeasurer(**plan.measure)
     device = measurer.device_info()
     stages = {s.name: s for s in plan.stages()}
     cells = plan.cells()
@@ -97,6 +97,48 @@ def cmd_report(args: argparse.Namespace) -> int:
     from farm.report import ladder_table
 
     print(ladder_table(args.path, args.run_id))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Noise-aware comparison; thresholds and rules in farm/compare.py."""
+    from farm import compare
+    from farm.dataset import default_output, read_table
+
+    rows = read_table(args.data or default_output()).to_pylist()
+    runs = {r["run_id"] for r in rows}
+    wanted = [args.run_a] + ([args.run_b] if args.run_b else [])
+    missing = [r for r in wanted if r not in runs]
+    if missing:
+        raise ValueError(f"no rows for run {', '.join(missing)} in {args.data or default_output()}; runs there: {', '.join(sorted(runs)) or 'none'}")
+    if args.aa:
+        result = compare.compare_repeats(rows, args.run_a, args.tolerance)
+    elif args.gpu_to_gpu:
+        result = compare.compare_gpus(rows, args.run_a, args.tolerance)
+    elif args.run_b:
+        result = compare.compare_runs(rows, args.run_a, args.run_b, args.tolerance)
+    else:
+        raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
+    stats = compare.summary(result)
+    if args.json:
+        print(json.dumps({"summary": stats, "cells": [
+            {"key": list(c.key), "a_ms": c.a.median_ms, "b_ms": c.b.median_ms, "diff": c.diff, "band": c.band, "verdict": c.verdict}
+            for c in result]}, indent=2))
+    else:
+        print(compare.format_table(result))
+        print(json.dumps(stats))
+    return 0
+
+
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    from farm.crosscheck import crosscheck
+    from farm.plan import parse_size
+
+    sizes = [parse_size(s)[0] for s in _split(args.sizes) or ["1024", "2048", "4096"]]
+    print(f"{'size':>6} {'ours cold ms':>13} {'ours hot ms':>12} {'do_bench ms':>12} {'cold vs do_bench':>17}")
+    for r in crosscheck(sizes):
+        print(f"{r['size']:>6} {r['ours_cold_ms']:>13.4f} {r['ours_hot_ms']:>12.4f} {r['do_bench_ms']:>12.4f} "
+              f"{100 * r['cold_vs_do_bench']:>+16.2f}%" + ("" if r["verified"] else "  (cuBLAS failed verification)"))
     return 0
 
 
@@ -138,6 +180,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs, repeats (--aa) or GPUs",
+                       description="Compare run B against run A per (GPU model, stage, shape). With --aa: every pair of "
+                                   "repeats of one run on each GPU (the false-difference rate says how often identical "
+                                   "code is called different). With --gpu-to-gpu: every pair of same-model GPUs of one run. "
+                                   "A verdict needs the ~95%% band of the difference to clear the tolerance: see farm/compare.py.")
+    p.add_argument("run_a")
+    p.add_argument("run_b", nargs="?")
+    p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
+    p.add_argument("--gpu-to-gpu", action="store_true", help="compare the same-model GPUs of RUN_A with each other")
+    p.add_argument("--tolerance", type=float, default=0.01, help="relative difference that counts as practically nil (default 0.01)")
+    p.add_argument("--data", help="dataset path or URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("crosscheck", help="cuBLAS FP32 timed by this harness and by triton.testing.do_bench (needs torch, triton)")
+    p.add_argument("--sizes", help="comma-separated cube edges (default 1024,2048,4096)")
+    p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("schema", help="print the dataset's columns, types and meanings (markdown)")
     p.set_defaults(func=cmd_schema)

@@ -1,4 +1,7 @@
-"""Write and read result datasets: hive-partitioned Parquet (gpu_model=/run_id=), zstd.
+"""Write and read result datasets: two hive-partitioned Parquet tables, zstd.
+
+    <output>/rows/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet       one row per cell
+    <output>/telemetry/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet  raw NVML samples
 
 Each write is a new uniquely named file, written under a temporary name and renamed,
 so a crash never leaves half a file and two sweeps writing one dataset never collide.
@@ -16,7 +19,11 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.schema import FILE_SCHEMA, PARTITION_KEYS, ROW_SCHEMA, rows_to_table
+from farm.schema import (FILE_SCHEMA, PARTITION_KEYS, ROW_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_JOIN_KEYS, TELEMETRY_KEY,
+                         TELEMETRY_SCHEMA, rows_to_table)
+
+ROWS, TELEMETRY = "rows", "telemetry"
+_TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA)}
 
 
 def default_output() -> str:
@@ -42,22 +49,17 @@ def _partition_dir(root: str, row: dict) -> str:
     return "/".join([root.rstrip("/"), *parts])
 
 
-def write_rows(rows: list[dict], output: str) -> list[str]:
-    """Append rows to the dataset at `output`, one new file per partition; returns the files written."""
-    if not rows:
-        return []
-    rows_to_table(rows)  # validate every row against the schema before touching storage
-    fs, root = resolve(output)
+def _write_partitioned(records: list[dict], root: str, fs: pafs.FileSystem, file_schema: pa.Schema) -> list[str]:
     groups: dict[str, list[dict]] = {}
-    for row in rows:
+    for rec in records:
         for key in PARTITION_KEYS:
-            if not row.get(key):
-                raise ValueError(f"row lacks partition key {key!r}: {row.get('stage')}")
-        groups.setdefault(_partition_dir(root, row), []).append(row)
+            if not rec.get(key):
+                raise ValueError(f"row lacks partition key {key!r}: {rec.get('stage')}")
+        groups.setdefault(_partition_dir(root, rec), []).append(rec)
     written = []
     for directory, group in groups.items():
         fs.create_dir(directory, recursive=True)
-        table = pa.Table.from_pylist([{k: v for k, v in r.items() if k not in PARTITION_KEYS} for r in group], schema=FILE_SCHEMA)
+        table = pa.Table.from_pylist([{k: v for k, v in r.items() if k not in PARTITION_KEYS} for r in group], schema=file_schema)
         name = f"part-{uuid.uuid4().hex}.parquet"
         tmp, final = f"{directory}/.{name}.tmp", f"{directory}/{name}"
         with fs.open_output_stream(tmp) as sink:
@@ -67,15 +69,51 @@ def write_rows(rows: list[dict], output: str) -> list[str]:
     return written
 
 
-def open_dataset(output: str) -> ds.Dataset:
-    """The dataset at `output` with its partition keys as columns; hidden temp files ignored."""
+def write_rows(rows: list[dict], output: str) -> list[str]:
+    """Append rows (and the raw telemetry they carry) to the dataset at `output`; returns the files written."""
+    if not rows:
+        return []
+    rows_to_table(rows)  # validate every row against the schema before touching storage
+    fs, root = resolve(output)
+    samples = [{**{k: r[k] for k in TELEMETRY_JOIN_KEYS}, **x} for r in rows for x in r.get(TELEMETRY_KEY) or ()]
+    written = _write_partitioned([{k: v for k, v in r.items() if k != TELEMETRY_KEY} for r in rows], f"{root}/{ROWS}", fs, FILE_SCHEMA)
+    if samples:
+        written += _write_partitioned(samples, f"{root}/{TELEMETRY}", fs, TELEMETRY_FILE_SCHEMA)
+    return written
+
+
+def open_dataset(output: str, table: str = ROWS) -> ds.Dataset:
+    """Table `table` (rows or telemetry) of the dataset at `output`, partition keys as columns."""
+    schema = _TABLES[table][0]
     fs, root = resolve(output)
     return ds.dataset(
-        root, filesystem=fs, format="parquet",
-        partitioning=ds.partitioning(pa.schema([ROW_SCHEMA.field(k) for k in PARTITION_KEYS]), flavor="hive"),
-        schema=ROW_SCHEMA, exclude_invalid_files=False, ignore_prefixes=[".", "_"],
+        f"{root}/{table}", filesystem=fs, format="parquet",
+        partitioning=ds.partitioning(pa.schema([schema.field(k) for k in PARTITION_KEYS]), flavor="hive"),
+        schema=schema, exclude_invalid_files=False, ignore_prefixes=[".", "_"],
     )
 
 
-def read_table(output: str) -> pa.Table:
-    return open_dataset(output).to_table()
+def exists(output: str, table: str = ROWS) -> bool:
+    fs, root = resolve(output)
+    return fs.get_file_info(f"{root}/{table}").type != pafs.FileType.NotFound
+
+
+def read_table(output: str, table: str = ROWS) -> pa.Table:
+    """The whole table; an absent dataset reads as an empty table of the schema."""
+    if not exists(output, table):
+        return _TABLES[table][0].empty_table()
+    return open_dataset(output, table).to_table()
+
+
+def completed_keys(output: str, run_id: str, scope: str) -> set[tuple]:
+    """Cells of run `run_id` that already have a row, as (row[scope], stage, m, n, k, repeat).
+
+    `scope` is the column a cell is done for: "gpu_uuid" when every GPU runs every cell,
+    "gpu_model" when a model's GPUs share them. Every status is final: a cell has one
+    row per run, whatever its outcome. An absent dataset has no completed cells.
+    """
+    if not exists(output):
+        return set()
+    columns = [scope, "stage", "m", "n", "k", "repeat"]
+    table = open_dataset(output).to_table(columns=columns, filter=ds.field("run_id") == run_id)
+    return set(zip(*(table.column(c).to_pylist() for c in columns)))

@@ -19,6 +19,12 @@ def _nvml_facts(pci_bus_id: str) -> dict:
         return {"gpu_uuid": f"unknown ({type(exc).__name__})", "driver_version": "unknown"}
 
 
+def model_from_name(gpu_name: str) -> str:
+    """A GPU model from its NVML name, spelled as the cluster launcher labels nodes:
+    "NVIDIA H200" -> "H200", "NVIDIA GeForce RTX 4090" -> "GeForce-RTX-4090"."""
+    return gpu_name.removeprefix("NVIDIA ").strip().replace(" ", "-")
+
+
 def _version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
@@ -36,7 +42,7 @@ def describe_device(ordinal: int = 0) -> dict:
     return {
         "host": socket.gethostname(),
         "gpu_name": name,
-        "gpu_model": name.replace(" ", "-"),
+        "gpu_model": model_from_name(name),
         "gpu_index": ordinal,
         "compute_capability": f"{props['major']}.{props['minor']}",
         "arch": f"sm_{props['major']}{props['minor']}",

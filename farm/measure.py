@@ -11,13 +11,13 @@ import time
 
 import numpy as np
 
+from farm.cell_timer import CellTimer, MeasureOptions
 from farm.cells import Cell
 from farm.compiler import CompileError, compile_source
 from farm.cublas import Gemm
 from farm.device import describe_device
 from farm.rows import cell_row
-from farm.stats import summarize
-from farm.timing import TimingConfig, time_interleaved
+from farm.schema import TELEMETRY_KEY
 from farm.tolerance import tolerance
 from farm.verify import compare, poison
 from kernels.registry import Stage, catalog
@@ -82,14 +82,16 @@ class _Kernel:
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
-    def __init__(self, timing: TimingConfig | None = None, ordinal: int = 0):
+    def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, **plan_options):
+        """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins."""
         import cupy
 
         cupy.cuda.Device(ordinal).use()
         self._device = describe_device(ordinal)
         major, minor = (int(x) for x in self._device["compute_capability"].split("."))
         self._cc = 10 * major + minor
-        self._timing = timing or TimingConfig()
+        self._timer = CellTimer(options or MeasureOptions.from_dict(plan_options), cupy.cuda.Device(ordinal).pci_bus_id,
+                                self._device["l2_bytes"])
         self._stages = {s.name: s for s in catalog()}
         self._kernels: dict[str, _Kernel] = {}
         self._gemms: dict[str, Gemm] = {}
@@ -159,8 +161,7 @@ class GpuMeasurer:
             exact = a.astype(cupy.float64) @ b.astype(cupy.float64)
             out = {**compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
             del exact
-            out.update(self._timed({"baseline": baseline_run}, stage, m, n, k, own="baseline"))
-            return out
+            return self._timed(out, {"baseline": baseline_run}, stage, cell, own="baseline")
 
         kernel = self._kernels.get(stage.name)
         if kernel is None:
@@ -181,23 +182,8 @@ class GpuMeasurer:
         if not out["verified"]:
             return {**out, "status": "failed_verification",
                     "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}
-        out.update(self._timed({"kernel": run, "baseline": baseline_run}, stage, m, n, k, own="kernel"))
-        return out
+        return self._timed(out, {"kernel": run, "baseline": baseline_run}, stage, cell, own="kernel")
 
-    def _timed(self, launches: dict, stage: Stage, m: int, n: int, k: int, own: str) -> dict:
-        result = time_interleaved(launches, self._timing)
-        mine, base = result[own], result["baseline"]
-        stats = summarize(mine.samples_ms)
-        base_median = summarize(base.samples_ms)["median_ms"]
-        return {
-            "timing_mode": "hot",
-            "launch_method": mine.launch_method,
-            "warmup_launches": mine.warmup_launches,
-            "launches_per_batch": mine.launches_per_batch,
-            "batches": len(mine.samples_ms),
-            "samples_ms": mine.samples_ms,
-            **stats,
-            "tflops": stage.flops(m, n, k) / (stats["median_ms"] * 1e9),
-            "baseline_median_ms": base_median,
-            "pct_of_baseline": 100.0 * base_median / stats["median_ms"],
-        }
+    def _timed(self, out: dict, launches: dict, stage: Stage, cell: Cell, own: str) -> dict:
+        columns, samples = self._timer.time(launches, own, stage.flops(cell.m, cell.n, cell.k))
+        return {**out, **columns, TELEMETRY_KEY: samples}

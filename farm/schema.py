@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 # Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
@@ -66,11 +66,14 @@ _F = [
     ("atol", pa.float64(), "absolute tolerance used"),
     ("rtol", pa.float64(), "relative tolerance used"),
     # timing
-    ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm"),
-    ("launch_method", pa.string(), "cuda_graph: a batch captured once and replayed; direct: Python launches"),
+    ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm; cold: L2-sized write before every launch, outside the timed span"),
+    ("launch_method", pa.string(), "cuda_graph: a batch captured once and replayed; direct: Python launches; direct_cold: one launch per sample after a flush"),
     ("warmup_launches", pa.int32(), "launches before timing"),
+    ("warmup_reason", pa.string(), "clock_settled: SM clock spread < 2% over 100 ms; max_time: never settled in 3 s; no_telemetry"),
     ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
-    ("batches", pa.int32(), "timed batches"),
+    ("batches", pa.int32(), "timed batches (= samples)"),
+    ("launches_timed", pa.int64(), "launches inside timed batches"),
+    ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/stopping.py)"),
     ("samples_ms", pa.list_(pa.float64()), "per-launch time of each batch (batch time / launches), ms"),
     ("median_ms", pa.float64(), "median of samples_ms"),
     ("min_ms", pa.float64(), "min of samples_ms"),
@@ -80,21 +83,56 @@ _F = [
     ("iqr_ms", pa.float64(), "q3 - q1"),
     ("cv", pa.float64(), "coefficient of variation of samples_ms (std / mean)"),
     ("tflops", pa.float64(), "flops / median time, 1e12/s"),
-    ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, same run, same GPU"),
+    ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, timed in alternating batches with this stage"),
     ("pct_of_baseline", pa.float64(), "100 * baseline_median_ms / median_ms"),
+    # telemetry over this stage's own timed batches (NVML, sampled every 10 ms)
+    ("telemetry", pa.bool_(), "NVML sampling was on"),
+    ("telemetry_samples", pa.int32(), "NVML samples inside this stage's timed batches"),
+    ("sm_clock_min_mhz", pa.float64(), "lowest SM clock sampled, MHz"),
+    ("sm_clock_median_mhz", pa.float64(), "median SM clock sampled, MHz"),
+    ("sm_clock_max_mhz", pa.float64(), "highest SM clock sampled, MHz"),
+    ("max_sm_clock_mhz", pa.float64(), "the GPU's maximum SM clock (NVML), MHz"),
+    ("mem_clock_median_mhz", pa.float64(), "median memory clock sampled, MHz"),
+    ("power_mean_w", pa.float64(), "mean board power sampled, W"),
+    ("temp_max_c", pa.float64(), "highest GPU temperature sampled, Celsius"),
+    ("energy_per_launch_mj", pa.float64(), "energy counter difference over the timed batches / launches, mJ (counter granularity: long cells are exact, short ones coarse)"),
+    ("clock_event_reasons", pa.int64(), "union of NVML clock-event (throttle) reason bits over the samples"),
+    ("clock_event_names", pa.list_(pa.string()), "names of those bits"),
+    ("throttle_idle", pa.bool_(), "a sample had the GPU-idle reason (clocks not ramped)"),
+    ("throttle_power", pa.bool_(), "a sample was capped by software power limit"),
+    ("throttle_thermal", pa.bool_(), "a sample had a software or hardware thermal slowdown"),
+    ("throttle_hw_slowdown", pa.bool_(), "a sample had hardware slowdown or power brake"),
+    ("low_clock_fraction", pa.float64(), "fraction of samples below 75% of the max SM clock"),
+    ("throttled_fraction", pa.float64(), "fraction of samples with power, thermal, hardware slowdown or low clock"),
+    ("throttle_policy", pa.string(), "flag: keep and flag throttled measurements; remeasure: measure again while throttled"),
+    ("remeasures", pa.int32(), "re-measurements made under the remeasure policy"),
 ]
+
+# Raw telemetry samples travel in a row under this key and are written to their own table.
+TELEMETRY_KEY = "_telemetry"
+# One row per NVML sample; joins to result rows on (gpu_model, run_id, gpu_uuid, stage, m, n, k, repeat).
+TELEMETRY_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("gpu_model", pa.string()), ("gpu_uuid", pa.string()), ("stage", pa.string()),
+    ("m", pa.int32()), ("n", pa.int32()), ("k", pa.int32()), ("repeat", pa.int32()),
+    ("series", pa.string()),  # warmup | kernel | baseline | gap (between batches)
+    ("t_ms", pa.float32()),  # since the cell's warm-up began
+    ("sm_clock_mhz", pa.int32()), ("mem_clock_mhz", pa.int32()), ("temp_c", pa.int16()),
+    ("power_w", pa.float32()), ("reasons", pa.int32()),
+], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
+TELEMETRY_JOIN_KEYS = ("gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k", "repeat")
 
 ROW_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _F], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
 COLUMN_DOCS = {n: doc for n, _, doc in _F}
 FILE_SCHEMA = pa.schema([f for f in ROW_SCHEMA if f.name not in PARTITION_KEYS], metadata=ROW_SCHEMA.metadata)
+TELEMETRY_FILE_SCHEMA = pa.schema([f for f in TELEMETRY_SCHEMA if f.name not in PARTITION_KEYS], metadata=TELEMETRY_SCHEMA.metadata)
 
 
 def rows_to_table(rows: list[dict]) -> pa.Table:
     """Rows (dicts with every column; missing ones become null) as a table of ROW_SCHEMA."""
-    unknown = {k for r in rows for k in r} - set(ROW_SCHEMA.names)
+    unknown = {k for r in rows for k in r} - set(ROW_SCHEMA.names) - {TELEMETRY_KEY}
     if unknown:
         raise ValueError(f"rows have columns the schema lacks: {sorted(unknown)}")
-    return pa.Table.from_pylist(rows, schema=ROW_SCHEMA)
+    return pa.Table.from_pylist([{k: v for k, v in r.items() if k != TELEMETRY_KEY} for r in rows], schema=ROW_SCHEMA)
 
 
 def columns_markdown() -> str:

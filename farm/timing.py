@@ -1,61 +1,81 @@
-"""Hot timing with CUDA events: warm-up, then interleaved batches of back-to-back launches.
+"""Timing with CUDA events: warm-up until clocks settle, then interleaved batches until the noise target.
 
-Only the launches sit between a batch's two events: inputs, poisoning and checks
-happen before timing starts. A batch is captured once as a CUDA graph and replayed,
-so Python's launch overhead never shows between launches of short kernels; if
-capture fails (a library refusing it), batches fall back to direct launches and
-the row records which method produced its numbers.
+hot:  a batch is `launches_per_batch` back-to-back launches, captured once as a CUDA
+      graph and replayed between two events (Python's launch overhead never shows
+      between launches). If capture fails, batches are direct launches, and the row
+      says which method produced its numbers.
+cold: before every launch, a write of exactly the device's L2 size evicts the operands;
+      the flush sits outside the events, so a sample is one launch from a cold L2.
 
-Series (a kernel and its cuBLAS baseline) are timed in alternating batches, so both
-see the same clocks and temperature and their ratio is not skewed by drift.
+Series (a kernel and its cuBLAS baseline) alternate batch by batch, so both see the
+same clocks and temperature. Each batch's host-time window and energy counter
+readings are kept so telemetry samples can be attributed to the series that ran.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
+
+from farm.stopping import StoppingRule, WarmupRule
+
+MODES = ("hot", "cold")
 
 
 @dataclass(frozen=True)
 class TimingConfig:
-    warmup_ms: float = 200.0  # per series, at least `min_warmup_launches`
-    min_warmup_launches: int = 3
-    target_batch_ms: float = 10.0  # launches per batch chosen so a batch lasts about this long
+    mode: str = "hot"
+    target_batch_ms: float = 10.0  # hot: launches per batch chosen so a batch lasts about this long
     max_launches_per_batch: int = 200
-    batches: int = 10  # timed batches per series
-    min_batches: int = 3  # never fewer, even past max_seconds
-    max_seconds: float = 20.0  # per cell, warm-up included
     use_graphs: bool = True
+    warmup: WarmupRule = field(default_factory=WarmupRule)
+    stopping: StoppingRule = field(default_factory=StoppingRule)
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"timing mode {self.mode!r} is not one of {', '.join(MODES)}")
+
+
+@dataclass
+class Batch:
+    t0: float  # host perf_counter before the first event
+    t1: float  # host perf_counter after the last event completed
+    launches: int
+    energy_mj: float | None  # energy counter difference over the batch
 
 
 @dataclass
 class SeriesTiming:
     samples_ms: list[float]  # per-launch time of each batch
+    batches: list[Batch]
     launches_per_batch: int
     warmup_launches: int
-    launch_method: str  # cuda_graph | direct
+    launch_method: str  # cuda_graph | direct | direct_cold
+
+
+@dataclass
+class CellTiming:
+    series: dict[str, SeriesTiming]
+    warmup_reason: str
+    stop_reason: str
+    warmup_window: tuple[float, float]
 
 
 class _Series:
     """One launchable thing on a dedicated stream, with its batch (graph or loop)."""
 
-    def __init__(self, launch: Callable[[], None], stream):
-        self.launch, self.stream = launch, stream
+    def __init__(self, launch: Callable[[], None], stream, cfg: TimingConfig, flush: Callable[[], None] | None):
+        self.launch, self.stream, self.cfg, self.flush = launch, stream, cfg, flush
         self.graph = None
         self.per_batch = 1
         self.warmup = 0
-        self.method = "direct"
+        self.method = "direct_cold" if cfg.mode == "cold" else "direct"
 
-    def _events(self):
+    def timed_ms(self, body: Callable[[], None]) -> float:
         import cupy
 
-        return cupy.cuda.Event(), cupy.cuda.Event()
-
-    def _timed(self, body: Callable[[], None]) -> float:
-        import cupy
-
-        start, end = self._events()
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
         with self.stream:
             start.record(self.stream)
             body()
@@ -63,25 +83,31 @@ class _Series:
         end.synchronize()
         return cupy.cuda.get_elapsed_time(start, end)
 
-    def _loop(self, count: int) -> None:
-        for _ in range(count):
+    def warm_launch(self) -> None:
+        with self.stream:
             self.launch()
+        self.warmup += 1
 
-    def warm_up(self, cfg: TimingConfig) -> None:
-        first = self._timed(lambda: self._loop(1))  # includes module load: only sizes the warm-up
-        count = max(cfg.min_warmup_launches, min(1000, math.ceil(cfg.warmup_ms / max(first, 1e-3))))
-        per_launch = self._timed(lambda: self._loop(count)) / count
-        self.warmup = 1 + count
-        self.per_batch = max(1, min(cfg.max_launches_per_batch, round(cfg.target_batch_ms / max(per_launch, 1e-4))))
-        if cfg.use_graphs:
+    def prepare(self) -> None:
+        """Size the hot batch from one warm launch and capture it as a graph."""
+        if self.cfg.mode == "cold":
+            return
+        per_launch = self.timed_ms(self.launch)
+        self.warmup += 1
+        self.per_batch = max(1, min(self.cfg.max_launches_per_batch, round(self.cfg.target_batch_ms / max(per_launch, 1e-4))))
+        if self.cfg.use_graphs:
             self._capture()
+
+    def _loop(self) -> None:
+        for _ in range(self.per_batch):
+            self.launch()
 
     def _capture(self) -> None:
         try:
             with self.stream:
                 self.stream.begin_capture()
                 try:
-                    self._loop(self.per_batch)
+                    self._loop()
                 finally:
                     graph = self.stream.end_capture()
             graph.launch(self.stream)  # first replay uploads the graph: keep it out of the samples
@@ -91,25 +117,73 @@ class _Series:
             self.graph, self.method = None, "direct"
 
     def batch_ms(self) -> float:
-        body = (lambda: self.graph.launch(self.stream)) if self.graph is not None else (lambda: self._loop(self.per_batch))
-        return self._timed(body) / self.per_batch
+        if self.cfg.mode == "cold":
+            with self.stream:
+                self.flush()  # outside the events: only the launch is timed
+            return self.timed_ms(self.launch)
+        body = (lambda: self.graph.launch(self.stream)) if self.graph is not None else self._loop
+        return self.timed_ms(body) / self.per_batch
 
 
-def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig) -> dict[str, SeriesTiming]:
-    """Time each launch callable; batches alternate between them. Callables launch on the current stream."""
+def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
+                     recent_clocks: Callable[[float], list[float]] | None = None,
+                     energy_mj: Callable[[], float | None] | None = None,
+                     flush: Callable[[], None] | None = None) -> CellTiming:
+    """Time each launch callable (they launch on the current stream); batches alternate between them.
+
+    recent_clocks(seconds) -> SM clocks sampled lately (telemetry) decides when warm-up ends;
+    energy_mj() reads the energy counter around each batch; flush() evicts L2 (cold mode).
+    """
     import cupy
 
-    began = time.perf_counter()
-    series = {name: _Series(fn, cupy.cuda.Stream(non_blocking=True)) for name, fn in launches.items()}
+    if cfg.mode == "cold" and flush is None:
+        raise ValueError("cold timing needs an L2 flush")
+    series = {name: _Series(fn, cupy.cuda.Stream(non_blocking=True), cfg, flush) for name, fn in launches.items()}
+    warm_began = checked = time.perf_counter()
+    warmup_reason = None
+    while not warmup_reason:
+        for s in series.values():
+            s.warm_launch()
+        for s in series.values():
+            s.stream.synchronize()
+        now = time.perf_counter()
+        if now - checked >= 0.01:  # telemetry moves every 10 ms: no need to look more often
+            checked = now
+            clocks = recent_clocks(cfg.warmup.window_s) if recent_clocks else None
+            warmup_reason = cfg.warmup.decide(now - warm_began, clocks)
     for s in series.values():
-        s.warm_up(cfg)
+        s.prepare()
+    warm_ended = time.perf_counter()
+
     samples: dict[str, list[float]] = {name: [] for name in series}
-    for b in range(cfg.batches):
-        if b >= cfg.min_batches and time.perf_counter() - began > cfg.max_seconds:
-            break
+    batches: dict[str, list[Batch]] = {name: [] for name in series}
+    read_energy = energy_mj or (lambda: None)
+    began = time.perf_counter()
+    while True:
         for name, s in series.items():
+            t0, e0 = time.perf_counter(), read_energy()
             samples[name].append(s.batch_ms())
-    return {
-        name: SeriesTiming(samples_ms=samples[name], launches_per_batch=s.per_batch, warmup_launches=s.warmup, launch_method=s.method)
-        for name, s in series.items()
-    }
+            e1, t1 = read_energy(), time.perf_counter()
+            batches[name].append(Batch(t0, t1, s.per_batch, None if e0 is None or e1 is None else e1 - e0))
+        stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
+        if stop_reason:
+            break
+    return CellTiming(
+        series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
+        warmup_reason=warmup_reason,
+        stop_reason=stop_reason,
+        warmup_window=(warm_began, warm_ended),
+    )
+
+
+def launches_in(timing: SeriesTiming) -> int:
+    return sum(b.launches for b in timing.batches)
+
+
+def energy_per_launch_mj(timing: SeriesTiming) -> float | None:
+    """Energy counter difference over the series' batches divided by its launches."""
+    readings = [b.energy_mj for b in timing.batches]
+    if not readings or any(e is None for e in readings):
+        return None
+    total = sum(readings)
+    return total / launches_in(timing) if total > 0 and math.isfinite(total) else None

@@ -55,3 +55,22 @@ def test_the_dataset_card_documents_the_schema_as_it_is():
     assert columns_markdown() in card, "regenerate the column table of datasets/README.md with `python -m farm schema`"
     assert f"schema version {SCHEMA_VERSION}" in card
     assert set(COLUMN_DOCS) == set(ROW_SCHEMA.names)
+
+
+def test_raw_telemetry_goes_to_its_own_table_and_joins(tmp_path):
+    from farm.schema import TELEMETRY_KEY
+
+    samples = [{"series": "kernel", "t_ms": 10.0 * i, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40,
+                "power_w": 512.5, "reasons": 0} for i in range(3)]
+    write_rows([{**sample_row(), TELEMETRY_KEY: samples}, sample_row("tiled")], str(tmp_path))
+    rows = read_table(str(tmp_path))
+    tele = read_table(str(tmp_path), "telemetry")
+    assert rows.num_rows == 2 and tele.num_rows == 3
+    assert "_telemetry" not in rows.column_names
+    t = tele.to_pylist()[0]
+    assert (t["gpu_model"], t["run_id"], t["gpu_uuid"], t["stage"], t["m"], t["repeat"]) == ("H200", "r1", "GPU-1234", "naive", 256, 0)
+    assert (tmp_path / "rows").is_dir() and (tmp_path / "telemetry").is_dir()
+
+
+def test_absent_dataset_reads_empty(tmp_path):
+    assert read_table(str(tmp_path / "nothing")).num_rows == 0

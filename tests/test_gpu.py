@@ -6,7 +6,9 @@ import math
 
 import pytest
 
+from farm.cell_timer import MeasureOptions
 from farm.cells import Cell
+from farm.stopping import StoppingRule, WarmupRule
 from farm.timing import TimingConfig
 from kernels.registry import catalog
 
@@ -14,14 +16,16 @@ pytestmark = pytest.mark.gpu
 
 TILE_MULTIPLE = [(256, 256, 256), (512, 768, 384), (1024, 1024, 1024)]
 ODD = [(127, 255, 33), (1000, 1000, 1000), (257, 129, 520)]
-QUICK = TimingConfig(warmup_ms=5, batches=3, min_batches=3, target_batch_ms=1, max_seconds=2)
+QUICK = MeasureOptions(timing=TimingConfig(
+    target_batch_ms=1, warmup=WarmupRule(min_s=0.01, max_s=0.5),
+    stopping=StoppingRule(min_samples=3, min_time_s=0.0, max_time_s=1.0, target_noise=0.05)))
 
 
 @pytest.fixture(scope="module")
 def measurer():
     from farm.measure import GpuMeasurer
 
-    return GpuMeasurer(timing=QUICK)
+    return GpuMeasurer(options=QUICK)
 
 
 @pytest.mark.parametrize("shape", TILE_MULTIPLE + ODD, ids=lambda s: "x".join(map(str, s)))

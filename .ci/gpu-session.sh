@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck
+# Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
+# Everything worth keeping (logs, datasets as .tgz) goes under $OUT.
+set -uo pipefail
+export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/gpu-session} RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:8265
+mkdir -p "$OUT"
+[ -f .bundle/activate.sh ] && source .bundle/activate.sh
+sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT
+  local run=$1; shift
+  local t0=$(date +%s.%N)
+  ray job submit --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
+    -- python farm/sweep.py --plan plans/proof.toml --run-id "$run" --output "$RES" "$@" > "$OUT/sweep-$run.log" 2>&1
+  local rc=$? t1=$(date +%s.%N)
+  echo "sweep $run rc=$rc wall_s=$(python3 -c "print(round($t1-$t0,1))")" | tee -a "$OUT/walltimes.txt"
+  grep -E "summary|wall time|ok [0-9]|error|Error" "$OUT/sweep-$run.log" | tail -6
+}
+node() {  # node GPU_INDEX [head]: one Ray node per GPU, labelled with its model
+  local model; model=$(nvidia-smi -i "$1" --query-gpu=name --format=csv,noheader | sed 's/^NVIDIA //; s/ /-/g')
+  if [ "${2:-}" = head ]; then
+    CUDA_VISIBLE_DEVICES=$1 ray start --head --num-gpus=1 --num-cpus=4 --labels "farm.gpu-model=$model" --disable-usage-stats > "$OUT/ray-node$1.log" 2>&1
+  else
+    CUDA_VISIBLE_DEVICES=$1 ray start --address=127.0.0.1:6379 --num-gpus=1 --num-cpus=4 --labels "farm.gpu-model=$model" > "$OUT/ray-node$1.log" 2>&1
+  fi
+}
+case "${1:-tests}" in
+  tests)
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv | tee "$OUT/gpus.csv"
+    python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$OUT/gpu-tests.log" | tail -5 ;;
+  single)  # one GPU: two identical runs (A/A) and one with telemetry off
+    node 0 head
+    sweep one && sweep aa2 && sweep notele --no-telemetry
+    ray stop > /dev/null ;;
+  multi)  # every GPU its own Ray node: replicate, shard, and a worker killed mid-sweep
+    node 0 head
+    for i in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do node "$i"; done
+    sleep 5; ray status | tee "$OUT/ray-status.txt" | grep -E "GPU|node_" | head
+    sweep rep --mode replicate && sweep shard --mode shard
+    ( sleep 25; pid=$(pgrep -f "ray::GpuWorker" | head -1); echo "killing GpuWorker pid $pid at $(date +%T)"; kill -9 "$pid" ) > "$OUT/kill.log" 2>&1 &
+    sweep kill --mode replicate
+    wait; cat "$OUT/kill.log"; grep -iE "died|restart|requeue|again" "$OUT/sweep-kill.log" | head -5
+    ray stop > /dev/null ;;
+  crosscheck)
+    python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
+esac
+if [ -d "$RES" ]; then
+  for r in one aa2 notele rep shard kill; do
+    python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
+  done
+  tar czf "$OUT/results-${1:-tests}.tgz" -C /tmp farm-results
+fi

@@ -1,0 +1,137 @@
+"""Time one cell with telemetry: the timing columns, telemetry summary and raw samples of a row.
+
+Wraps farm.timing with the NVML sampler, the L2 flush of cold mode and the throttle
+policy: `flag` keeps the measurement and flags the row; `remeasure` measures again
+(up to `max_remeasures` times) while any timed sample was throttled, and keeps the
+least throttled attempt, flagged if it still is.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from farm.stats import summarize
+from farm.stopping import StoppingRule, WarmupRule
+from farm.telemetry import NvmlSampler
+from farm.throttle import summarize_samples
+from farm.timing import CellTiming, TimingConfig, energy_per_launch_mj, launches_in, time_interleaved
+
+POLICIES = ("flag", "remeasure")
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    timing: TimingConfig = field(default_factory=TimingConfig)
+    telemetry: bool = True
+    telemetry_interval_s: float = 0.01
+    throttle_policy: str = "flag"
+    max_remeasures: int = 2
+
+    def __post_init__(self):
+        if self.throttle_policy not in POLICIES:
+            raise ValueError(f"throttle policy {self.throttle_policy!r} is not one of {', '.join(POLICIES)}")
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> "MeasureOptions":
+        """From a plan's flat [measure] table: this class's fields plus those of TimingConfig,
+        StoppingRule (stopping) and WarmupRule (prefixed warmup_)."""
+        groups = {
+            "options": {f.name for f in dataclasses.fields(cls)} - {"timing"},
+            "timing": {f.name for f in dataclasses.fields(TimingConfig)} - {"warmup", "stopping"},
+            "stopping": {f.name for f in dataclasses.fields(StoppingRule)},
+            "warmup": {f"warmup_{f.name}" for f in dataclasses.fields(WarmupRule)},
+        }
+        known = set().union(*groups.values())
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ValueError(f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+        pick = lambda group, strip="": {k[len(strip):]: v for k, v in raw.items() if k in groups[group]}  # noqa: E731
+        timing = TimingConfig(**pick("timing"), stopping=StoppingRule(**pick("stopping")), warmup=WarmupRule(**pick("warmup", "warmup_")))
+        return cls(timing=timing, **pick("options"))
+
+
+def _label(t: float, timing: CellTiming) -> str:
+    """Which part of the cell a telemetry sample's host time falls in."""
+    lo, hi = timing.warmup_window
+    if lo <= t <= hi:
+        return "warmup"
+    for name, s in timing.series.items():
+        if any(b.t0 <= t <= b.t1 for b in s.batches):
+            return name
+    return "gap"
+
+
+class CellTimer:
+    def __init__(self, options: MeasureOptions, pci_bus_id: str, l2_bytes: int):
+        self.options = options
+        self.sampler = NvmlSampler(pci_bus_id, options.telemetry_interval_s) if options.telemetry else None
+        self._l2_bytes = l2_bytes
+        self._flush_buffer = None
+
+    def _flush(self) -> None:
+        import cupy
+
+        if self._flush_buffer is None:
+            self._flush_buffer = cupy.empty(self._l2_bytes, dtype=cupy.uint8)
+        # Exactly the L2's size, written on the current stream before the timed launch.
+        cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self._l2_bytes, cupy.cuda.get_current_stream().ptr)
+
+    def _attempt(self, launches: dict) -> tuple[CellTiming, list[dict]]:
+        s = self.sampler
+        if s:
+            s.start()
+        try:
+            timing = time_interleaved(launches, self.options.timing,
+                                      recent_clocks=s.recent_sm_clocks if s else None,
+                                      energy_mj=s.energy_mj if s else None,
+                                      flush=self._flush if self.options.timing.mode == "cold" else None)
+        finally:
+            samples = s.stop() if s else []
+        return timing, samples
+
+    def time(self, launches: dict, own: str, flops: int) -> tuple[dict, list[dict]]:
+        """Row columns for series `own` (the others are its baselines) and its raw telemetry samples."""
+        attempts = []
+        for _ in range(1 + (self.options.max_remeasures if self.options.throttle_policy == "remeasure" else 0)):
+            timing, samples = self._attempt(launches)
+            for sample in samples:
+                sample["series"] = _label(sample["t"], timing)
+            mine = [x for x in samples if x["series"] == own]
+            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz) if self.sampler else {"telemetry_samples": 0}
+            attempts.append((timing, samples, tele))
+            if not tele.get("throttled_fraction"):
+                break
+        timing, samples, tele = min(attempts, key=lambda a: a[2].get("throttled_fraction") or 0.0)
+        return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing)
+
+    def _columns(self, timing: CellTiming, tele: dict, own: str, flops: int, remeasures: int) -> dict:
+        mine, base = timing.series[own], timing.series["baseline"]
+        stats = summarize(mine.samples_ms)
+        base_median = summarize(base.samples_ms)["median_ms"]
+        return {
+            "timing_mode": self.options.timing.mode,
+            "launch_method": mine.launch_method,
+            "warmup_launches": mine.warmup_launches,
+            "warmup_reason": timing.warmup_reason,
+            "launches_per_batch": mine.launches_per_batch,
+            "batches": len(mine.samples_ms),
+            "launches_timed": launches_in(mine),
+            "stop_reason": timing.stop_reason,
+            "samples_ms": mine.samples_ms,
+            **stats,
+            "tflops": flops / (stats["median_ms"] * 1e9),
+            "baseline_median_ms": base_median,
+            "pct_of_baseline": 100.0 * base_median / stats["median_ms"],
+            "telemetry": self.sampler is not None,
+            **tele,
+            "energy_per_launch_mj": energy_per_launch_mj(mine),
+            "throttle_policy": self.options.throttle_policy,
+            "remeasures": remeasures,
+        }
+
+    @staticmethod
+    def _raw(samples: list[dict], timing: CellTiming) -> list[dict]:
+        t0 = timing.warmup_window[0]
+        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": int(x["sm_clock_mhz"]),
+                 "mem_clock_mhz": int(x["mem_clock_mhz"]), "temp_c": int(x["temp_c"]), "power_w": x["power_w"],
+                 "reasons": x["reasons"]} for x in samples]

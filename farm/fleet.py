@@ -1,0 +1,120 @@
+"""The GPUs of the Ray cluster: find them, start one pinned worker on each, keep the models asked for."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import ray
+from ray.actor import ActorHandle
+from ray.exceptions import RayError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from farm.rows import git_commit
+from farm.worker import GPU_MODEL_LABEL, GpuWorker
+
+log = logging.getLogger("farm.sweep")
+
+
+class SweepError(RuntimeError):
+    """The sweep cannot start as asked: the message says why and what the cluster has."""
+
+
+@dataclass(frozen=True)
+class GpuNode:
+    """An alive Ray node with GPUs."""
+
+    node_id: str
+    host: str
+    gpus: int
+    model_label: str | None  # its farm.gpu-model label, if it was started with one
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A started GpuWorker and the GPU it reported."""
+
+    actor: ActorHandle
+    node: GpuNode
+    device: dict
+
+    @property
+    def model(self) -> str:
+        return self.device["gpu_model"]
+
+    @property
+    def uuid(self) -> str:
+        return self.device["gpu_uuid"]
+
+    @property
+    def name(self) -> str:
+        """For logs: model, host and the UUID's tail (CUDA ordinals are all 0 inside workers)."""
+        return f"{self.model}@{self.node.host}[{self.uuid[-8:]}]"
+
+
+def gpu_nodes() -> list[GpuNode]:
+    """Alive nodes that declare GPU resources, by host."""
+    nodes = [
+        GpuNode(n["NodeID"], n.get("NodeManagerHostname") or n["NodeManagerAddress"], int(n["Resources"]["GPU"]),
+                (n.get("Labels") or {}).get(GPU_MODEL_LABEL))
+        for n in ray.nodes() if n["Alive"] and n["Resources"].get("GPU", 0) >= 1
+    ]
+    return sorted(nodes, key=lambda n: (n.host, n.node_id))
+
+
+def _canonical(model: str) -> str:
+    # "H200", "h200" and NVML's "NVIDIA-H200" name one model.
+    return model.lower().removeprefix("nvidia-")
+
+
+def model_wanted(model: str, wanted: tuple[str, ...]) -> bool:
+    """Whether `model` is one of `wanted` (all when empty); case and an "NVIDIA-" prefix ignored."""
+    return not wanted or _canonical(model) in {_canonical(w) for w in wanted}
+
+
+def _spawn(node: GpuNode, measurer: str, options: dict) -> ActorHandle:
+    return GpuWorker.options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
+        runtime_env={"env_vars": {"GEMM_FARM_GIT_COMMIT": git_commit()}},
+    ).remote(measurer, options)
+
+
+def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_timeout_s: float) -> list[Worker]:
+    """One worker per GPU of the wanted models, each ready (its device_info answered).
+
+    Nodes labelled with an unwanted model get no worker; unlabelled nodes get one so that
+    NVML can name their model, and it is stopped if unwanted. Raises SweepError, with no
+    worker left running, when the cluster has no GPU or lacks a wanted model.
+    """
+    nodes = gpu_nodes()
+    if not nodes:
+        raise SweepError("the Ray cluster has no alive node with a GPU resource (ray status shows what it has)")
+    pending: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
+    for node in nodes:
+        if node.model_label is None or model_wanted(node.model_label, wanted):
+            for _ in range(node.gpus):
+                actor = _spawn(node, measurer, options)
+                pending[actor.device_info.remote()] = (actor, node)
+    ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=start_timeout_s)
+    workers: list[Worker] = []
+    for ref in ready:
+        actor, node = pending[ref]
+        try:
+            workers.append(Worker(actor, node, ray.get(ref)))
+        except RayError as exc:
+            log.error("worker on %s (node %s) failed to start, its GPU is left out: %s", node.host, node.node_id[:8], exc)
+            ray.kill(actor)
+    for ref in late:
+        actor, node = pending[ref]
+        log.error("worker on %s (node %s) not ready after %.0f s (GPU busy?), its GPU is left out", node.host, node.node_id[:8], start_timeout_s)
+        ray.kill(actor)
+    missing = [m for m in wanted if not any(model_wanted(w.model, (m,)) for w in workers)]
+    if missing or not workers:
+        for w in workers:
+            ray.kill(w.actor)
+        present = sorted({w.model for w in workers} | {n.model_label for n in nodes if n.model_label})
+        what = f"no ready GPU of model {', '.join(missing)}" if missing else "no GPU worker that started"
+        raise SweepError(f"the cluster has {what}; models present: {', '.join(present) or 'none'}")
+    for w in workers:
+        if not model_wanted(w.model, wanted):
+            ray.kill(w.actor)
+    return sorted((w for w in workers if model_wanted(w.model, wanted)), key=lambda w: (w.model, w.node.host, w.uuid))

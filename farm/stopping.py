@@ -1,0 +1,64 @@
+"""When to stop warming up and when to stop sampling: pluggable rules over recorded numbers.
+
+Noise is the robust relative standard error of the median of a series' samples:
+1.2533 * 1.4826 * MAD / sqrt(n) / median (the normal-theory standard error of a
+median, with the MAD standing in for the standard deviation so one outlier batch
+cannot stall or end the measurement). Pure functions: tested on the CPU.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+
+def relative_noise(samples: list[float]) -> float:
+    """Robust relative standard error of the median; inf below 3 samples."""
+    if len(samples) < 3:
+        return math.inf
+    med = statistics.median(samples)
+    mad = statistics.median(abs(x - med) for x in samples)
+    return 1.2533 * 1.4826 * mad / math.sqrt(len(samples)) / med if med > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    min_samples: int = 10
+    target_noise: float = 0.005  # stop once every series' noise is at or below this
+    min_time_s: float = 0.2  # of timed batches, per cell
+    max_time_s: float = 20.0  # per cell, warm-up excluded
+    max_samples: int = 1000
+
+    def decide(self, series: list[list[float]], elapsed_s: float) -> str | None:
+        """Why to stop now ('converged', 'max_time', 'max_samples'), or None to go on."""
+        n = min(len(s) for s in series)
+        if n >= self.max_samples:
+            return "max_samples"
+        if elapsed_s >= self.max_time_s and n >= 3:
+            return "max_time"
+        if n >= self.min_samples and elapsed_s >= self.min_time_s and max(relative_noise(s) for s in series) <= self.target_noise:
+            return "converged"
+        return None
+
+
+@dataclass(frozen=True)
+class WarmupRule:
+    """Warm up until the SM clock has settled: its spread over the last window is small."""
+
+    min_s: float = 0.1
+    max_s: float = 3.0
+    window_s: float = 0.1
+    tolerance: float = 0.02  # (max - min) / max of the window's SM clocks
+
+    def settled(self, clocks: list[float]) -> bool:
+        return len(clocks) >= 5 and (max(clocks) - min(clocks)) <= self.tolerance * max(clocks)
+
+    def decide(self, elapsed_s: float, recent_clocks: list[float] | None) -> str | None:
+        """Why warm-up ends ('clock_settled', 'max_time', 'no_telemetry'), or None to go on."""
+        if elapsed_s < self.min_s:
+            return None
+        if recent_clocks is None:
+            return "no_telemetry"
+        if self.settled(recent_clocks):
+            return "clock_settled"
+        return "max_time" if elapsed_s >= self.max_s else None

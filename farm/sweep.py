@@ -1,0 +1,127 @@
+"""The sweep driver: run a plan on every GPU of a Ray cluster and write the rows to a Parquet dataset.
+
+    ray job submit --working-dir . -- python farm/sweep.py --plan plans/quick.toml
+    python farm/sweep.py --gpus H200 --mode shard        # a lone machine: starts a local Ray
+
+The driver is the only writer; workers return rows (see farm.dispatch for the fault rules).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # Run as a script: import the repo's packages, and keep farm/ itself off sys.path
+    # (Ray would hand the script's directory to the workers' sys.path too).
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+import argparse
+import json
+import logging
+import os
+import time
+
+import ray
+
+from farm.dataset import resolve
+from farm.dispatch import Dispatcher
+from farm.fleet import SweepError, start_workers
+from farm.plan import DEFAULT_MEASURER, MODES, PlanError, load_plan
+from farm.rows import REPO_ROOT
+
+DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
+log = logging.getLogger("farm.sweep")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="farm/sweep.py",
+        description="Compile, verify and time GEMM kernel stages on every GPU of a Ray cluster; "
+                    "rows go to a hive-partitioned Parquet dataset (gpu_model=/run_id=). "
+                    "Flags override the plan file's fields of the same name.",
+        epilog="Examples: python farm/sweep.py --plan plans/quick.toml | "
+               "ray job submit --working-dir . -- python farm/sweep.py --gpus H100,GeForce-RTX-4090 --mode shard",
+    )
+    p.add_argument("--plan", default=str(DEFAULT_PLAN), help="TOML plan file (default: %(default)s)")
+    p.add_argument("--kernels", help="comma-separated stage names, e.g. naive,tiled (their cuBLAS baselines are added)")
+    p.add_argument("--families", help="comma-separated kernel families, e.g. simt_fp32")
+    p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
+    p.add_argument("--repeats", type=int, help="times each (stage, size) is measured")
+    p.add_argument("--gpus", help="comma-separated GPU models to use, e.g. H100,GeForce-RTX-4090 (default: all); "
+                                  "a model is the node label farm.gpu-model, else the NVML name with dashes; "
+                                  "case and an 'NVIDIA-' prefix are ignored")
+    p.add_argument("--mode", choices=MODES, help="replicate: every GPU runs every cell (default); "
+                                                 "shard: the GPUs of one model split its cells")
+    p.add_argument("--run-id", help="run identifier; reuse one to resume that run, skipping cells it has rows for "
+                                    "(default: a new id from the UTC time)")
+    p.add_argument("--output", help="dataset location: local path or pyarrow filesystem URI (s3://...); "
+                                    "default $GEMM_FARM_RESULTS, else ~/gemm-farm-results")
+    p.add_argument("--cell-timeout", type=float, dest="cell_timeout_s",
+                   help="seconds one cell may run before its worker is killed and restarted (default 600)")
+    p.add_argument("--start-timeout", type=float, dest="start_timeout_s",
+                   help="seconds a worker may take to start or restart before its GPU is given up (default 300)")
+    p.add_argument("--timing-mode", choices=("hot", "cold"), help="hot: back-to-back launches (default); "
+                                                                  "cold: an L2-sized write before every timed launch")
+    p.add_argument("--no-telemetry", action="store_true", help="do not sample NVML during timing")
+    p.add_argument("--throttle-policy", choices=("flag", "remeasure"),
+                   help="flag: keep throttled measurements, flagged (default); remeasure: measure again while throttled")
+    p.add_argument("--target-noise", type=float, help="stop sampling a cell once the median's relative standard "
+                                                       "error is at or below this (default 0.005)")
+    p.add_argument("--measurer", help=f"import path 'module:Class' of the measurer workers build (default {DEFAULT_MEASURER})")
+    p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
+                                     "machine with `ray start`, else a new local Ray)")
+    return p
+
+
+def _runtime_env() -> dict | None:
+    """Ship the repo to the workers, unless a job submitted with --working-dir already did."""
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
+    return None if (job.get("runtime_env") or {}).get("working_dir") else {"working_dir": str(REPO_ROOT)}
+
+
+def connect(address: str | None) -> bool:
+    """Join a Ray cluster or start a local one; False when this process was already connected."""
+    if ray.is_initialized():
+        return False
+    ray.init(address=address, runtime_env=_runtime_env())
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a sweep; 0 when every cell has a row, 1 when some could not run, 2 when nothing ran."""
+    args = build_parser().parse_args(argv)
+    started = time.monotonic()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    log.setLevel(logging.INFO)
+    measure_flags = {"mode": args.timing_mode, "telemetry": False if args.no_telemetry else None,
+                     "throttle_policy": args.throttle_policy, "target_noise": args.target_noise}
+    overrides = {k: v for k, v in vars(args).items()
+                 if k not in ("plan", "address", "timing_mode", "no_telemetry", "throttle_policy", "target_noise")}
+    overrides["measure"] = {k: v for k, v in measure_flags.items() if v is not None}
+    try:
+        plan = load_plan(args.plan, **overrides)
+    except PlanError as exc:
+        log.error("plan error: %s", exc)
+        return 2
+    connected_here = connect(args.address)
+    try:
+        workers = start_workers(plan.measurer, plan.measure, plan.gpus, plan.start_timeout_s)
+        log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()),
+                 "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
+        result = Dispatcher(plan, workers, started).run()
+    except SweepError as exc:
+        log.error("%s", exc)
+        return 2
+    finally:
+        if connected_here:
+            ray.shutdown()
+    where = plan.output if "://" in plan.output else resolve(plan.output)[1]
+    log.info("rows of run %s are in %s (%d files written)", plan.run_id, where, len(result.files))
+    if result.not_run:
+        log.error("%d cells did not run; run again with --run-id %s to finish them", result.not_run, plan.run_id)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

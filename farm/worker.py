@@ -1,0 +1,48 @@
+"""The Ray actor that owns one GPU: builds the measurer there and measures cells on request."""
+from __future__ import annotations
+
+import importlib
+
+import ray
+
+from farm.cells import Cell, Measurer
+from farm.device import model_from_name
+
+# Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
+GPU_MODEL_LABEL = "farm.gpu-model"
+
+
+def load_measurer(path: str) -> type:
+    """The class at import path "module:Class"."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
+    """The node's farm.gpu-model label, else the model named from NVML (farm.device.model_from_name).
+
+    Ray's own accelerator_type is never used: its spelling changed between Ray versions.
+    """
+    return labels.get(GPU_MODEL_LABEL) or model_from_name(gpu_name)
+
+
+# num_cpus=0: placed by its GPU alone, so a node's CPU count never leaves one of its GPUs idle.
+@ray.remote(num_gpus=1, num_cpus=0, max_restarts=-1, max_task_retries=0)
+class GpuWorker:
+    """One per GPU, pinned to its node by the driver; restarted by Ray when it dies or is killed."""
+
+    def __init__(self, measurer: str, options: dict) -> None:
+        self._measurer: Measurer = load_measurer(measurer)(**options)
+        info = self._measurer.device_info()
+        labels = ray.get_runtime_context().get_node_labels()
+        self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}
+
+    def device_info(self) -> dict:
+        """Provenance columns of this GPU, gpu_model included."""
+        return self._device
+
+    def measure(self, cell: Cell, run_id: str) -> tuple[dict, bool]:
+        """(result row, whether the CUDA context is poisoned and this actor must be restarted)."""
+        row = self._measurer.measure(cell, run_id)
+        row["gpu_model"] = self._device["gpu_model"]
+        return row, self._measurer.needs_restart()

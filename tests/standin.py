@@ -1,0 +1,105 @@
+"""A test-only Measurer: no GPU needed, deterministic fake timings, faults on request.
+
+Its GPU's NVML name comes from the node label ``standin.gpu-name`` (underscores for
+spaces, as label values allow no spaces), its UUID from the node id and the GPU Ray
+assigned it (CUDA_VISIBLE_DEVICES), so each declared GPU is a distinct stable device.
+
+Faults: $GEMM_FARM_STANDIN_FAULTS names a JSON file with a list of
+``{"action": ..., "stage": ..., "m": ..., "repeat": ...}`` (stage, m and repeat
+optional: absent matches any), read at every cell. Actions:
+
+- ``die_once``: the worker process exits (os._exit) the first time any worker runs the cell;
+- ``die``: it exits every time;
+- ``fault``: an "error" row, and the CUDA context reported poisoned (needs_restart):
+  every later cell of this process is an "error" row too, as with a real GPU;
+- ``hang``: the cell never returns;
+- ``raise``: measure() raises.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import ray
+
+from farm.cells import Cell
+from farm.device import model_from_name
+from farm.rows import cell_row
+from kernels.registry import select
+
+FAULTS_ENV = "GEMM_FARM_STANDIN_FAULTS"
+NAME_LABEL = "standin.gpu-name"
+
+
+def _matches(entry: dict, cell: Cell) -> bool:
+    return all(entry.get(f, getattr(cell, f)) == getattr(cell, f) for f in ("stage", "m", "repeat"))
+
+
+def _fire_once(spec: Path, index: int) -> bool:
+    """True the first time entry `index` fires, across processes (an exclusively created marker file)."""
+    try:
+        os.close(os.open(f"{spec}.{index}.fired", os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
+
+
+class StandinMeasurer:
+    """Implements farm.cells.Measurer without a GPU."""
+
+    def __init__(self, **options) -> None:
+        ctx = ray.get_runtime_context()
+        name = ctx.get_node_labels().get(NAME_LABEL, "NVIDIA_Standin_GPU").replace("_", " ")
+        gpu = ctx.get_accelerator_ids()["GPU"][0]
+        self._device = {
+            "host": f"node-{ctx.get_node_id()[:8]}",
+            "gpu_name": name,
+            "gpu_model": model_from_name(name),
+            "gpu_uuid": f"GPU-standin-{ctx.get_node_id()[:12]}-{gpu}",
+            "gpu_index": 0,
+            "compute_capability": "9.0",
+            "arch": "sm_90",
+            "sm_count": 132,
+        }
+        self._poisoned = False
+
+    def device_info(self) -> dict:
+        return dict(self._device)
+
+    def _fault(self, cell: Cell) -> str | None:
+        path = os.environ.get(FAULTS_ENV)
+        if not path or not Path(path).exists():
+            return None
+        for index, entry in enumerate(json.loads(Path(path).read_text())):
+            if _matches(entry, cell) and (entry["action"] != "die_once" or _fire_once(Path(path), index)):
+                return entry["action"]
+        return None
+
+    def measure(self, cell: Cell, run_id: str) -> dict:
+        stage = select([cell.stage])[0]
+        if self._poisoned:  # as a real CUDA context: every later call fails until the process restarts
+            return cell_row(self.device_info(), stage, cell, run_id, "error", "CUDA context poisoned by an earlier fault")
+        action = self._fault(cell)
+        if action in ("die", "die_once"):
+            os._exit(3)
+        if action == "hang":
+            time.sleep(3600)
+        if action == "raise":
+            raise RuntimeError(f"stand-in raised on {cell}")
+        if action == "fault":
+            self._poisoned = True
+            return cell_row(self.device_info(), stage, cell, run_id, "error", "CUDA_ERROR_ILLEGAL_ADDRESS (stand-in)")
+        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, 90)
+        if reason:
+            return cell_row(self.device_info(), stage, cell, run_id, "skipped", reason)
+        time.sleep(0.01)
+        ms = stage.flops(cell.m, cell.n, cell.k) / 1e9 * (1 + stage.position)  # deterministic, slower up the ladder
+        row = cell_row(self.device_info(), stage, cell, run_id, "ok")
+        row.update(verified=True, launches_per_batch=10, batches=3, samples_ms=[ms] * 3, median_ms=ms, min_ms=ms,
+                   max_ms=ms, tflops=stage.flops(cell.m, cell.n, cell.k) / ms / 1e9)
+        return row
+
+    def needs_restart(self) -> bool:
+        return self._poisoned

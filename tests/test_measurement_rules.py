@@ -1,0 +1,108 @@
+"""Statistics, stopping rules, throttle classification and compare verdicts, from recorded numbers."""
+import math
+
+import pytest
+
+from farm import compare
+from farm.cell_timer import MeasureOptions
+from farm.stats import summarize
+from farm.stopping import StoppingRule, WarmupRule, relative_noise
+from farm.throttle import reason_names, sample_flags, summarize_samples
+
+
+def test_summarize_quartiles_and_cv():
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s["median_ms"] == 3.0 and s["q1_ms"] == 2.0 and s["q3_ms"] == 4.0 and s["iqr_ms"] == 2.0
+    assert s["min_ms"] == 1.0 and s["max_ms"] == 100.0 and s["cv"] > 1.5
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_relative_noise_is_robust_to_one_outlier():
+    steady = [1.0, 1.001, 0.999, 1.0005, 0.9995, 1.0, 1.0002, 0.9998, 1.0, 1.0]
+    assert relative_noise(steady) < 0.0005
+    assert relative_noise(steady + [5.0]) < 0.0006  # one bad batch does not blow the estimate up
+    assert relative_noise([1.0, 1.0]) == math.inf
+
+
+def test_stopping_rule_reasons():
+    rule = StoppingRule(min_samples=5, target_noise=0.005, min_time_s=0.1, max_time_s=2.0, max_samples=50)
+    steady = [1.0, 1.001, 0.999, 1.0, 1.0]
+    noisy = [1.0, 1.3, 0.8, 1.2, 0.9]
+    assert rule.decide([steady, steady], 0.5) == "converged"
+    assert rule.decide([steady, noisy], 0.5) is None  # every series must converge
+    assert rule.decide([steady[:4], steady], 0.5) is None  # minimum samples
+    assert rule.decide([steady, steady], 0.05) is None  # minimum time
+    assert rule.decide([noisy, noisy], 2.5) == "max_time"
+    assert rule.decide([noisy * 10, noisy * 10], 1.0) == "max_samples"
+    assert rule.decide([[1.0, 2.0], [1.0, 2.0]], 5.0) is None  # never stop with fewer than 3 samples
+
+
+def test_warmup_waits_for_the_clock_to_settle():
+    rule = WarmupRule(min_s=0.1, max_s=3.0, tolerance=0.02)
+    ramping = [1200.0, 1500.0, 1800.0, 1980.0, 1980.0]
+    settled = [1980.0, 1975.0, 1980.0, 1965.0, 1980.0]
+    assert rule.decide(0.05, settled) is None
+    assert rule.decide(0.5, ramping) is None
+    assert rule.decide(0.5, settled) == "clock_settled"
+    assert rule.decide(3.5, ramping) == "max_time"
+    assert rule.decide(0.5, None) == "no_telemetry"
+
+
+def test_throttle_classes_from_recorded_bitmasks():
+    assert reason_names(0x4 | 0x40) == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert sample_flags(0x1, 345, 1980)["idle"] and sample_flags(0x1, 345, 1980)["low_clock"]
+    assert sample_flags(0x4, 1900, 1980) == {"idle": False, "power": True, "thermal": False, "hw_slowdown": False, "low_clock": False}
+    assert sample_flags(0x20, 1900, 1980)["thermal"] and sample_flags(0x80, 1900, 1980)["hw_slowdown"]
+    samples = [{"reasons": r, "sm_clock_mhz": c, "mem_clock_mhz": 3201.0, "temp_c": t, "power_w": p}
+               for r, c, t, p in [(0, 1980, 40, 500), (0x4, 1700, 45, 700), (0, 1400, 50, 600), (0, 1980, 41, 500)]]
+    s = summarize_samples(samples, 1980.0)
+    assert s["telemetry_samples"] == 4 and s["sm_clock_min_mhz"] == 1400 and s["sm_clock_max_mhz"] == 1980
+    assert s["clock_event_reasons"] == 0x4 and s["clock_event_names"] == ["sw_power_cap"]
+    assert s["throttle_power"] and not s["throttle_thermal"] and not s["throttle_idle"]
+    assert s["low_clock_fraction"] == 0.25  # 1400 < 0.75 * 1980
+    assert s["throttled_fraction"] == 0.5  # the power-capped sample and the low-clock one
+    assert s["temp_max_c"] == 50 and s["power_mean_w"] == 575
+
+
+def test_measure_options_from_a_plan_table():
+    o = MeasureOptions.from_dict({"mode": "cold", "target_noise": 0.01, "warmup_max_s": 1.5, "throttle_policy": "remeasure"})
+    assert o.timing.mode == "cold" and o.timing.stopping.target_noise == 0.01 and o.timing.warmup.max_s == 1.5
+    assert o.throttle_policy == "remeasure"
+    with pytest.raises(ValueError, match="unknown measure option colder"):
+        MeasureOptions.from_dict({"colder": 1})
+    with pytest.raises(ValueError, match="hot, cold"):
+        MeasureOptions.from_dict({"mode": "lukewarm"})
+    with pytest.raises(ValueError, match="flag, remeasure"):
+        MeasureOptions.from_dict({"throttle_policy": "ignore"})
+
+
+def _row(ms, spread=0.001, run="a", repeat=0, uuid="GPU-1", stage="naive", n=20):
+    samples = [ms * (1 + spread * ((i % 5) - 2) / 2) for i in range(n)]
+    return {"run_id": run, "repeat": repeat, "gpu_uuid": uuid, "gpu_model": "H200", "stage": stage, "m": 1024, "n": 1024,
+            "k": 1024, "status": "ok", "samples_ms": samples, "median_ms": sorted(samples)[n // 2]}
+
+
+def test_compare_verdicts():
+    assert compare.compare_sides(("c",), [_row(1.0)], [_row(1.001)]).verdict == "SAME"
+    assert compare.compare_sides(("c",), [_row(1.0)], [_row(1.10)]).verdict == "SLOWER"
+    assert compare.compare_sides(("c",), [_row(1.0)], [_row(0.90)]).verdict == "FASTER"
+    # a 2 % change inside 10 % noise: neither same nor different
+    assert compare.compare_sides(("c",), [_row(1.0, 0.3)], [_row(1.02, 0.3)]).verdict == "UNCLEAR"
+    # repeats that disagree widen the band even when each repeat is steady
+    drift = compare.compare_sides(("c",), [_row(1.0), _row(1.04)], [_row(1.02), _row(1.06)])
+    assert drift.verdict == "UNCLEAR" and drift.band > 0.02
+
+
+def test_aa_and_gpu_to_gpu_pairs_and_summary():
+    rows = [_row(1.0, repeat=0), _row(1.0005, repeat=1), _row(1.2, repeat=2),
+            _row(1.0, uuid="GPU-2"), _row(2.0, stage="tiled"), {**_row(1.0, repeat=3), "status": "failed_verification"}]
+    aa = compare.compare_repeats(rows, "a")
+    assert len(aa) == 3 + 0  # repeats 0,1,2 of naive on GPU-1 (tiled and GPU-2 have one repeat each)
+    s = compare.summary(aa)
+    assert s["comparisons"] == 3 and s["SLOWER"] + s["FASTER"] == 2 and s["SAME"] == 1
+    assert s["difference_rate"] == pytest.approx(2 / 3)
+    g2g = compare.compare_gpus(rows, "a")
+    assert [c.key[:2] for c in g2g] == [("H200", "naive")]
+    runs = compare.compare_runs(rows + [_row(1.5, run="b")], "a", "b")
+    assert [c.verdict for c in runs] == ["SLOWER"]

@@ -1,0 +1,221 @@
+"""The sweep driver on a local multi-node Ray cluster with declared GPUs and the stand-in measurer.
+
+Cluster: a CPU-only head, two nodes labelled farm.gpu-model=H200 (2 GPUs and 1 GPU) and
+one unlabelled node whose stand-in NVML name is "NVIDIA GeForce RTX 4090".
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.dataset as pds
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+from farm.dataset import open_dataset, read_table
+from farm.fleet import start_workers
+from farm.rows import git_commit
+from farm.sweep import main
+
+ROOT = Path(__file__).resolve().parent.parent
+STANDIN = "tests.standin:StandinMeasurer"
+H200 = {"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"}
+RTX4090 = {"standin.gpu-name": "NVIDIA_GeForce_RTX_4090"}
+# naive, tiled and their baseline cublas_fp32, at two shapes, twice: 12 cells.
+PLAN = ["--kernels", "naive,tiled", "--sizes", "64,32x48x16", "--repeats", "2", "--measurer", STANDIN]
+CELLS = 12
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    faults = tmp_path_factory.mktemp("standin") / "faults.json"
+    faults.write_text("[]")
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    c.add_node(num_cpus=1, num_gpus=2, labels=H200)
+    c.add_node(num_cpus=1, num_gpus=1, labels=H200)
+    c.add_node(num_cpus=1, num_gpus=1, labels=RTX4090)
+    ray.init(address=c.address, log_to_driver=False,
+             runtime_env={"working_dir": str(ROOT), "env_vars": {"GEMM_FARM_STANDIN_FAULTS": str(faults)}})
+    yield c, faults
+    ray.shutdown()
+    c.shutdown()
+
+
+@pytest.fixture
+def faults(cluster):
+    """Set the stand-in's faults for one test: a list of {"action", "stage", "m", "repeat"}."""
+    path = cluster[1]
+    for marker in path.parent.glob("faults.json.*.fired"):
+        marker.unlink()
+
+    def set_faults(*entries: dict) -> None:
+        path.write_text(json.dumps(list(entries)))
+
+    set_faults()
+    yield set_faults
+    set_faults()
+
+
+def sweep(out: Path, *flags: str) -> int:
+    return main([*PLAN, "--output", str(out), *flags])
+
+
+def rows(out: Path) -> list[dict]:
+    return read_table(str(out)).to_pylist()
+
+
+def assert_unique_cells(table_rows: list[dict], scope: str) -> None:
+    keys = Counter((r[scope], r["stage"], r["m"], r["n"], r["k"], r["repeat"]) for r in table_rows)
+    assert max(keys.values()) == 1, [k for k, n in keys.items() if n > 1]
+
+
+def the_failed_row(out: Path, stage: str, m: int, repeat: int, status: str) -> dict:
+    """The one row of a one-GPU sweep at `out` that is not ok, checked to be that cell's with that status."""
+    got = rows(out)
+    assert len(got) == CELLS
+    assert_unique_cells(got, "gpu_uuid")
+    [bad] = [r for r in got if r["status"] != "ok"]
+    assert (bad["stage"], bad["m"], bad["repeat"], bad["status"]) == (stage, m, repeat, status)
+    return bad
+
+
+def test_one_worker_per_gpu_pinned_with_its_model(cluster):
+    nodes = {n["NodeID"]: n for n in ray.nodes() if n["Resources"].get("GPU")}
+    workers = start_workers(STANDIN, {}, (), start_timeout_s=120)
+    try:
+        assert len(workers) == 4 and len({w.uuid for w in workers}) == 4
+        assert Counter(w.model for w in workers) == {"H200": 3, "GeForce-RTX-4090": 1}
+        for w in workers:  # the stand-in reports the node it really runs on
+            assert w.device["host"] == f"node-{w.node.node_id[:8]}"
+            assert w.node.node_id in nodes
+        assert Counter(w.node.node_id for w in workers) == {i: int(n["Resources"]["GPU"]) for i, n in nodes.items()}
+    finally:
+        for w in workers:
+            ray.kill(w.actor)
+    only = start_workers(STANDIN, {}, ("geforce-rtx-4090",), start_timeout_s=120)
+    try:
+        assert [w.model for w in only] == ["GeForce-RTX-4090"]
+    finally:
+        for w in only:
+            ray.kill(w.actor)
+
+
+def test_replicate_runs_every_cell_on_every_gpu(cluster, faults, tmp_path):
+    assert sweep(tmp_path, "--mode", "replicate", "--run-id", "rep") == 0
+    got = rows(tmp_path)
+    assert Counter(r["gpu_uuid"] for r in got) == {u: CELLS for u in {r["gpu_uuid"] for r in got}}
+    assert len({r["gpu_uuid"] for r in got}) == 4
+    assert Counter(r["gpu_model"] for r in got) == {"H200": 3 * CELLS, "GeForce-RTX-4090": CELLS}
+    assert {r["status"] for r in got} == {"ok"} and {r["run_id"] for r in got} == {"rep"}
+    assert {r["git_commit"] for r in got} == {git_commit()}  # the driver's, passed to the workers
+    assert_unique_cells(got, "gpu_uuid")
+    # Every % has its baseline row on the same GPU, shape and repeat.
+    for r in got:
+        assert any(b["stage"] == "cublas_fp32" and (b["gpu_uuid"], b["m"], b["n"], b["k"], b["repeat"]) ==
+                   (r["gpu_uuid"], r["m"], r["n"], r["k"], r["repeat"]) for b in got)
+
+
+def test_shard_splits_a_models_cells_across_its_gpus(cluster, faults, tmp_path):
+    assert sweep(tmp_path, "--mode", "shard", "--run-id", "shard") == 0
+    got = rows(tmp_path)
+    assert Counter(r["gpu_model"] for r in got) == {"H200": CELLS, "GeForce-RTX-4090": CELLS}
+    assert_unique_cells(got, "gpu_model")
+    h200_gpus = {r["gpu_uuid"] for r in got if r["gpu_model"] == "H200"}
+    assert len(h200_gpus) > 1  # the 12 H200 cells were shared, not all run by one card
+
+
+def test_resume_skips_cells_already_written(cluster, faults, tmp_path):
+    assert sweep(tmp_path, "--gpus", "H200", "--kernels", "naive", "--run-id", "r1") == 0
+    first = rows(tmp_path)
+    assert len(first) == 3 * 8  # cublas_fp32 and naive cells on 3 GPUs
+    # Same run id, one more stage: only that stage's cells run.
+    assert sweep(tmp_path, "--gpus", "H200", "--run-id", "r1") == 0
+    got = rows(tmp_path)
+    assert len(got) == 3 * CELLS
+    assert Counter(r["stage"] for r in got if r not in first) == {"tiled": 3 * 4}
+    assert_unique_cells(got, "gpu_uuid")
+    # Everything done: a third run writes nothing.
+    before = sorted(p for p in tmp_path.rglob("*.parquet"))
+    assert sweep(tmp_path, "--gpus", "H200", "--run-id", "r1") == 0
+    assert sorted(tmp_path.rglob("*.parquet")) == before
+
+
+def test_worker_killed_mid_sweep_reruns_its_cell(cluster, faults, tmp_path, caplog):
+    faults({"action": "die_once", "stage": "naive", "m": 32, "repeat": 0})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "kill") == 0
+    assert "died running Cell(stage='naive', m=32" in caplog.text
+    got = rows(tmp_path)
+    assert len(got) == CELLS and {r["status"] for r in got} == {"ok"}
+    assert_unique_cells(got, "gpu_uuid")
+
+
+def test_worker_killed_in_shard_mode_keeps_every_cell(cluster, faults, tmp_path, caplog):
+    faults({"action": "die_once", "stage": "tiled", "m": 64, "repeat": 1})
+    assert sweep(tmp_path, "--gpus", "H200", "--mode", "shard", "--run-id", "killshard") == 0
+    assert "died running Cell(stage='tiled', m=64" in caplog.text
+    got = rows(tmp_path)
+    assert len(got) == CELLS and {r["status"] for r in got} == {"ok"}
+    assert_unique_cells(got, "gpu_model")
+
+
+def test_cell_that_always_kills_its_worker_ends_as_error(cluster, faults, tmp_path):
+    faults({"action": "die", "stage": "tiled", "m": 32, "repeat": 1})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "die") == 0
+    assert "died 3 times" in the_failed_row(tmp_path, "tiled", 32, 1, "error")["status_reason"]
+
+
+def test_kernel_fault_keeps_error_row_and_restarts_worker(cluster, faults, tmp_path, caplog):
+    faults({"action": "fault", "stage": "naive", "m": 64, "repeat": 0})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "fault") == 0
+    assert "ILLEGAL_ADDRESS" in the_failed_row(tmp_path, "naive", 64, 0, "error")["status_reason"]
+    # A poisoned stand-in fails every later cell: all ok means the worker was restarted.
+    assert "restarting the worker" in caplog.text
+
+
+def test_hanging_cell_times_out_and_sweep_goes_on(cluster, faults, tmp_path):
+    faults({"action": "hang", "stage": "tiled", "m": 32, "repeat": 0})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "hang", "--cell-timeout", "3") == 0
+    bad = the_failed_row(tmp_path, "tiled", 32, 0, "timeout")
+    assert bad["gpu_model"] == "GeForce-RTX-4090" and bad["gpu_uuid"].startswith("GPU-standin")
+    assert bad["family"] == "simt_fp32" and bad["baseline"] == "cublas_fp32"
+
+
+def test_measurer_exception_is_an_error_row(cluster, faults, tmp_path):
+    faults({"action": "raise", "stage": "cublas_fp32", "m": 64, "repeat": 1})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "raise") == 0
+    assert "stand-in raised" in the_failed_row(tmp_path, "cublas_fp32", 64, 1, "error")["status_reason"]
+
+
+def test_unknown_model_fails_at_start_and_writes_nothing(cluster, faults, tmp_path, caplog):
+    out = tmp_path / "ds"
+    assert sweep(out, "--gpus", "H200,A100") == 2
+    assert "no ready GPU of model A100" in caplog.text
+    assert "models present: GeForce-RTX-4090, H200" in caplog.text
+    assert not out.exists()
+
+
+def test_dataset_readable_with_pyarrow_and_pandas(cluster, faults, tmp_path):
+    assert sweep(tmp_path, "--gpus", "H200", "--mode", "shard", "--run-id", "read") == 0
+    table = pds.dataset(str(tmp_path), format="parquet", partitioning="hive").to_table()
+    assert table.num_rows == CELLS and set(table.column("gpu_model").to_pylist()) == {"H200"}
+    assert open_dataset(str(tmp_path)).count_rows() == CELLS
+    pd = pytest.importorskip("pandas")
+    frame = pd.read_parquet(tmp_path)
+    assert len(frame) == CELLS and set(frame["run_id"].astype(str)) == {"read"}
+
+
+def test_script_runs_against_the_cluster(cluster, tmp_path):
+    """`python farm/sweep.py` as a script (its own driver, shipping the repo to the workers)."""
+    env = {**os.environ, "RAY_ADDRESS": cluster[0].address}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "farm" / "sweep.py"), *PLAN, "--gpus", "GeForce-RTX-4090", "--output", str(tmp_path), "--run-id", "script"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"rows of run script are in {tmp_path}" in proc.stderr
+    assert len(rows(tmp_path)) == CELLS
