@@ -65,8 +65,9 @@ STAGES = [
            Launch("sgemm_ldg_wider2", 256, 256, 64, dynamic_smem=_smem(256, 64, 16)),
            "256x64 tile (BK 16), 16x4 outputs (64 sums) per thread", shapes=VEC, published=_published(4.86, 88)),
     _stage(12, "multibuf", "did_not_pan_out", "12_multibuf.cu",
-           Launch("sgemm_multibuf", 256, 128, 64, dynamic_smem=_smem(128, 64, 16, a_pad=4, stages=3)),
-           "cp.async 3-stage ring of A/B tiles (BK 16) on ldg_super", shapes=VEC, min_cc=80),
+           Launch("sgemm_multibuf", 256, 128, 128, dynamic_smem=4 * (16 * (128 + 4) + 16 * 128) * 4),
+           "cp.async 4-stage ring (BK 16), 128x128 tile, 8x8 per thread in 32x64 warp tiles, "
+           "A transposed k-major by 4-byte cp.async: 4 LDS.128 per 64 FFMA", shapes=VEC, min_cc=80),
     _stage(13, "splitk", "did_not_pan_out", "13_splitk.cu",
            (Launch("sgemm_splitk_partial", 256, 128, 64, args=("A", "B", "W", "M", "N", "K"), splits=4,
                    dynamic_smem=_smem(128, 64, 32)),
