@@ -4,8 +4,9 @@
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/gpu-session} RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:8265
-mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:8265
+FINAL=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-logs  # logs gather here, then leave as one .tgz
+mkdir -p "$OUT" "$FINAL"
 [ -f .bundle/activate.sh ] && source .bundle/activate.sh
 sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT
   local run=$1; shift
@@ -31,7 +32,11 @@ case "${1:-tests}" in
   single)  # one GPU: two identical runs (A/A) and one with telemetry off
     node 0 head
     sweep one && sweep aa2 && sweep notele --no-telemetry
-    ray stop > /dev/null ;;
+    ray stop > /dev/null
+    python3 -m farm compare one aa2 --data "$RES" > "$OUT/compare-aa-runs.txt"
+    python3 -m farm compare one --aa --data "$RES" > "$OUT/compare-aa-repeats.txt"
+    python3 -m farm compare one notele --data "$RES" > "$OUT/compare-telemetry.txt"
+    tail -qn1 "$OUT"/compare-*.txt ;;
   multi)  # every GPU its own Ray node: replicate, shard, and a worker killed mid-sweep
     node 0 head
     for i in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do node "$i"; done
@@ -40,7 +45,10 @@ case "${1:-tests}" in
     ( sleep 25; pid=$(pgrep -f "ray::GpuWorker" | head -1); echo "killing GpuWorker pid $pid at $(date +%T)"; kill -9 "$pid" ) > "$OUT/kill.log" 2>&1 &
     sweep kill --mode replicate
     wait; cat "$OUT/kill.log"; grep -iE "died|restart|requeue|again" "$OUT/sweep-kill.log" | head -5
-    ray stop > /dev/null ;;
+    ray stop > /dev/null
+    python3 -m farm compare rep --gpu-to-gpu --data "$RES" > "$OUT/compare-gpu-to-gpu.txt"
+    python3 -m farm compare rep kill --data "$RES" > "$OUT/compare-kill-vs-rep.txt"
+    tail -qn1 "$OUT"/compare-gpu*.txt "$OUT"/compare-kill*.txt ;;
   crosscheck)
     python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
 esac
@@ -48,5 +56,6 @@ if [ -d "$RES" ]; then
   for r in one aa2 notele rep shard kill; do
     python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
   done
-  tar czf "$OUT/results-${1:-tests}.tgz" -C /tmp farm-results
+  tar czf "$FINAL/results-${1:-tests}.tgz" -C /tmp farm-results
 fi
+tar czf "$FINAL/logs-${1:-tests}.tgz" -C "$OUT" .

@@ -116,6 +116,8 @@ class CellTimer:
             "launches_per_batch": mine.launches_per_batch,
             "batches": len(mine.samples_ms),
             "launches_timed": launches_in(mine),
+            "timed_seconds": sum(sum(x.samples_ms[i] * x.batches[i].launches for i in range(len(x.batches)))
+                                 for x in timing.series.values()) / 1e3,
             "stop_reason": timing.stop_reason,
             "samples_ms": mine.samples_ms,
             **stats,

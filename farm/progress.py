@@ -13,9 +13,8 @@ log = logging.getLogger("farm.sweep")
 
 
 def timed_seconds(row: dict) -> float:
-    """GPU time inside the row's timed windows (batches x launches x per-launch time), 0 when untimed."""
-    samples = row.get("samples_ms") or []
-    return sum(samples) * (row.get("launches_per_batch") or 0) / 1e3
+    """GPU time inside the cell's timed windows (its interleaved baseline's included), 0 when untimed."""
+    return row.get("timed_seconds") or 0.0
 
 
 def _duration(seconds: float) -> str:

@@ -73,6 +73,7 @@ _F = [
     ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
     ("batches", pa.int32(), "timed batches (= samples)"),
     ("launches_timed", pa.int64(), "launches inside timed batches"),
+    ("timed_seconds", pa.float64(), "GPU time inside the timed batches of this cell, its interleaved baseline's included, s"),
     ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/stopping.py)"),
     ("samples_ms", pa.list_(pa.float64()), "per-launch time of each batch (batch time / launches), ms"),
     ("median_ms", pa.float64(), "median of samples_ms"),

@@ -45,7 +45,7 @@ class StoppingRule:
 class WarmupRule:
     """Warm up until the SM clock has settled: its spread over the last window is small."""
 
-    min_s: float = 0.1
+    min_s: float = 0.05
     max_s: float = 3.0
     window_s: float = 0.1
     tolerance: float = 0.02  # (max - min) / max of the window's SM clocks
