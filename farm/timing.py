@@ -8,12 +8,11 @@ cold: before every launch, a write of exactly the device's L2 size evicts the op
       the flush sits outside the events, so a sample is one launch from a cold L2.
 
 Series (a kernel and its cuBLAS baseline) alternate batch by batch, so both see the
-same clocks and temperature. Each batch's host-time window and energy counter
-readings are kept so telemetry samples can be attributed to the series that ran.
+same clocks and temperature. Each batch's host-time window is kept so that telemetry
+samples can be attributed to the series that ran.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -42,7 +41,6 @@ class Batch:
     t0: float  # host perf_counter before the first event
     t1: float  # host perf_counter after the last event completed
     launches: int
-    energy_mj: float | None  # energy counter difference over the batch
 
 
 @dataclass
@@ -60,6 +58,7 @@ class CellTiming:
     warmup_reason: str
     stop_reason: str
     warmup_window: tuple[float, float]
+    energy_mj: float | None  # energy counter difference over the whole timed phase (every series)
 
 
 class _Series:
@@ -158,32 +157,25 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
     samples: dict[str, list[float]] = {name: [] for name in series}
     batches: dict[str, list[Batch]] = {name: [] for name in series}
     read_energy = energy_mj or (lambda: None)
+    energy_start = read_energy()
     began = time.perf_counter()
     while True:
         for name, s in series.items():
-            t0, e0 = time.perf_counter(), read_energy()
+            t0 = time.perf_counter()
             samples[name].append(s.batch_ms())
-            e1, t1 = read_energy(), time.perf_counter()
-            batches[name].append(Batch(t0, t1, s.per_batch, None if e0 is None or e1 is None else e1 - e0))
+            batches[name].append(Batch(t0, time.perf_counter(), s.per_batch))
         stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
         if stop_reason:
             break
+    energy_end = read_energy()
     return CellTiming(
         series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
         warmup_reason=warmup_reason,
         stop_reason=stop_reason,
         warmup_window=(warm_began, warm_ended),
+        energy_mj=None if energy_start is None or energy_end is None else energy_end - energy_start,
     )
 
 
 def launches_in(timing: SeriesTiming) -> int:
     return sum(b.launches for b in timing.batches)
-
-
-def energy_per_launch_mj(timing: SeriesTiming) -> float | None:
-    """Energy counter difference over the series' batches divided by its launches."""
-    readings = [b.energy_mj for b in timing.batches]
-    if not readings or any(e is None for e in readings):
-        return None
-    total = sum(readings)
-    return total / launches_in(timing) if total > 0 and math.isfinite(total) else None
