@@ -8,6 +8,7 @@ One path for CI and for the workers means CI compiles exactly what the GPUs run.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -64,6 +65,28 @@ def cache_dir() -> Path:
     path = Path(root) / "cubin"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_include_dir() -> str | None:
+    """The CUDA toolkit headers (cuda_fp16.h, mma.h with its crt/ part) for NVRTC, or None.
+
+    Looked for in the pip wheels (cuda.pathfinder; the cuda13 extra installs them),
+    then $CUDA_PATH, $CUDA_HOME and /usr/local/cuda.
+    """
+    candidates = []
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        candidates.append(find_nvidia_header_directory("cudart"))
+    except Exception:  # noqa: BLE001 - no pathfinder or no wheel: try the toolkit locations
+        pass
+    candidates += [os.path.join(os.environ[v], "include") for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
+    candidates.append("/usr/local/cuda/include")
+    for path in candidates:
+        if path and os.path.isfile(os.path.join(path, "cuda_fp16.h")) and os.path.isfile(os.path.join(path, "crt", "mma.h")):
+            return path
+    return None
 
 
 def _headers() -> dict[str, str]:
@@ -123,7 +146,9 @@ def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], e
     check_arch(arch)
     text = source.read_text()
     headers = _headers()
-    options = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{COMMON_INCLUDE_DIR}", *extra_options)
+    toolkit = cuda_include_dir()
+    options = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{COMMON_INCLUDE_DIR}",
+               *((f"-I{toolkit}",) if toolkit else ()), *extra_options)
     version = nvrtc_version()
     key = _cache_key(text, headers, arch, options, name_expressions, version)
     cubin_path = cache_dir() / f"{source.stem}-{arch}-{key}.cubin"

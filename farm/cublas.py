@@ -10,7 +10,7 @@ import numpy as np
 # cublasComputeType_t values (cublas_api.h)
 COMPUTE_TYPES = {"CUBLAS_COMPUTE_32F": 68, "CUBLAS_COMPUTE_32F_FAST_TF32": 77}
 # cudaDataType_t per input precision
-_DATA_TYPES = {"fp32": 0, "fp16": 2, "bf16": 14}
+_DATA_TYPES = {"fp32": 0, "tf32": 0, "fp16": 2, "bf16": 14}  # TF32 is FP32 storage, a compute mode
 _CUBLAS_OP_N = 0
 _CUBLAS_GEMM_DEFAULT = -1
 _CUBLAS_DEFAULT_MATH = 0

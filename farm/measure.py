@@ -16,6 +16,7 @@ from farm.cells import Cell
 from farm.compiler import CompileError, compile_source
 from farm.cublas import Gemm
 from farm.device import describe_device
+from farm.inputs import random_operands, to_float64
 from farm.rows import cell_row
 from farm.schema import TELEMETRY_KEY
 from farm.tolerance import tolerance
@@ -138,19 +139,11 @@ class GpuMeasurer:
             self._gemms[baseline] = Gemm(spec.cublas_compute, spec.dtype)
         return self._gemms[baseline]
 
-    def _inputs(self, m: int, n: int, k: int):
-        """Fresh N(0,1) inputs for every cell: never zeros, never last cell's data."""
-        import cupy
-
-        seed = int(self._rng.integers(2**63))
-        gen = cupy.random.default_rng(seed)
-        return gen.standard_normal((m, k), dtype=cupy.float32), gen.standard_normal((k, n), dtype=cupy.float32)
-
     def _run(self, stage: Stage, cell: Cell) -> dict:
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
-        a, b = self._inputs(m, n, k)
+        a, b = random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
         gemm = self._gemm(stage.baseline)
         ref = cupy.empty((m, n), dtype=cupy.float32)
         baseline_run = lambda: gemm(a, b, ref, m, n, k)  # noqa: E731
@@ -158,7 +151,7 @@ class GpuMeasurer:
         if stage.is_baseline:
             poison(ref)
             baseline_run()
-            exact = a.astype(cupy.float64) @ b.astype(cupy.float64)
+            exact = to_float64(a, stage.dtype) @ to_float64(b, stage.dtype)
             out = {**compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
             del exact
             return self._timed(out, {"baseline": baseline_run}, stage, cell, own="baseline")

@@ -1,17 +1,29 @@
 """Verification tolerances, the one place they are written down.
 
-An element passes when |x - ref| <= atol + rtol*|ref|; NaN never passes.
-Inputs are N(0,1), so a dot product of length K sums K terms of magnitude ~1 and
-the rounding difference between two FP32 summation orders grows like eps*K
-(about 1.7*eps*K at the worst element of an 8192^2 C, by a random-walk estimate).
-atol = 4*eps*K leaves a 2x margin and is still ~1000x below the error of a
-single missing or doubled k-term (|a*b| ~ 1), the smallest real bug.
+An element passes when |x - ref| <= atol + rtol*|ref|; NaN never passes. Inputs are
+N(0,1), so a dot product of length K sums K terms of magnitude ~1.
+
+fp32 (SIMT kernels vs cuBLAS FP32): the rounding difference between two FP32
+  summation orders grows like eps*K (about 1.7*eps*K at the worst element of an
+  8192^2 C, by a random-walk estimate). atol = 4*eps*K leaves a 2x margin and is
+  still ~1000x below the error of one missing or doubled k-term (|a*b| ~ 1).
+fp16, bf16 (inputs stored in that precision, FP32 accumulate): both sides multiply
+  the same, exactly representable inputs, so products are exact in FP32 and only the
+  accumulation differs; tensor cores add in their own order and precision, hence
+  4x the fp32 margin: atol = 16*eps*K.
+tf32 (FP32 inputs rounded to a 10-bit mantissa inside the tensor cores): each side
+  rounds its inputs (round-to-nearest or truncation, unspecified for cuBLAS), so each
+  product carries a relative error up to ~2^-10 with random sign and the difference
+  grows like 2^-11*sqrt(K) (std ~1.2*2^-11*sqrt(K) between two roundings); at 6 sigma
+  over a large C, atol = 10 * 2^-11 * sqrt(K): 0.31 at K = 4096, where |C| ~ 64.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-EPS = {"fp32": 2.0**-23}
+EPS_FP32 = 2.0**-23
+TF32_UNIT = 2.0**-11
 
 
 @dataclass(frozen=True)
@@ -23,5 +35,9 @@ class Tolerance:
 def tolerance(dtype: str, k: int) -> Tolerance:
     """Tolerance for a kernel of input precision `dtype` against a same-class reference."""
     if dtype == "fp32":
-        return Tolerance(atol=4 * EPS["fp32"] * k, rtol=1e-5)
+        return Tolerance(atol=4 * EPS_FP32 * k, rtol=1e-5)
+    if dtype in ("fp16", "bf16"):
+        return Tolerance(atol=16 * EPS_FP32 * k, rtol=1e-4)
+    if dtype == "tf32":
+        return Tolerance(atol=10 * TF32_UNIT * math.sqrt(k), rtol=2 * TF32_UNIT)
     raise KeyError(f"no tolerance rule for dtype {dtype!r}")

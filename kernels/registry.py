@@ -157,11 +157,15 @@ class Stage:
 
 
 def catalog() -> list[Stage]:
-    """Every stage of every family, in family then ladder order."""
-    from kernels.baselines import BASELINES
-    from kernels.simt_fp32.stages import STAGES as simt_fp32
+    """Every stage: baselines, then each family folder's stages.py (its ORDER, then ladder order)."""
+    import importlib
 
-    stages = [*BASELINES, *simt_fp32]
+    from kernels.baselines import BASELINES
+
+    modules = [importlib.import_module(f"kernels.{p.parent.name}.stages") for p in sorted(KERNELS_DIR.glob("*/stages.py"))]
+    stages = [*BASELINES]
+    for module in sorted(modules, key=lambda m: m.ORDER):
+        stages += module.STAGES
     names = [s.name for s in stages]
     duplicated = {n for n in names if names.count(n) > 1}
     if duplicated:

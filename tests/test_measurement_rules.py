@@ -106,3 +106,14 @@ def test_aa_and_gpu_to_gpu_pairs_and_summary():
     assert [c.key[:2] for c in g2g] == [("H200", "naive")]
     runs = compare.compare_runs(rows + [_row(1.5, run="b")], "a", "b")
     assert [c.verdict for c in runs] == ["SLOWER"]
+
+
+def test_tolerances_per_precision_class():
+    from farm.tolerance import tolerance
+
+    assert tolerance("fp32", 4096).atol == pytest.approx(4 * 2**-23 * 4096)
+    assert tolerance("fp16", 1024).atol == tolerance("bf16", 1024).atol == pytest.approx(16 * 2**-23 * 1024)
+    assert tolerance("tf32", 4096).atol == pytest.approx(10 * 2**-11 * 64)  # grows with sqrt(K)
+    assert tolerance("tf32", 16384).atol == pytest.approx(2 * tolerance("tf32", 4096).atol)
+    with pytest.raises(KeyError):
+        tolerance("fp8", 128)

@@ -6,6 +6,7 @@ from the walk-A write-up's tables (medians of 5 x 50 launches, cublasGemmEx 32F)
 from kernels.registry import Launch, Published, ShapeRule, Stage
 
 FAMILY = "simt_fp32"
+ORDER = 10  # families sort by this in the catalog
 SOURCE = "walk A: RTX 3050 Laptop SIMT FP32 write-up (Pupking/01_tiled_gemm), 2048^3"
 
 
