@@ -12,7 +12,7 @@ from farm.cli import main
     (["bench", "--sizes", "-5"], "dimensions must be positive"),
     (["bench", "--sizes", "12.5"], "'12.5' is not an integer"),
     (["bench", "--sizes", "128x64"], "three dimensions"),
-    (["bench", "--kernels", "naive,warp_rebalanced", "--sizes", "128"], "unknown kernel warp_rebalanced; valid: cublas_fp32, naive"),
+    (["bench", "--kernels", "naive,warp_rebalanced", "--sizes", "128"], "unknown kernel warp_rebalanced; valid: cublas_fp32, cublas_tf32"),
     (["bench", "--repeats", "0", "--sizes", "128"], "repeats must be a positive integer"),
     (["compile", "--arch", "sm_30"], "cannot compile for sm_30"),
     (["catalog", "--families", "simt"], "unknown family simt"),
