@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|crosscheck
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT.
 set -uo pipefail
@@ -12,7 +12,7 @@ sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log und
   local run=$1; shift
   local t0=$(date +%s.%N)
   ray job submit --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
-    -- python farm/sweep.py --plan plans/proof.toml --run-id "$run" --output "$RES" "$@" > "$OUT/sweep-$run.log" 2>&1
+    -- python farm/sweep.py --plan "${PLAN:-plans/proof.toml}" --run-id "$run" --output "$RES" "$@" > "$OUT/sweep-$run.log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   echo "sweep $run rc=$rc wall_s=$(python3 -c "print(round($t1-$t0,1))")" | tee -a "$OUT/walltimes.txt"
   grep -E "summary|wall time|ok [0-9]|error|Error" "$OUT/sweep-$run.log" | tail -6
@@ -49,11 +49,22 @@ case "${1:-tests}" in
     python3 -m farm compare rep --gpu-to-gpu --data "$RES" > "$OUT/compare-gpu-to-gpu.txt"
     python3 -m farm compare rep kill --data "$RES" > "$OUT/compare-kill-vs-rep.txt"
     tail -qn1 "$OUT"/compare-gpu*.txt "$OUT"/compare-kill*.txt ;;
+  scaling)  # the default plan on N GPUs, each its own Ray node, replicate and shard: bash .ci/gpu-session.sh scaling 4 2 1
+    shift
+    for n in "$@"; do
+      node 0 head
+      for i in $(seq 1 $((n - 1))); do node "$i"; done
+      sleep 3
+      PLAN=plans/default.toml sweep "scale$n-shard" --mode shard
+      [ "$n" -gt 1 ] && PLAN=plans/default.toml sweep "scale$n-rep" --mode replicate
+      ray stop > /dev/null
+    done
+    grep -h "wall time" "$OUT"/sweep-scale*.log ;;
   crosscheck)
     python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
 esac
 if [ -d "$RES" ]; then
-  for r in one aa2 notele rep shard kill; do
+  for r in one aa2 notele rep shard kill scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep; do
     python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
   done
   tar czf "$FINAL/results-${1:-tests}.tgz" -C /tmp farm-results
