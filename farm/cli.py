@@ -1,4 +1,4 @@
-"""`python -m farm` / `gemm-farm`: catalog, compile (no GPU needed), bench (local GPU), sweep (Ray)."""
+"""`python -m farm` / `gemm-farm`: catalog, compile (no GPU needed), bench and profile (local GPU), sweep (Ray)."""
 from __future__ import annotations
 
 import argparse
@@ -93,6 +93,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if counts.get("error", 0) + counts.get("failed_verification", 0) == 0 else 1
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    """Profile each stage once under Nsight Compute on this machine's GPU; metrics to the profile table."""
+    from farm.plan import load_plan
+    from farm.profile import DEFAULT_TIMEOUT_S, run_local
+
+    plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
+                     run_id=args.run_id, output=args.output)
+    return run_local(plan, ncu=args.ncu, timeout_s=args.timeout or DEFAULT_TIMEOUT_S)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from farm.report import ladder_table
 
@@ -142,6 +152,29 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from farm.validate import validate
+
+    failed = 0
+    for path in args.paths:
+        problems = validate(path)
+        for p in problems[: args.max_problems]:
+            print(f"{path}: {p}")
+        if len(problems) > args.max_problems:
+            print(f"{path}: ... {len(problems) - args.max_problems} more problems")
+        print(f"{path}: {'OK' if not problems else f'{len(problems)} problem(s)'}")
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from farm.compact import compact
+
+    for table, (before, after) in compact(args.path, args.telemetry_stride).items():
+        print(f"{table}: {before} files -> {after}")
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from farm.schema import SCHEMA_VERSION, columns_markdown
 
@@ -176,6 +209,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.set_defaults(func=cmd_bench)
 
+    p = sub.add_parser("profile", help="run each stage once under Nsight Compute (ncu) on this machine's GPU; "
+                                       "metrics to the dataset's profile table (no timing)")
+    p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
+    p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
+    p.add_argument("--families", help="comma-separated families")
+    p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
+    p.add_argument("--run-id", help="run identifier: use the sweep's to join its rows; cells it has profiled are skipped "
+                                    "(default: a new one)")
+    p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.add_argument("--ncu", help="path to ncu (default: $GEMM_FARM_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)")
+    p.add_argument("--timeout", type=float, help="seconds one cell may take under ncu before it is killed (default 600)")
+    p.set_defaults(func=cmd_profile)
+
     p = sub.add_parser("report", help="tables of ms, TFLOPS and % of cuBLAS per GPU and shape from a dataset")
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
@@ -198,6 +244,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("crosscheck", help="cuBLAS FP32 timed by this harness and by triton.testing.do_bench (needs torch, triton)")
     p.add_argument("--sizes", help="comma-separated cube edges (default 1024,2048,4096)")
     p.set_defaults(func=cmd_crosscheck)
+
+    p = sub.add_parser("validate", help="check datasets against the schema; every problem reported, exit 1 if any")
+    p.add_argument("paths", nargs="+", help="dataset paths or URIs")
+    p.add_argument("--max-problems", type=int, default=50, help="problems printed per dataset (default 50)")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("compact", help="rewrite each partition's small files as one (safe beside a running sweep)")
+    p.add_argument("path", help="dataset path or URI")
+    p.add_argument("--telemetry-stride", type=int, default=1, help="keep every n-th raw telemetry sample (default 1: all)")
+    p.set_defaults(func=cmd_compact)
 
     p = sub.add_parser("schema", help="print the dataset's columns, types and meanings (markdown)")
     p.set_defaults(func=cmd_schema)

@@ -1,0 +1,54 @@
+"""Compact a dataset: each partition's many small files (one per write round) into one.
+
+Safe beside a running sweep: only the files read are deleted, after the compacted
+file is in place; files written meanwhile are left for the next compaction. Rows are
+sorted (by cell, then time) so that compression finds the repetition.
+"""
+from __future__ import annotations
+
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from farm.dataset import _TABLES, resolve, write_partition_file
+
+_SORT = {"rows": ["stage", "m", "n", "k", "repeat", "gpu_uuid"],
+         "telemetry": ["stage", "m", "n", "k", "repeat", "gpu_uuid", "t_ms"],
+         "profile": ["stage", "m", "n", "k", "gpu_uuid"]}
+
+
+def _partitions(fs: pafs.FileSystem, root: str) -> dict[str, list[str]]:
+    files = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+    out: dict[str, list[str]] = {}
+    for f in files:
+        name = f.path.rsplit("/", 1)[-1]
+        if f.type == pafs.FileType.File and name.endswith(".parquet") and not name.startswith((".", "_")):
+            out.setdefault(f.path.rsplit("/", 1)[0], []).append(f.path)
+    return out
+
+
+def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]]:
+    """Compact every table of the dataset at `output`; per table (files before, files after).
+
+    telemetry_stride > 1 keeps every n-th raw telemetry sample of each cell (for shipped
+    datasets, where size matters more than 10 ms resolution); row summaries are untouched.
+    """
+    if telemetry_stride < 1:
+        raise ValueError("telemetry_stride must be a positive integer")
+    fs, root = resolve(output)
+    report = {}
+    for table, (_, file_schema) in _TABLES.items():
+        parts = _partitions(fs, f"{root}/{table}")
+        before = sum(len(v) for v in parts.values())
+        stride = telemetry_stride if table == "telemetry" else 1
+        for directory, files in parts.items():
+            if len(files) < 2 and stride == 1:
+                continue
+            data = ds.dataset(files, filesystem=fs, format="parquet", schema=file_schema).to_table()
+            data = data.sort_by([(c, "ascending") for c in _SORT[table] if c in data.column_names])
+            if stride > 1:
+                data = data.take(list(range(0, data.num_rows, stride)))
+            write_partition_file(fs, directory, data)
+            for f in files:
+                fs.delete_file(f)
+        report[table] = (before, sum(len(v) for v in _partitions(fs, f"{root}/{table}").values()))
+    return report

@@ -1,0 +1,103 @@
+"""Check a dataset against the schema: versions, types, required columns, partitions, value ranges.
+
+Every problem is reported (file, cell and what is wrong); nothing is fixed.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from farm.dataset import _TABLES, ROWS, resolve
+from farm.schema import PARTITION_KEYS, SCHEMA_VERSION, STATUSES
+
+REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "gpu_uuid", "compute_capability", "arch",
+            "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")
+TIMED = ("median_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "samples_ms", "tflops", "baseline_median_ms", "pct_of_baseline")
+FRACTIONS = ("throttled_fraction", "low_clock_fraction")
+
+
+def _partition_values(path: str, root: str) -> dict[str, str]:
+    parts = path[len(root):].strip("/").split("/")[:-1]
+    return dict(unquote(p).split("=", 1) for p in parts if "=" in p)
+
+
+def _check_row(r: dict) -> list[str]:
+    out = [f"{c} is empty" for c in REQUIRED if r.get(c) in (None, "")]
+    if r.get("status") not in STATUSES:
+        out.append(f"status {r.get('status')!r} not one of {', '.join(STATUSES)}")
+    for d in ("m", "n", "k"):
+        if r.get(d) is not None and r[d] <= 0:
+            out.append(f"{d}={r[d]} is not positive")
+    if None not in (r.get("m"), r.get("n"), r.get("k"), r.get("flops")) and r["flops"] != 2 * r["m"] * r["n"] * r["k"]:
+        out.append("flops != 2*m*n*k")
+    if r.get("status") == "ok":
+        out += [f"{c} missing on an ok row" for c in TIMED if r.get(c) in (None, [])]
+        if not r.get("verified"):
+            out.append("ok row is not verified")
+        if not out:
+            if not 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"]:
+                out.append("min_ms <= median_ms <= max_ms does not hold, or a time is not positive")
+            if not all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in r["samples_ms"]):
+                out.append("samples_ms holds a non-positive or non-finite value")
+            if not 0 < r["pct_of_baseline"] < 10_000 or not 0 < r["tflops"] < 10_000:
+                out.append(f"pct_of_baseline {r['pct_of_baseline']:.3g} or tflops {r['tflops']:.3g} out of range")
+    elif r.get("status") in ("skipped", "error", "timeout") and not r.get("status_reason"):
+        out.append(f"{r['status']} row without a status_reason")
+    for c in FRACTIONS:
+        if r.get(c) is not None and not 0 <= r[c] <= 1:
+            out.append(f"{c}={r[c]} outside [0, 1]")
+    return out
+
+
+def validate(output: str) -> list[str]:
+    """Problems found in the dataset at `output` (empty when it is sound)."""
+    fs, root = resolve(output)
+    if fs.get_file_info(f"{root}/{ROWS}").type == pafs.FileType.NotFound:
+        return [f"{output}: no '{ROWS}' table (expected {root}/{ROWS}/gpu_model=.../run_id=.../*.parquet)"]
+    problems: list[str] = []
+    for table, (schema, file_schema) in _TABLES.items():
+        selector = pafs.FileSelector(f"{root}/{table}", recursive=True, allow_not_found=True)
+        files = [f.path for f in fs.get_file_info(selector)
+                 if f.type == pafs.FileType.File and not f.base_name.startswith((".", "_"))]
+        keys: Counter = Counter()
+        for path in files:
+            where = path[len(root):].lstrip("/")
+            if not path.endswith(".parquet"):
+                problems.append(f"{where}: not a Parquet file")
+                continue
+            parts = _partition_values(path, root)
+            if set(parts) != set(PARTITION_KEYS):
+                problems.append(f"{where}: partition directories {sorted(parts)} are not {list(PARTITION_KEYS)}")
+                continue
+            try:
+                with fs.open_input_file(path) as f:
+                    data = pq.read_table(f)
+            except (OSError, pa.ArrowInvalid) as exc:
+                problems.append(f"{where}: unreadable ({exc})")
+                continue
+            version = (data.schema.metadata or {}).get(b"gemm_farm_schema_version", b"").decode()
+            if version != SCHEMA_VERSION:
+                problems.append(f"{where}: schema version {version or 'missing'}, expected {SCHEMA_VERSION}")
+                continue
+            for field in file_schema:
+                if field.name not in data.column_names:
+                    problems.append(f"{where}: column {field.name} missing")
+                elif not data.schema.field(field.name).type.equals(field.type):
+                    problems.append(f"{where}: column {field.name} is {data.schema.field(field.name).type}, expected {field.type}")
+            extra = set(data.column_names) - set(file_schema.names)
+            if extra:
+                problems.append(f"{where}: columns not in the schema: {sorted(extra)}")
+            if table != ROWS:
+                continue
+            for r in data.to_pylist():
+                r.update(parts)
+                cell = f"{r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} r{r.get('repeat')} on {r.get('gpu_uuid')}"
+                problems += [f"{where}: {cell}: {p}" for p in _check_row(r)]
+                keys[(r["run_id"], r.get("gpu_uuid"), r.get("stage"), r.get("m"), r.get("n"), r.get("k"), r.get("repeat"))] += 1
+        problems += [f"{table}: cell {k} has {n} rows in one run" for k, n in keys.items() if n > 1]
+    return problems

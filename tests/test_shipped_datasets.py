@@ -1,0 +1,71 @@
+"""The shipped datasets pass validation and read through pyarrow, pandas and DuckDB; validation and compaction work."""
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from farm.cells import Cell
+from farm.compact import compact
+from farm.dataset import read_table, write_rows
+from farm.rows import cell_row
+from farm.validate import validate
+from kernels.registry import catalog
+
+DATASETS = sorted(p.parent for p in (Path(__file__).parent.parent / "datasets").glob("*/rows"))
+
+
+def test_there_are_shipped_datasets():
+    assert len(DATASETS) >= 2
+
+
+@pytest.mark.parametrize("path", DATASETS, ids=lambda p: p.name)
+def test_shipped_dataset_is_valid_and_readable(path):
+    assert validate(str(path)) == []
+    rows = read_table(str(path))
+    assert rows.num_rows > 0 and set(rows.column("status").to_pylist()) <= {"ok", "skipped"}
+    direct = ds.dataset(path / "rows", format="parquet", partitioning="hive").to_table()
+    assert direct.num_rows == rows.num_rows
+    pd = pytest.importorskip("pandas")
+    assert len(pd.read_parquet(path / "rows")) == rows.num_rows
+    pl = pytest.importorskip("polars")
+    assert pl.read_parquet(f"{path}/rows/**/*.parquet", hive_partitioning=True).height == rows.num_rows
+    duckdb = pytest.importorskip("duckdb")
+    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}/rows/**/*.parquet', hive_partitioning=true, union_by_name=true)").fetchall()[0][0]
+    assert n == rows.num_rows
+
+
+DEVICE = {"host": "h", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_index": 0,
+          "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132}
+
+
+def _ok(stage="naive", repeat=0, **kw):
+    s = next(x for x in catalog() if x.name == stage)
+    row = cell_row(DEVICE, s, Cell(stage, 64, 64, 64, repeat), "r1", "ok")
+    row.update({"verified": True, "samples_ms": [1.0, 1.1], "median_ms": 1.05, "min_ms": 1.0, "max_ms": 1.1, "q1_ms": 1.0,
+                "q3_ms": 1.1, "tflops": 0.5, "baseline_median_ms": 0.9, "pct_of_baseline": 85.0, **kw})
+    return row
+
+
+def test_validation_reports_each_problem(tmp_path):
+    write_rows([_ok(), _ok("tiled", verified=False), _ok("regblock", throttled_fraction=1.5), _ok(repeat=0)], str(tmp_path))
+    (tmp_path / "rows" / "stray.parquet").write_bytes(b"not parquet")
+    problems = "\n".join(validate(str(tmp_path)))
+    assert "ok row is not verified" in problems
+    assert "throttled_fraction=1.5 outside [0, 1]" in problems
+    assert "has 2 rows in one run" in problems
+    assert "stray.parquet: partition directories" in problems
+    assert validate(str(tmp_path / "absent"))[0].endswith("*.parquet)")
+
+
+def test_compaction_keeps_every_row_and_sample(tmp_path):
+    from farm.schema import TELEMETRY_KEY
+
+    tele = [{"series": "kernel", "t_ms": float(i), "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_w": 500.0,
+             "reasons": 0} for i in range(8)]
+    for repeat in range(3):
+        write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: tele}], str(tmp_path))
+    assert compact(str(tmp_path)) == {"rows": (3, 1), "telemetry": (3, 1), "profile": (0, 0)}
+    assert read_table(str(tmp_path)).num_rows == 3 and read_table(str(tmp_path), "telemetry").num_rows == 24
+    compact(str(tmp_path), telemetry_stride=4)
+    assert read_table(str(tmp_path), "telemetry").num_rows == 6
+    assert validate(str(tmp_path)) == []
