@@ -1,7 +1,8 @@
-"""Write and read result datasets: two hive-partitioned Parquet tables, zstd.
+"""Write and read result datasets: hive-partitioned Parquet tables, zstd.
 
     <output>/rows/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet       one row per cell
     <output>/telemetry/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet  raw NVML samples
+    <output>/profile/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet    Nsight Compute metrics (optional pass)
 
 Each write is a new uniquely named file, written under a temporary name and renamed,
 so a crash never leaves half a file and two sweeps writing one dataset never collide.
@@ -19,11 +20,12 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.schema import (FILE_SCHEMA, PARTITION_KEYS, ROW_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_JOIN_KEYS, TELEMETRY_KEY,
-                         TELEMETRY_SCHEMA, rows_to_table)
+from farm.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, TELEMETRY_FILE_SCHEMA,
+                         TELEMETRY_JOIN_KEYS, TELEMETRY_KEY, TELEMETRY_SCHEMA, rows_to_table)
 
-ROWS, TELEMETRY = "rows", "telemetry"
-_TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA)}
+ROWS, TELEMETRY, PROFILE = "rows", "telemetry", "profile"
+_TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA),
+           PROFILE: (PROFILE_SCHEMA, PROFILE_FILE_SCHEMA)}
 
 
 def default_output() -> str:
@@ -56,17 +58,21 @@ def _write_partitioned(records: list[dict], root: str, fs: pafs.FileSystem, file
             if not rec.get(key):
                 raise ValueError(f"row lacks partition key {key!r}: {rec.get('stage')}")
         groups.setdefault(_partition_dir(root, rec), []).append(rec)
-    written = []
-    for directory, group in groups.items():
-        fs.create_dir(directory, recursive=True)
-        table = pa.Table.from_pylist([{k: v for k, v in r.items() if k not in PARTITION_KEYS} for r in group], schema=file_schema)
-        name = f"part-{uuid.uuid4().hex}.parquet"
-        tmp, final = f"{directory}/.{name}.tmp", f"{directory}/{name}"
-        with fs.open_output_stream(tmp) as sink:
-            pq.write_table(table, sink, compression="zstd")
-        fs.move(tmp, final)
-        written.append(final)
-    return written
+    return [write_partition_file(fs, directory, pa.Table.from_pylist(
+        [{k: v for k, v in r.items() if k not in PARTITION_KEYS} for r in group], schema=file_schema))
+        for directory, group in groups.items()]
+
+
+def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table) -> str:
+    """One new uniquely named Parquet file in a partition directory: written as a hidden
+    temporary, then renamed, so readers never see half a file."""
+    fs.create_dir(directory, recursive=True)
+    name = f"part-{uuid.uuid4().hex}.parquet"
+    tmp, final = f"{directory}/.{name}.tmp", f"{directory}/{name}"
+    with fs.open_output_stream(tmp) as sink:
+        pq.write_table(table, sink, compression="zstd", compression_level=9)
+    fs.move(tmp, final)
+    return final
 
 
 def write_rows(rows: list[dict], output: str) -> list[str]:
@@ -82,8 +88,28 @@ def write_rows(rows: list[dict], output: str) -> list[str]:
     return written
 
 
+def write_table(records: list[dict], output: str, table: str) -> list[str]:
+    """Append records to table `table` (e.g. "profile") of the dataset at `output`; returns the files written.
+
+    The records are checked against the table's schema (unknown columns or wrong types raise
+    ValueError / pyarrow errors) before anything is written; missing columns become null.
+    Result rows, which carry raw telemetry, go through write_rows.
+    """
+    if table not in _TABLES:
+        raise ValueError(f"unknown table {table!r}; tables: {', '.join(_TABLES)}")
+    if not records:
+        return []
+    schema, file_schema = _TABLES[table]
+    unknown = {k for r in records for k in r} - set(schema.names)
+    if unknown:
+        raise ValueError(f"{table} records have columns the schema lacks: {sorted(unknown)}")
+    pa.Table.from_pylist(records, schema=schema)  # validate types before touching storage
+    fs, root = resolve(output)
+    return _write_partitioned(records, f"{root}/{table}", fs, file_schema)
+
+
 def open_dataset(output: str, table: str = ROWS) -> ds.Dataset:
-    """Table `table` (rows or telemetry) of the dataset at `output`, partition keys as columns."""
+    """Table `table` (rows, telemetry or profile) of the dataset at `output`, partition keys as columns."""
     schema = _TABLES[table][0]
     fs, root = resolve(output)
     return ds.dataset(

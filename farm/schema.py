@@ -142,3 +142,55 @@ def columns_markdown() -> str:
     lines = ["| column | type | meaning |", "|---|---|---|"]
     lines += [f"| `{f.name}` | {f.type} | {COLUMN_DOCS[f.name]} |" for f in ROW_SCHEMA]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The profile table: Nsight Compute counters of one profiled launch per (GPU, stage, shape).
+# Written by farm/profile.py, read by farm/moves.py; datasets/README.md documents it.
+PROFILE_STATUSES = ("ok", "unavailable", "skipped", "no_ncu", "no_permission", "ncu_unusable", "ncu_failed",
+                    "no_kernels", "error", "timeout")
+PROFILE_KINDS = ("pct", "ratio", "count", "bytes", "time", "per_thread")
+
+_P = [
+    ("run_id", pa.string(), "run identifier; joins to the run's rows"),
+    ("timestamp", pa.timestamp("us", tz="UTC"), "when the cell was profiled"),
+    ("host", pa.string(), "hostname of the GPU's node"),
+    ("gpu_model", pa.string(), "GPU model, as in rows"),
+    ("gpu_name", pa.string(), "NVML / CUDA device name"),
+    ("gpu_uuid", pa.string(), "NVML GPU UUID"),
+    ("arch", pa.string(), "the sm_XX the kernels were compiled for"),
+    ("family", pa.string(), "kernel family of the stage"),
+    ("stage", pa.string(), "stage name"),
+    ("stage_group", pa.string(), "ladder, traits, did_not_pan_out, geometry or baseline"),
+    ("position", pa.int32(), "ladder position within the family"),
+    ("dtype", pa.string(), "input precision"),
+    ("m", pa.int32(), "rows of A and C"),
+    ("n", pa.int32(), "columns of B and C"),
+    ("k", pa.int32(), "columns of A, rows of B"),
+    ("kernel", pa.string(), "the registry's kernel name expression (cuBLAS: the name ncu printed); null on a cell-level status row"),
+    ("kernel_symbol", pa.string(), "the kernel name as ncu printed it"),
+    ("launch_index", pa.int32(), "order of the launch within the stage's profiled launches (0-based); null on a cell-level status row"),
+    ("quantity", pa.string(), "the farm's stable name for what was measured (farm.profile.METRICS); null on a cell-level status row"),
+    ("metric", pa.string(), "the Nsight Compute metric, or the formula of a derived quantity"),
+    ("value", pa.float64(), "the metric's value in `unit`; null unless status is ok"),
+    ("unit", pa.string(), "unit, in base units: %, byte, ns, sector, register/thread, byte/sector, ..."),
+    ("kind", pa.string(), "pct, ratio, count, bytes, time or per_thread: how farm.moves aggregates and ranks it"),
+    ("status", pa.string(), "ok, unavailable, skipped, no_ncu, no_permission, ncu_unusable, ncu_failed, no_kernels, error or timeout (datasets/README.md)"),
+    ("status_reason", pa.string(), "why the value is missing or the cell was not profiled; empty when ok"),
+    ("ncu_version", pa.string(), "Nsight Compute version that collected the metrics"),
+    ("ncu_options", pa.string(), "the ncu command-line options used (metric list excluded)"),
+    ("farm_version", pa.string(), "gemm-farm version"),
+    ("git_commit", pa.string(), "commit of the farm's code"),
+]
+PROFILE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _P], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
+PROFILE_COLUMN_DOCS = {n: doc for n, _, doc in _P}
+PROFILE_FILE_SCHEMA = pa.schema([f for f in PROFILE_SCHEMA if f.name not in PARTITION_KEYS], metadata=PROFILE_SCHEMA.metadata)
+# Joins to result rows on these (a profile has no repeat: one profiled launch per GPU, stage and shape).
+PROFILE_JOIN_KEYS = ("gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k")
+
+
+def profile_columns_markdown() -> str:
+    """The column table of the profile section of datasets/README.md (kept identical by a test)."""
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.type} | {PROFILE_COLUMN_DOCS[f.name]} |" for f in PROFILE_SCHEMA]
+    return "\n".join(lines)

@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target-noise", type=float, help="stop sampling a cell once the median's relative standard "
                                                        "error is at or below this (default 0.005)")
     p.add_argument("--measurer", help=f"import path 'module:Class' of the measurer workers build (default {DEFAULT_MEASURER})")
+    p.add_argument("--profile", action="store_true",
+                   help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
+                        "ncu; metrics go to the dataset's profile table (farm/profile.py), never timed")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
                                      "machine with `ray start`, else a new local Ray)")
     return p
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     measure_flags = {"mode": args.timing_mode, "telemetry": False if args.no_telemetry else None,
                      "throttle_policy": args.throttle_policy, "target_noise": args.target_noise}
     overrides = {k: v for k, v in vars(args).items()
-                 if k not in ("plan", "address", "timing_mode", "no_telemetry", "throttle_policy", "target_noise")}
+                 if k not in ("plan", "address", "timing_mode", "no_telemetry", "throttle_policy", "target_noise", "profile")}
     overrides["measure"] = {k: v for k, v in measure_flags.items() if v is not None}
     try:
         plan = load_plan(args.plan, **overrides)
@@ -109,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()),
                  "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
         result = Dispatcher(plan, workers, started).run()
+        if args.profile:
+            from farm.profile import profile_fleet
+
+            profile_fleet(plan)  # starts its own workers: the dispatcher has stopped the sweep's
     except SweepError as exc:
         log.error("%s", exc)
         return 2

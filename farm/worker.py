@@ -46,3 +46,16 @@ class GpuWorker:
         row = self._measurer.measure(cell, run_id)
         row["gpu_model"] = self._device["gpu_model"]
         return row, self._measurer.needs_restart()
+
+    def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:
+        """Profile records of `cells` under Nsight Compute on this GPU (farm.profile; no timing taken).
+
+        The profiler (which finds ncu and the chip's metrics) is built on the first call and kept.
+        """
+        from farm.profile import DEFAULT_TIMEOUT_S, Profiler
+
+        if getattr(self, "_profiler", None) is None:
+            self._profiler = Profiler(self._device, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
+        if timeout_s:
+            self._profiler.timeout_s = timeout_s
+        return self._profiler.run(cells, run_id)
