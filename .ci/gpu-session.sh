@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|tune
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT.
 set -uo pipefail
@@ -60,11 +60,25 @@ case "${1:-tests}" in
       ray stop > /dev/null
     done
     grep -h "wall time" "$OUT"/sweep-scale*.log ;;
+  walkb)  # the TF32 ladder at the sizes, three repeats
+    python3 -m farm bench --families tf32 --sizes 2048,4096,8192 --repeats 3 --run-id walkB --output "$RES" > "$OUT/bench-walkB.log" 2>&1
+    python3 -m farm report "$RES" --run-id walkB | tee "$OUT/report-walkB.md" | grep -E "###|tf32" ;;
+  walkc)  # walk C's SIMT FP32 and half-precision ladders
+    python3 -m farm bench --families simt_fp32_c,half_c --sizes 1024,2048,4096,8192 --run-id walkC --output "$RES" > "$OUT/bench-walkC.log" 2>&1
+    python3 -m farm report "$RES" --run-id walkC | tee "$OUT/report-walkC.md" | grep -E "###|\| (c_|h_|cublas)" ;;
+  tune)
+    python3 -m farm bench --plan plans/tune.toml --run-id tune --output "$RES" > "$OUT/bench-tune.log" 2>&1; tail -3 "$OUT/bench-tune.log" ;;
+  profile)  # Nsight Compute counters per ladder step: walk A at 2048^3, walk B at 4096^3
+    python3 -m farm profile --kernels naive,tiled,tiled_coalesced,regblock,warp_rebalance,bank_pad_vec,gmem_vec,wider_m,supertile,ldg_vec,ldg_super,ldg_wider2,multibuf,splitk \
+      --sizes 2048 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkA.log" 2>&1
+    python3 -m farm profile --families tf32 --sizes 4096 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkB.log" 2>&1
+    python3 -c "from farm.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
+      | tee "$OUT/moves.txt" | head -70 ;;
   crosscheck)
     python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
 esac
 if [ -d "$RES" ]; then
-  for r in one aa2 notele rep shard kill scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep; do
+  for r in one aa2 notele rep shard kill scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
     python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
   done
   tar czf "$FINAL/results-${1:-tests}.tgz" -C /tmp farm-results
