@@ -7,6 +7,7 @@ A CUDA fault poisons the context: the row says so and needs_restart() turns True
 """
 from __future__ import annotations
 
+import datetime
 import time
 
 import numpy as np
@@ -131,6 +132,7 @@ class GpuMeasurer:
         finally:
             if not self._poisoned:
                 cupy.get_default_memory_pool().free_all_blocks()
+        row["timestamp"] = datetime.datetime.now(datetime.timezone.utc)  # when the cell finished
         return row
 
     def _gemm(self, baseline: str) -> Gemm:

@@ -1,0 +1,571 @@
+"""What the pages show, as pure functions of the loaded rows and telemetry (pandas in, pandas out).
+
+No Streamlit here: everything is testable on plain DataFrames.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from farm import compare as fcompare
+from farm import throttle
+
+# ---------------------------------------------------------------- filters
+
+FILTERS = ("dataset", "gpu_model", "family", "dtype", "size_label", "run_id")
+JOIN_KEYS = ["dataset", "gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k", "repeat"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Sidebar filters: an empty tuple means everything."""
+
+    dataset: tuple[str, ...] = ()
+    gpu_model: tuple[str, ...] = ()
+    family: tuple[str, ...] = ()
+    dtype: tuple[str, ...] = ()
+    size_label: tuple[str, ...] = ()
+    run_id: tuple[str, ...] = ()
+    timing_mode: str | None = None
+
+
+def apply_filters(rows: pd.DataFrame, sel: Selection) -> pd.DataFrame:
+    """Rows matching the selection. A family filter keeps the cuBLAS baselines: they are every family's reference."""
+    if rows.empty:
+        return rows
+    keep = pd.Series(True, index=rows.index)
+    for col in ("dataset", "gpu_model", "dtype", "size_label", "run_id"):
+        values = getattr(sel, col)
+        if values:
+            keep &= rows[col].isin(values)
+    if sel.family:
+        keep &= rows["family"].isin(sel.family) | (rows["family"] == "baseline")
+    if sel.timing_mode:
+        keep &= rows["timing_mode"].isna() | (rows["timing_mode"] == sel.timing_mode)
+    return rows[keep]
+
+
+def filter_telemetry(tele: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Telemetry samples of the cells in `rows` (a semi-join on the join keys)."""
+    if tele.empty or rows.empty:
+        return tele.iloc[0:0]
+    keys = rows[JOIN_KEYS].drop_duplicates()
+    return tele.merge(keys, on=JOIN_KEYS, how="inner")
+
+
+def options(rows: pd.DataFrame, column: str) -> list:
+    if rows.empty or column not in rows:
+        return []
+    if column == "size_label":
+        sized = rows[["size", "size_label"]].drop_duplicates().sort_values(["size", "size_label"])
+        return list(dict.fromkeys(sized["size_label"]))
+    return sorted(rows[column].dropna().unique().tolist())
+
+
+# ---------------------------------------------------------------- cells
+
+def timed(rows: pd.DataFrame) -> pd.DataFrame:
+    """Verified, timed rows."""
+    if rows.empty:
+        return rows
+    return rows[(rows["status"] == "ok") & rows["median_ms"].notna() & (rows["median_ms"] > 0)]
+
+
+def _join(values) -> str:
+    return ", ".join(sorted({str(v) for v in values if v is not None and v == v}))
+
+
+def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One line per cell (`keys`), pooling repeats, runs and same-model GPUs.
+
+    median_ms is the median of the rows' medians, tflops = flops / median_ms. The spread
+    (lo, hi) is the rows' min-max where the cell has two rows or more; for one row, the
+    q1-q3 of its own samples.
+    """
+    t = timed(rows)
+    cols = [*keys, "rows", "median_ms", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", "spread",
+            "cv_max", "runs", "datasets", "gpus", "flops"]
+    if t.empty:
+        return pd.DataFrame(columns=cols)
+    t = t.assign(_pct=t["pct_of_baseline"].astype("float64"), _tf=t["flops"] / t["median_ms"] / 1e9)
+    g = t.groupby(keys, dropna=False, sort=False)
+    out = g.agg(rows=("median_ms", "size"), median_ms=("median_ms", "median"), flops=("flops", "first"),
+                tf_min=("_tf", "min"), tf_max=("_tf", "max"), pct=("_pct", "median"), pct_min=("_pct", "min"),
+                pct_max=("_pct", "max"), q1=("q1_ms", "first"), q3=("q3_ms", "first"), cv_max=("cv", "max"),
+                gpus=("gpu_uuid", "nunique")).reset_index()
+    out["runs"] = g["run_id"].agg(_join).values
+    out["datasets"] = g["dataset"].agg(_join).values
+    out["tflops"] = out["flops"] / out["median_ms"] / 1e9
+    one = out["rows"] == 1
+    q1 = out["q1"].where(out["q1"] > 0)
+    q3 = out["q3"].where(out["q3"] > 0)
+    out["tflops_lo"] = np.where(one, out["flops"] / q3 / 1e9, out["tf_min"])
+    out["tflops_hi"] = np.where(one, out["flops"] / q1 / 1e9, out["tf_max"])
+    out["pct_lo"] = np.where(one, out["pct"] * out["median_ms"] / q3, out["pct_min"])
+    out["pct_hi"] = np.where(one, out["pct"] * out["median_ms"] / q1, out["pct_max"])
+    out["spread"] = np.where(one, "q1–q3 of one row's samples", "min–max over " + out["rows"].astype(str) + " rows (repeats, runs, GPUs)")
+    return out[cols]
+
+
+# ---------------------------------------------------------------- ladder
+
+LADDER_KEYS = ["gpu_model", "family", "stage", "stage_group", "position", "dtype", "order", "m", "n", "k", "size_label"]
+
+
+def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label: str,
+           stage_info: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One family's ladder at one size, per GPU model, with the published figures as further sources.
+
+    Columns: source (the GPU model, or 'published (<device>)'), kind (measured | published), stage,
+    order, pct (+ lo/hi), tflops (+ lo/hi), median_ms, gain (speed-up over the previous stage of
+    the same source and precision, x: a family with fp16 and bf16 stages is two ladders), and the
+    cell's rows, runs.
+    """
+    fam = rows[(rows["family"] == family) & (rows["size_label"] == size_label)]
+    baselines = set(fam["baseline"].dropna())
+    base = rows[(rows["stage"].isin(baselines)) & (rows["size_label"] == size_label)]
+    cells = cell_stats(pd.concat([fam, base]), LADDER_KEYS)
+    cols = ["source", "kind", "family", "stage", "stage_group", "dtype", "order", "position", "size_label", "pct", "pct_lo",
+            "pct_hi", "tflops", "tflops_lo", "tflops_hi", "median_ms", "gain", "prev_stage", "rows", "runs", "spread",
+            "citation", "what_changed"]
+    parts = []
+    if not cells.empty:
+        cells["order"] = np.where(cells["family"] == "baseline", 1e9, cells["order"])  # cuBLAS closes the ladder
+        m = cells.rename(columns={"gpu_model": "source"}).assign(kind="measured", citation="")
+        parts.append(m)
+    pub = published[published["family"] == family] if not published.empty else published
+    if not pub.empty:
+        order = dict(zip(rows["stage"], rows["order"])) if not rows.empty else {}
+        p = pub.assign(source=pub["source_label"], kind="published", pct=pub["pct_of_baseline"],
+                       order=[order.get(s, 1e8 + pos) for s, pos in zip(pub["stage"], pub["position"])],
+                       stage_group="", rows=np.nan, runs="", spread="published figure")
+        for c in ("pct_lo", "pct_hi"):
+            p[c] = p["pct"]
+        for c in ("tflops_lo", "tflops_hi"):
+            p[c] = p["tflops"]
+        parts.append(p)
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat([x for x in parts], ignore_index=True).sort_values(["kind", "source", "order"], kind="stable")
+    gains, prevs = [], []
+    prev: dict[tuple, tuple[float, str]] = {}  # (source, dtype) -> the last stage's (ms, name)
+    for i, (source, dtype, ms, stage, fam_) in enumerate(zip(out["source"], out["dtype"], out["median_ms"], out["stage"], out["family"])):
+        if fam_ == "baseline":
+            gains.append(np.nan)
+            prevs.append("")
+            continue
+        last = prev.get((source, dtype))
+        gains.append(last[0] / ms if last and ms and ms == ms else np.nan)
+        prevs.append(last[1] if last else "")
+        if ms and ms == ms:
+            prev[(source, dtype)] = (ms, stage)
+    out["gain"] = gains
+    out["prev_stage"] = prevs
+    if stage_info is not None and not stage_info.empty:
+        out = out.drop(columns=["what_changed"], errors="ignore").merge(stage_info[["stage", "what_changed"]], on="stage", how="left")
+    else:
+        out["what_changed"] = ""
+    return out[cols].sort_values(["order", "kind", "source"], kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- scaling across devices
+
+SCALING_KEYS = ["gpu_model", "family", "stage", "stage_group", "dtype", "order", "m", "n", "k", "size", "size_label"]
+
+
+def scaling(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per GPU model, stage and size: TFLOPS with spread, % of cuBLAS; `reference` marks the cuBLAS lines."""
+    out = cell_stats(rows, SCALING_KEYS)
+    out["reference"] = np.where(out["family"] == "baseline", "cuBLAS (reference)", "kernel")
+    return out
+
+
+# FP32 lanes (FFMA per clock) per SM by compute capability; a missing entry: no peak is claimed.
+FP32_LANES_PER_SM = {"5.0": 128, "5.2": 128, "5.3": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7.0": 64, "7.2": 64,
+                     "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128, "10.3": 128,
+                     "11.0": 128, "12.0": 128, "12.1": 128}
+PEAK_FORMULA = "peak FP32 = SMs × FP32 lanes per SM × 2 FLOP (FMA) × max SM clock (NVML)"
+
+
+def fp32_peaks(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each GPU model's peak FP32 TFLOP/s from its SM count, its architecture's FP32 lanes and its max SM clock."""
+    cols = ["gpu_model", "compute_capability", "sm_count", "fp32_lanes_per_sm", "max_sm_clock_mhz", "peak_tflops", "note"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    g = rows.groupby("gpu_model").agg(compute_capability=("compute_capability", "first"), sm_count=("sm_count", "max"),
+                                      max_sm_clock_mhz=("max_sm_clock_mhz", "max")).reset_index()
+    g["fp32_lanes_per_sm"] = g["compute_capability"].map(FP32_LANES_PER_SM)
+    g["peak_tflops"] = g["sm_count"] * g["fp32_lanes_per_sm"] * 2 * g["max_sm_clock_mhz"] / 1e6
+    notes = []
+    for cc, clk, lanes in zip(g["compute_capability"], g["max_sm_clock_mhz"], g["fp32_lanes_per_sm"]):
+        if not (clk == clk and clk):
+            notes.append("no max SM clock recorded (telemetry off): no peak")
+        elif not (lanes == lanes):
+            notes.append(f"FP32 lanes per SM unknown for compute capability {cc}: no peak")
+        else:
+            notes.append("")
+    g["note"] = notes
+    return g[cols]
+
+
+def fraction_of_peak(rows: pd.DataFrame, peaks: pd.DataFrame) -> pd.DataFrame:
+    """FP32 cells (SIMT stages and cuBLAS FP32) as % of their GPU's peak FP32."""
+    fp32 = rows[rows["dtype"] == "fp32"] if not rows.empty else rows
+    cells = scaling(fp32)
+    if cells.empty or peaks.empty:
+        return cells.assign(peak_tflops=pd.Series(dtype="float64"), pct_of_peak=pd.Series(dtype="float64"))
+    out = cells.merge(peaks[["gpu_model", "peak_tflops"]], on="gpu_model", how="inner")
+    out = out[out["peak_tflops"].notna()]
+    out["pct_of_peak"] = 100 * out["tflops"] / out["peak_tflops"]
+    out["pct_of_peak_lo"] = 100 * out["tflops_lo"] / out["peak_tflops"]
+    out["pct_of_peak_hi"] = 100 * out["tflops_hi"] / out["peak_tflops"]
+    return out
+
+
+# ---------------------------------------------------------------- reproducibility
+
+CELL_KEYS = ["dataset", "run_id", "gpu_model", "gpu", "gpu_uuid", "family", "stage", "order", "m", "n", "k", "size_label"]
+SEVERITY = {"unverified": 3, "throttled": 2, "noisy": 1}
+
+
+def cell_spread(rows: pd.DataFrame, cv_limit: float = 0.02, aa_notes: dict | None = None) -> pd.DataFrame:
+    """One line per (dataset, run, GPU, stage, shape): spread of its samples and of its repeats, and why not to trust it.
+
+    noisy: a repeat's CV or IQR/median above `cv_limit`, or the repeats' medians (max-min)/median above it,
+    or an A/A comparison of its repeats (`aa_notes`, from aa_disagreements) that is not SAME or UNCLEAR-by-a-hair;
+    throttled: a repeat had throttled samples (throttled_fraction > 0); unverified: a repeat's status is not ok.
+    Untrustworthy cells come first (unverified, throttled, noisy), then by CV.
+    """
+    cols = [*CELL_KEYS, "repeats", "statuses", "median_ms", "cv_max", "iqr_rel_max", "repeat_spread", "throttled_max",
+            "aa", "issues", "severity", "status_reason"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    r = rows.assign(_iqr_rel=rows["iqr_ms"] / rows["median_ms"], _bad=rows["status"] != "ok",
+                    _thr=rows["throttled_fraction"].fillna(0.0).astype("float64"))
+    g = r.groupby(CELL_KEYS, dropna=False, sort=False)
+    out = g.agg(repeats=("repeat", "size"), median_ms=("median_ms", "median"), cv_max=("cv", "max"),
+                iqr_rel_max=("_iqr_rel", "max"), throttled_max=("_thr", "max"), bad=("_bad", "sum"),
+                rmin=("median_ms", "min"), rmax=("median_ms", "max"), timed=("median_ms", "count")).reset_index()
+    out["statuses"] = g["status"].agg(lambda s: ", ".join(f"{k} {v}" for k, v in s.value_counts().items())).values
+    out["status_reason"] = g["status_reason"].agg(lambda s: "; ".join(sorted({x for x in s if isinstance(x, str) and x}))[:300]).values
+    out["repeat_spread"] = np.where(out["timed"] >= 2, (out["rmax"] - out["rmin"]) / out["median_ms"], np.nan)
+    notes = aa_notes or {}
+    out["aa"] = [notes.get(k, "") for k in zip(out["dataset"], out["run_id"], out["gpu_uuid"], out["stage"], out["m"], out["n"], out["k"])]
+    issues, sev = [], []
+    for bad, thr, cv, iqr, rs, aa_ in zip(out["bad"], out["throttled_max"], out["cv_max"], out["iqr_rel_max"],
+                                          out["repeat_spread"], out["aa"]):
+        why = []
+        if bad:
+            why.append("unverified")
+        if thr > 0:
+            why.append("throttled")
+        if any(v == v and v > cv_limit for v in (cv, iqr, rs)) or aa_:
+            why.append("noisy")
+        issues.append(", ".join(why) or "ok")
+        sev.append(max((SEVERITY[w] for w in why), default=0))
+    out["issues"] = issues
+    out["severity"] = sev
+    out = out.sort_values(["severity", "cv_max"], ascending=[False, False], kind="stable", na_position="last")
+    return out[cols].reset_index(drop=True)
+
+
+def per_row_spread(rows: pd.DataFrame) -> pd.DataFrame:
+    """Timed rows with CV and IQR/median in %, for the spread chart."""
+    t = timed(rows)
+    if t.empty:
+        return t.assign(cv_pct=pd.Series(dtype="float64"), iqr_pct=pd.Series(dtype="float64"))
+    return t.assign(cv_pct=100 * t["cv"], iqr_pct=100 * t["iqr_ms"] / t["median_ms"])
+
+
+def compare_records(rows: pd.DataFrame) -> list[dict]:
+    """Rows as the plain dicts farm.compare takes (samples as lists)."""
+    cols = ["dataset", "run_id", "gpu_model", "gpu_uuid", "stage", "m", "n", "k", "repeat", "status", "median_ms", "samples_ms"]
+    t = timed(rows)
+    recs = t[cols].to_dict("records")
+    for r in recs:
+        s = r["samples_ms"]
+        r["samples_ms"] = [] if s is None or (isinstance(s, float)) else [float(x) for x in s]
+    return recs
+
+
+def comparisons_frame(comps: list[fcompare.Comparison], key_names: list[str], rows: pd.DataFrame) -> pd.DataFrame:
+    """farm.compare results as a table: key columns, A/B medians, diff and band in %, verdict."""
+    cols = [*key_names, "a_ms", "b_ms", "a_rows", "b_rows", "diff_pct", "band_pct", "lo_pct", "hi_pct", "verdict"]
+    recs = []
+    for c in comps:
+        rec = dict(zip(key_names, c.key))
+        rec.update(a_ms=c.a.median_ms, b_ms=c.b.median_ms, a_rows=c.a.rows, b_rows=c.b.rows,
+                   diff_pct=100 * c.diff, band_pct=100 * c.band if math.isfinite(c.band) else np.nan, verdict=c.verdict)
+        recs.append(rec)
+    df = pd.DataFrame(recs, columns=[c for c in cols if c not in ("lo_pct", "hi_pct")])
+    df["lo_pct"] = df["diff_pct"] - df["band_pct"]
+    df["hi_pct"] = df["diff_pct"] + df["band_pct"]
+    if not df.empty and {"stage", "m", "n", "k"} <= set(df.columns):
+        from dashboard.data import size_label
+
+        df["size_label"] = [size_label(m, n, k) for m, n, k in zip(df["m"], df["n"], df["k"])]
+        order = dict(zip(rows["stage"], rows["order"])) if not rows.empty else {}
+        df["order"] = df["stage"].map(order).fillna(1e9)
+        df["cell"] = df["stage"] + " · " + df["size_label"]
+        df = df.sort_values(["order", "m", "n", "k"], kind="stable").reset_index(drop=True)
+    return df
+
+
+def aa(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
+    """A/A: every pair of repeats of each cell of `run` on each GPU."""
+    recs = [r for r in compare_records(rows) if r["run_id"] == run]
+    comps = fcompare.compare_repeats(recs, run, tol)
+    df = comparisons_frame(comps, ["gpu_uuid", "stage", "m", "n", "k", "pair"], rows)
+    if not df.empty:
+        labels = dict(zip(rows["gpu_uuid"], rows["gpu"]))
+        df.insert(0, "gpu", df["gpu_uuid"].map(labels))
+        if df["gpu_uuid"].nunique() > 1:  # pairs of different GPUs must not share a row of the chart
+            df["pair"] = df["gpu"].str.split(" · ").str[-1] + " " + df["pair"]
+    return df
+
+
+def gpu_to_gpu(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
+    recs = [r for r in compare_records(rows) if r["run_id"] == run]
+    comps = fcompare.compare_gpus(recs, run, tol)
+    return comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k", "pair"], rows)
+
+
+def run_to_run(rows: pd.DataFrame, a: tuple[str, str], b: tuple[str, str], tol: float) -> pd.DataFrame:
+    """Run B against run A ((dataset, run id) each), per GPU model, stage and shape present in both."""
+    def side(pair: tuple[str, str], label: str) -> pd.DataFrame:
+        r = rows[(rows["dataset"] == pair[0]) & (rows["run_id"] == pair[1])]
+        return r.assign(run_id=label)
+
+    both = pd.concat([side(a, "A"), side(b, "B")])
+    comps = fcompare.compare_runs(compare_records(both), "A", "B", tol)
+    df = comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k"], rows)
+    df["pair"] = f"{a[1]}~{b[1]}"
+    return df
+
+
+def comparison_summary(df: pd.DataFrame, tol: float) -> dict:
+    n = len(df)
+    counts = {v: int((df["verdict"] == v).sum()) if n else 0 for v in ("SAME", "FASTER", "SLOWER", "UNCLEAR")}
+    return {"comparisons": n, **counts,
+            "difference_rate": (counts["FASTER"] + counts["SLOWER"]) / n if n else None,
+            "median_abs_diff_pct": float(df["diff_pct"].abs().median()) if n else None,
+            "median_band_pct": float(df["band_pct"].median()) if n else None}
+
+
+def runs_with_repeats(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(dataset, run) pairs where some cell on some GPU has two timed repeats or more."""
+    t = timed(rows)
+    if t.empty:
+        return []
+    c = t.groupby(["dataset", "run_id", "gpu_uuid", "stage", "m", "n", "k"]).size()
+    return sorted({(d, r) for (d, r, *_), v in c.items() if v >= 2})
+
+
+def aa_disagreements(rows: pd.DataFrame, tol: float, band_limit: float) -> dict[tuple, str]:
+    """Cells whose repeats disagree: an A/A pair FASTER or SLOWER, or a band wider than ±band_limit.
+
+    Keys (dataset, run_id, gpu_uuid, stage, m, n, k); values say which pair and by how much.
+    """
+    out: dict[tuple, str] = {}
+    for dset, run in runs_with_repeats(rows):
+        df = aa(rows[rows["dataset"] == dset], run, tol)
+        for r in df.itertuples():
+            wide = r.band_pct == r.band_pct and r.band_pct > 100 * band_limit
+            if r.verdict in ("FASTER", "SLOWER") or wide:
+                key = (dset, run, r.gpu_uuid, r.stage, r.m, r.n, r.k)
+                note = f"A/A {r.pair.split()[-1]}: {r.verdict} {r.diff_pct:+.2f} % ± {r.band_pct:.2f} %"
+                out[key] = f"{out[key]}; {note}" if key in out else note
+    return out
+
+
+def best_run_pair(rows: pd.DataFrame) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """The two (dataset, run) pairs sharing the most timed cells (GPU model, stage, shape), older one first."""
+    t = timed(rows)
+    if t.empty:
+        return None
+    cells = t.groupby(["dataset", "run_id"]).apply(lambda g: set(zip(g["gpu_model"], g["stage"], g["m"], g["n"], g["k"])),
+                                                    include_groups=False)
+    start = t.groupby(["dataset", "run_id"])["timestamp"].min()
+    best, best_n = None, 0
+    keys = sorted(cells.index, key=lambda k: start[k])
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            n = len(cells[a] & cells[b])
+            if n > best_n:
+                best, best_n = (a, b), n
+    return best
+
+
+def runs_with_gpu_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(dataset, run) pairs where two GPUs of one model measured the same cell."""
+    t = timed(rows)
+    if t.empty:
+        return []
+    c = t.groupby(["dataset", "run_id", "gpu_model", "stage", "m", "n", "k"])["gpu_uuid"].nunique()
+    return sorted({(d, r) for (d, r, *_), v in c.items() if v >= 2})
+
+
+# ---------------------------------------------------------------- telemetry
+
+TIMED_SERIES = ("kernel", "baseline")
+_THROTTLE_BITS = throttle.POWER | throttle.THERMAL | throttle.HW_SLOWDOWN
+SAMPLE_PERIOD_MS = 10.0
+
+
+def timeline(tele: pd.DataFrame, rows: pd.DataFrame, max_points: int = 24000) -> pd.DataFrame:
+    """Telemetry samples on one wall-clock axis per GPU: each cell's samples at its row's timestamp + t_ms.
+
+    Cells of one GPU and run are laid end to end in timestamp order: a cell that would begin
+    before the previous one ended (timestamps written at the end of a cell) starts where the
+    previous one ended. `throttled`: a timed sample (kernel or baseline batches) with a power,
+    thermal or hardware-slowdown reason, or an SM clock below 75 % of the GPU's max.
+    Thinned to about `max_points` samples in all (at least 1000 per GPU), throttled samples always kept.
+    """
+    cols = [*JOIN_KEYS, "gpu", "cell", "series", "t_ms", "time", "sm_clock_mhz", "mem_clock_mhz", "temp_c", "power_w", "reasons",
+            "reason_names", "max_sm_clock_mhz", "throttled", "size_label"]
+    if tele.empty or rows.empty:
+        return pd.DataFrame(columns=cols)
+    cells = rows[[*JOIN_KEYS, "timestamp", "max_sm_clock_mhz", "gpu", "size_label"]].drop_duplicates(JOIN_KEYS)
+    span = tele.groupby(JOIN_KEYS, sort=False)["t_ms"].agg(["min", "max"]).reset_index()
+    cells = cells.merge(span, on=JOIN_KEYS, how="inner").sort_values(["dataset", "run_id", "gpu_uuid", "timestamp"])
+    starts = []
+    prev_key, prev_end = None, None
+    for key, ts, lo, hi in zip(zip(cells["dataset"], cells["run_id"], cells["gpu_uuid"]), cells["timestamp"], cells["min"], cells["max"]):
+        start = ts
+        if key == prev_key and prev_end is not None and ts + pd.Timedelta(milliseconds=float(lo)) < prev_end:
+            start = prev_end - pd.Timedelta(milliseconds=float(lo))
+        starts.append(start)
+        prev_key, prev_end = key, start + pd.Timedelta(milliseconds=float(hi) + SAMPLE_PERIOD_MS)
+    cells["start"] = starts
+    s = tele.merge(cells[[*JOIN_KEYS, "start", "max_sm_clock_mhz", "gpu", "size_label"]], on=JOIN_KEYS, how="inner")
+    s["time"] = s["start"] + pd.to_timedelta(s["t_ms"].astype("float64"), unit="ms")
+    reasons = s["reasons"].fillna(0).astype("int64")
+    max_clk = s["max_sm_clock_mhz"].astype("float64")
+    low = (s["sm_clock_mhz"].astype("float64") < throttle.LOW_CLOCK_FRACTION * max_clk) & max_clk.notna()
+    s["throttled"] = s["series"].isin(TIMED_SERIES) & (((reasons & _THROTTLE_BITS) != 0) | low)
+    s["reason_names"] = [", ".join(throttle.reason_names(int(x))) for x in reasons]
+    s["cell"] = (s["gpu_uuid"] + "|" + s["stage"] + "|" + s["m"].astype(str) + "x" + s["n"].astype(str) + "x" + s["k"].astype(str)
+                 + "|r" + s["repeat"].astype(str))
+    s = s.sort_values(["gpu_uuid", "time"])
+    n = s.groupby("gpu_uuid")["time"].transform("size")
+    per_gpu = max(1000, max_points // max(1, s["gpu_uuid"].nunique()))
+    stride = np.maximum(1, np.ceil(n / per_gpu)).astype(int)
+    pos = s.groupby("gpu_uuid").cumcount()
+    s = s[(pos % stride == 0) | s["throttled"]]
+    return s[cols].reset_index(drop=True)
+
+
+def throttle_windows(tl: pd.DataFrame) -> pd.DataFrame:
+    """Runs of consecutive throttled samples per GPU as [start, end) windows."""
+    cols = ["gpu", "gpu_uuid", "start", "end", "samples", "reasons", "stages", "min_clock_mhz"]
+    if tl.empty or not tl["throttled"].any():
+        return pd.DataFrame(columns=cols)
+    out = []
+    for uuid, g in tl.sort_values("time").groupby("gpu_uuid", sort=False):
+        flag = g["throttled"].to_numpy()
+        run_id = np.cumsum(np.r_[True, flag[1:] != flag[:-1]])
+        for rid in np.unique(run_id[flag]):
+            w = g[(run_id == rid)]
+            out.append({"gpu": w["gpu"].iloc[0], "gpu_uuid": uuid, "start": w["time"].min(),
+                        "end": w["time"].max() + pd.Timedelta(milliseconds=SAMPLE_PERIOD_MS), "samples": len(w),
+                        "reasons": ", ".join(sorted({n for x in w["reason_names"] for n in x.split(", ") if n})) or "low clock",
+                        "stages": ", ".join(dict.fromkeys(w["stage"] + " " + w["size_label"])),
+                        "min_clock_mhz": w["sm_clock_mhz"].min()})
+    return pd.DataFrame(out, columns=cols)
+
+
+def clock_vs_time(rows: pd.DataFrame) -> pd.DataFrame:
+    """Timed rows with their median SM clock (% of the GPU's max) and their time relative to the cell's median
+    over all rows shown (%)."""
+    t = timed(rows)
+    t = t[t["sm_clock_median_mhz"].notna() & (t["max_sm_clock_mhz"] > 0)] if not t.empty else t
+    if t.empty:
+        return t.assign(rel_pct=pd.Series(dtype="float64"), clock_pct=pd.Series(dtype="float64"))
+    med = t.groupby(["gpu_model", "stage", "m", "n", "k"])["median_ms"].transform("median")
+    return t.assign(rel_pct=100 * (t["median_ms"] / med - 1), clock_pct=100 * t["sm_clock_median_mhz"] / t["max_sm_clock_mhz"])
+
+
+# ---------------------------------------------------------------- overview
+
+def runs_table(rows: pd.DataFrame) -> pd.DataFrame:
+    cols = ["dataset", "run_id", "started", "last_row", "duration_s", "gpus", "gpu_models", "stages", "shapes", "repeats",
+            "rows", "ok", "not_ok", "throttled", "git_commit"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    r = rows.assign(_ok=rows["status"] == "ok", _thr=rows["throttled_fraction"].fillna(0) > 0,
+                    _shape=rows["shape"])
+    g = r.groupby(["dataset", "run_id"], sort=False)
+    out = g.agg(started=("timestamp", "min"), last_row=("timestamp", "max"), gpus=("gpu_uuid", "nunique"),
+                stages=("stage", "nunique"), shapes=("_shape", "nunique"), repeats=("repeat", "nunique"),
+                rows=("stage", "size"), ok=("_ok", "sum"), throttled=("_thr", "sum")).reset_index()
+    out["gpu_models"] = g["gpu_model"].agg(_join).values
+    out["git_commit"] = g["git_commit"].agg(lambda s: _join(x[:12] + ("-dirty" if str(x).endswith("-dirty") else "") for x in s.dropna())).values
+    out["not_ok"] = out["rows"] - out["ok"]
+    out["duration_s"] = (out["last_row"] - out["started"]).dt.total_seconds()
+    return out[cols].sort_values("last_row", ascending=False).reset_index(drop=True)
+
+
+def gpus_table(rows: pd.DataFrame) -> pd.DataFrame:
+    cols = ["gpu_model", "gpu", "gpu_name", "gpu_uuid", "host", "arch", "sm_count", "memory_gib", "driver_version",
+            "cuda_runtime_version", "runs", "rows", "last_seen"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    g = rows.groupby(["gpu_model", "gpu_uuid"], sort=True)
+    out = g.agg(gpu=("gpu", "first"), gpu_name=("gpu_name", "first"), host=("host", "first"), arch=("arch", "first"),
+                sm_count=("sm_count", "max"), memory=("memory_bytes", "max"), driver_version=("driver_version", "last"),
+                cuda_runtime_version=("cuda_runtime_version", "last"), runs=("run_id", "nunique"), rows=("stage", "size"),
+                last_seen=("timestamp", "max")).reset_index()
+    out["memory_gib"] = out["memory"] / 2**30
+    return out[cols]
+
+
+def datasets_table(rows: pd.DataFrame, sources, files: dict) -> pd.DataFrame:
+    cols = ["dataset", "path", "layout", "row_files", "telemetry_files", "rows", "runs", "gpus", "schema_versions", "newest"]
+    recs = []
+    for s in sources:
+        r = rows[rows["dataset"] == s.name] if not rows.empty else rows
+        f = files.get(s.name, {})
+        recs.append({"dataset": s.name, "path": s.path, "layout": s.layout, "row_files": f.get("rows", 0),
+                     "telemetry_files": f.get("telemetry", 0), "rows": len(r), "runs": r["run_id"].nunique() if len(r) else 0,
+                     "gpus": r["gpu_uuid"].nunique() if len(r) else 0,
+                     "schema_versions": _join(r["schema_version"]) if len(r) else "",
+                     "newest": r["timestamp"].max() if len(r) else pd.NaT})
+    return pd.DataFrame(recs, columns=cols)
+
+
+def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 60.0) -> pd.DataFrame:
+    """Runs that wrote rows in the last `window_s` seconds, with how far they are.
+
+    The plan is not in the dataset, so progress is measured against the grid seen so far:
+    the run's distinct stages x shapes x repeats, once per GPU (replicated runs) or once per
+    GPU model (sharded runs, where no cell appears on two GPUs of a model). It can only grow
+    as new stages or shapes appear: an estimate, labelled so.
+    """
+    cols = ["dataset", "run_id", "gpus", "rows", "rows_last_window", "rows_per_min", "expected", "progress", "mode",
+            "last_row", "now_running"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    cutoff = pd.Timestamp(now) - pd.Timedelta(seconds=window_s)
+    live = rows.groupby(["dataset", "run_id"])["timestamp"].max()
+    live = live[live >= cutoff]
+    recs = []
+    for (dset, run), last in live.items():
+        r = rows[(rows["dataset"] == dset) & (rows["run_id"] == run)]
+        grid = r["stage"].nunique() * r["shape"].nunique() * r["repeat"].nunique()
+        cell = ["stage", "m", "n", "k", "repeat"]
+        per_model = r.groupby(["gpu_model", *cell])["gpu_uuid"].nunique()
+        sharded = r["gpu_uuid"].nunique() > r["gpu_model"].nunique() and (per_model <= 1).all()
+        expected = grid * (r["gpu_model"].nunique() if sharded else r["gpu_uuid"].nunique())
+        recent = r[r["timestamp"] >= cutoff]
+        newest = r.sort_values("timestamp").groupby("gpu_uuid").tail(1)
+        recs.append({"dataset": dset, "run_id": run, "gpus": r["gpu_uuid"].nunique(), "rows": len(r),
+                     "rows_last_window": len(recent), "rows_per_min": len(recent) * 60.0 / window_s,
+                     "expected": expected, "progress": min(1.0, len(r) / expected) if expected else None,
+                     "mode": "sharded per model" if sharded else "every GPU runs every cell", "last_row": last,
+                     "now_running": "; ".join(f"{g}: {s} {z} r{p}" for g, s, z, p in
+                                              zip(newest["gpu"], newest["stage"], newest["size_label"], newest["repeat"]))})
+    return pd.DataFrame(recs, columns=cols)

@@ -1,0 +1,33 @@
+"""gemm-farm dashboard: `streamlit run dashboard/app.py -- --data PATH [--data PATH ...]`.
+
+Without --data: $GEMM_FARM_DATA (paths joined by os.pathsep), else the shipped datasets/
+plus the sweep's default output (farm.dataset.default_output()).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboard/ on the path, not the repo
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import ui  # noqa: E402
+
+VIEWS = Path(__file__).resolve().parent / "views"
+PAGES = [  # (file, title, url path, icon)
+    ("overview.py", "Overview", "overview", ":material/dashboard:"),
+    ("ladder.py", "Ladder", "ladder", ":material/stairs:"),
+    ("scaling.py", "Scaling across devices", "scaling", ":material/trending_up:"),
+    ("reproducibility.py", "Reproducibility", "reproducibility", ":material/repeat:"),
+    ("telemetry.py", "Telemetry", "telemetry", ":material/thermostat:"),
+    ("data.py", "Data", "data", ":material/download:"),
+]
+
+st.set_page_config(page_title="gemm-farm", page_icon=":material/grid_on:", layout="wide")
+ui.data_paths()
+page = st.navigation([st.Page(VIEWS / f, title=t, url_path=u, icon=i, default=(u == "overview")) for f, t, u, i in PAGES])
+ui.sidebar()
+page.run()

@@ -1,0 +1,173 @@
+"""Streamlit pieces the pages share: the data behind the sidebar filters, messages, live refresh."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import time
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis, charts, data
+
+PATHS_KEY = "gemm_farm_data_paths"
+ORIGIN_KEY = "gemm_farm_data_origin"
+LIVE_KEY = "live"
+ACTIVE_KEY = "gemm_farm_sweep_active"
+REFRESH_S = 5  # while a sweep writes
+IDLE_REFRESH_S = 30  # otherwise: still picks up a sweep that starts, then switches to REFRESH_S
+ACTIVE_WINDOW_S = 120  # a file written this recently means a sweep is writing
+FILTER_LABELS = {"dataset": "Datasets", "gpu_model": "GPU models", "family": "Families", "dtype": "Precisions",
+                 "size_label": "Sizes", "run_id": "Runs"}
+
+
+def data_paths() -> list[str]:
+    """The paths from `-- --data`, $GEMM_FARM_DATA or the defaults (set once per session by app.py)."""
+    if PATHS_KEY not in st.session_state:
+        paths, origin = data.requested_paths(sys.argv[1:], dict(os.environ))
+        st.session_state[PATHS_KEY], st.session_state[ORIGIN_KEY] = paths, origin
+    return st.session_state[PATHS_KEY]
+
+
+def loaded() -> data.Loaded:
+    return data.load(tuple(data_paths()))
+
+
+def selection() -> analysis.Selection:
+    values = {k: tuple(st.session_state.get(f"filter_{k}") or ()) for k in analysis.FILTERS}
+    return analysis.Selection(**values, timing_mode=st.session_state.get("filter_timing_mode"))
+
+
+def filtered() -> tuple[data.Loaded, pd.DataFrame, pd.DataFrame]:
+    """(everything loaded, rows passing the sidebar filters, their telemetry samples)."""
+    L = loaded()
+    rows = analysis.apply_filters(L.rows, selection())
+    return L, rows, analysis.filter_telemetry(L.telemetry, rows)
+
+
+def newest_write() -> float | None:
+    """Seconds since the newest result file was written (from the cached listing), None without files."""
+    _, listed = data.listing(tuple(data_paths()))
+    newest = max((e.mtime_ns for _, rows, tele in listed for e in (*rows, *tele)), default=None)
+    return None if newest is None else max(0.0, time.time() - newest / 1e9)
+
+
+def sweep_active() -> bool:
+    age = newest_write()
+    return age is not None and age < ACTIVE_WINDOW_S
+
+
+def refresh_every() -> dt.timedelta | None:
+    """run_every of the pages' live fragments: every REFRESH_S while files are being written, IDLE_REFRESH_S
+    otherwise, None when live refresh is off."""
+    if not st.session_state.get(LIVE_KEY, True):
+        return None
+    active = sweep_active()
+    st.session_state[ACTIVE_KEY] = active
+    return dt.timedelta(seconds=REFRESH_S if active else IDLE_REFRESH_S)
+
+
+def live(body):
+    """Run `body` as the page's live fragment. When a sweep starts or stops writing, the fragment
+    asks for one full rerun, which registers it again with the other interval."""
+    @st.fragment(run_every=refresh_every())
+    def fragment() -> None:
+        if st.session_state.get(LIVE_KEY, True) and ACTIVE_KEY in st.session_state and sweep_active() != st.session_state[ACTIVE_KEY]:
+            st.rerun()
+        body()
+
+    fragment()
+
+
+def sidebar() -> None:
+    """Filters shared by all pages (empty = all), the live switch, and where the data comes from."""
+    L = loaded()
+    rows = L.rows
+    with st.sidebar:
+        st.toggle("Live refresh", value=True, key=LIVE_KEY,
+                  help=f"Pages re-read the datasets (only new files are read) every {REFRESH_S} s while result files are "
+                       f"being written, every {IDLE_REFRESH_S} s otherwise.")
+        if st.session_state.get(LIVE_KEY, True):
+            st.caption(f"● sweep writing: refreshing every {REFRESH_S} s" if sweep_active()
+                       else f"○ no new files in {ACTIVE_WINDOW_S // 60} min: checking every {IDLE_REFRESH_S} s")
+        st.caption("Filters (empty = all). A family filter keeps the cuBLAS baselines, every family's reference.")
+        for col in ("gpu_model", "family", "dtype", "size_label"):
+            st.multiselect(FILTER_LABELS[col], analysis.options(rows, col), key=f"filter_{col}", placeholder="all")
+        with st.expander("More filters"):
+            for col in ("dataset", "run_id"):
+                st.multiselect(FILTER_LABELS[col], analysis.options(rows, col), key=f"filter_{col}", placeholder="all")
+            modes = analysis.options(rows, "timing_mode")
+            if len(modes) > 1:
+                st.radio("Timing mode", modes, key="filter_timing_mode", horizontal=True,
+                         help="hot: L2 warm, back-to-back launches; cold: L2 flushed before every launch")
+            elif "filter_timing_mode" in st.session_state:
+                del st.session_state["filter_timing_mode"]
+        with st.expander("Data sources", expanded=False):
+            st.caption(f"From {st.session_state.get(ORIGIN_KEY, '?')}. Start with "
+                       "`streamlit run dashboard/app.py -- --data PATH` or set `GEMM_FARM_DATA`.")
+            for s in L.sources:
+                files = L.files.get(s.name, {})
+                st.markdown(f"**{s.name}** · `{s.path}` · {s.layout}, {files.get('rows', 0)} row files, "
+                            f"{files.get('telemetry', 0)} telemetry files")
+
+
+def messages(L: data.Loaded, missing_sources: bool = False) -> None:
+    """Unreadable files (named, skipped) and, with `missing_sources`, the paths that are not there, as messages."""
+    if L.problems:
+        with st.expander(f"⚠️ {len(L.problems)} unreadable file(s) skipped: the rest of the data is shown", expanded=len(L.problems) <= 5):
+            st.code("\n".join(L.problems[:200]) + ("\n…" if len(L.problems) > 200 else ""), language=None)
+    missing = [s for s in L.sources if s.layout.startswith("missing")]
+    if missing_sources and missing and not L.rows.empty:
+        st.caption("Not found (skipped): " + ", ".join(f"`{s.path}`" for s in missing))
+
+
+def stop_if_empty(L: data.Loaded, rows: pd.DataFrame) -> bool:
+    """Say clearly why there is nothing to show; True when the page should show nothing else."""
+    if L.rows.empty:
+        lines = [f"- `{s.path}`: {_describe(s.layout)}" for s in L.sources] or ["- (no paths)"]
+        st.info("**No result rows found.** Looked in:\n" + "\n".join(lines) +
+                "\n\nRun a sweep (`python -m farm ...` or `ray job submit -- python farm/sweep.py`), or point the "
+                "dashboard at a dataset: `streamlit run dashboard/app.py -- --data PATH` (or `GEMM_FARM_DATA=PATH`).")
+        return True
+    if rows.empty:
+        st.info("No rows match the sidebar filters: clear some of them to see data.")
+        return True
+    return False
+
+
+def _describe(layout: str) -> str:
+    return {"missing": "not found", "empty": "no result files yet", "tables": "dataset, but no readable rows",
+            "flat": "dataset (old layout), but no readable rows"}.get(layout, layout)
+
+
+def chart(c: alt.TopLevelMixin, key: str | None = None) -> None:
+    """An Altair chart at its own size (compound charts keep their panel widths)."""
+    st.altair_chart(charts.pad(c), width="content", key=key)
+
+
+def freshness(ts: pd.Timestamp | None, now: dt.datetime | None = None, suffix: str = " ago") -> str:
+    """'42 s ago', '17 min ago', '3.5 h ago', '12 days ago'."""
+    if ts is None or pd.isna(ts):
+        return "—"
+    now = now or dt.datetime.now(dt.timezone.utc)
+    age = (pd.Timestamp(now) - ts).total_seconds()
+    if age < 0:
+        return "just now"
+    if age < 120:
+        return f"{age:.0f} s{suffix}"
+    if age < 7200:
+        return f"{age / 60:.0f} min{suffix}"
+    if age < 172800:
+        return f"{age / 3600:.1f} h{suffix}"
+    return f"{age / 86400:.0f} days{suffix}"
+
+
+def pick_run(label: str, pairs: list[tuple[str, str]], key: str, rows: pd.DataFrame) -> tuple[str, str] | None:
+    """A (dataset, run) select box, newest run first."""
+    if not pairs:
+        return None
+    last = rows.groupby(["dataset", "run_id"])["timestamp"].max().to_dict()
+    pairs = sorted(pairs, key=lambda p: last.get(p, pd.Timestamp.min.tz_localize("UTC")), reverse=True)
+    return st.selectbox(label, pairs, key=key, format_func=lambda p: f"{p[1]}  ·  {p[0]}")

@@ -1,0 +1,86 @@
+"""Data: the schema, and downloads of the filtered rows and of whole datasets as Parquet and CSV."""
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, ui
+from farm.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, TELEMETRY_SCHEMA
+
+st.title("Data")
+
+TELEMETRY_DOCS = {
+    "series": "what ran when the sample was taken: warmup | kernel | baseline | gap (between batches)",
+    "t_ms": "time since the cell's warm-up began, ms", "sm_clock_mhz": "SM clock, MHz", "mem_clock_mhz": "memory clock, MHz",
+    "temp_c": "GPU temperature, Celsius", "power_w": "board power, W", "reasons": "NVML clock-event (throttle) reason bitmask",
+}
+
+
+def download(label: str, make, file_name: str, mime: str, key: str) -> None:
+    """A download button whose file is built only when clicked."""
+    st.download_button(label, data=make, file_name=file_name, mime=mime, key=key, on_click="ignore")
+
+
+def buttons(prefix: str, rows: pd.DataFrame, tele: pd.DataFrame, key: str) -> None:
+    rows_t = lambda: data.export_table(rows, ROW_SCHEMA)  # noqa: E731
+    tele_t = lambda: data.export_table(tele, TELEMETRY_SCHEMA)  # noqa: E731
+    c = st.columns(4)
+    with c[0]:
+        download(f"rows · Parquet ({len(rows)})", lambda: data.to_parquet_bytes(rows_t()), f"{prefix}-rows.parquet",
+                 "application/vnd.apache.parquet", f"{key}_rows_pq")
+    with c[1]:
+        download(f"rows · CSV ({len(rows)})", lambda: data.to_csv_bytes(rows_t()), f"{prefix}-rows.csv", "text/csv", f"{key}_rows_csv")
+    with c[2]:
+        download(f"telemetry · Parquet ({len(tele)})", lambda: data.to_parquet_bytes(tele_t()), f"{prefix}-telemetry.parquet",
+                 "application/vnd.apache.parquet", f"{key}_tele_pq")
+    with c[3]:
+        download(f"telemetry · CSV ({len(tele)})", lambda: data.to_csv_bytes(tele_t()), f"{prefix}-telemetry.csv", "text/csv",
+                 f"{key}_tele_csv")
+
+
+def body() -> None:
+    L, rows, tele = ui.filtered()
+    ui.messages(L)
+    if not ui.stop_if_empty(L, rows):
+        st.subheader("Filtered rows")
+        st.caption(f"{len(rows)} rows and {len(tele)} telemetry samples pass the sidebar filters. Downloads carry every "
+                   "schema column plus `dataset` and `schema_version`; in CSV, list columns are written as text.")
+        buttons("gemm-farm-filtered", rows, tele, "filtered")
+        first = ["dataset", "run_id", "gpu", "stage", "size_label", "repeat", "status", "median_ms", "tflops", "pct_of_baseline",
+                 "cv", "throttled_fraction"]
+        rest = [c for c in rows.columns if c not in first and c not in ("samples_ms", "order", "size", "shape")]
+        preview = rows.sort_values("timestamp", ascending=False)[first + rest].head(500)
+        st.dataframe(preview, hide_index=True, height=300)
+
+    if not L.rows.empty:
+        st.subheader("Whole datasets")
+        for s in L.sources:
+            r = L.rows[L.rows["dataset"] == s.name]
+            if r.empty:
+                continue
+            t = L.telemetry[L.telemetry["dataset"] == s.name] if not L.telemetry.empty else L.telemetry
+            st.markdown(f"**{s.name}** · `{s.path}`")
+            buttons(s.name.replace("/", "_"), r, t, f"ds_{s.name}")
+
+    st.subheader("Reading a dataset")
+    st.code("import pandas as pd\n"
+            "df = pd.read_parquet('DATASET/rows')   # hive partitions: gpu_model=, run_id=\n\n"
+            "import duckdb\n"
+            "duckdb.sql(\"SELECT * FROM read_parquet('DATASET/rows/**/*.parquet',\"\n"
+            "           \" hive_partitioning=true, union_by_name=true)\")\n\n"
+            "from farm.dataset import read_table\n"
+            "rows, tele = read_table('DATASET'), read_table('DATASET', 'telemetry')", language="python")
+
+
+ui.live(body)
+
+st.subheader(f"Schema (version {SCHEMA_VERSION})")
+st.caption("One row per (GPU, stage, shape, repeat, run); `gpu_model` and `run_id` are the hive partition keys. "
+           "Units: times in ms, throughput in TFLOP/s (multiply-add = 2 FLOP), sizes in bytes.")
+tab_rows, tab_tele = st.tabs(["rows", "telemetry"])
+with tab_rows:
+    st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": COLUMN_DOCS[f.name]} for f in ROW_SCHEMA]),
+                 hide_index=True, height=420, column_config={"meaning": st.column_config.TextColumn(width="large")})
+with tab_tele:
+    st.caption("One row per NVML sample; joins to rows on gpu_model, run_id, gpu_uuid, stage, m, n, k, repeat.")
+    st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": TELEMETRY_DOCS.get(f.name, "join key")}
+                               for f in TELEMETRY_SCHEMA]), hide_index=True,
+                 column_config={"meaning": st.column_config.TextColumn(width="large")})

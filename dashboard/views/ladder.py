@@ -1,0 +1,65 @@
+"""Ladder: each family's stages in order, per GPU model, beside the write-ups' published figures."""
+import streamlit as st
+
+from dashboard import analysis, charts, data, ui
+
+st.title("Ladder")
+st.caption("Each family's stages in ladder order: % of the same-precision cuBLAS (timed in alternating batches with the "
+           "kernel), throughput, and the speed-up each step brings over the previous stage. Grey bars are the figures "
+           "published in the write-ups on their own GPUs, shown for reference: they were not measured here.")
+
+
+def body() -> None:
+    L, rows, _ = ui.filtered()
+    ui.messages(L)
+    if ui.stop_if_empty(L, rows):
+        return
+    published = data.published_figures()
+    timed_rows = analysis.timed(rows)
+    families = sorted((f for f in analysis.options(timed_rows, "family") if f != "baseline"),
+                      key=lambda f: timed_rows.loc[timed_rows["family"] == f, "order"].min())  # catalog order
+    if not families:
+        st.info("No timed kernel rows (only baselines, or nothing verified) under the current filters.")
+        return
+    c1, c2, c3 = st.columns([2, 2, 3])
+    family = c1.selectbox("Family", families, key="ladder_family")
+    fam_rows = analysis.timed(rows[rows["family"] == family])
+    sizes = analysis.options(fam_rows, "size_label")
+    pub = published[published["family"] == family]
+    pub_sizes = [s for s in pub["size_label"].unique() if s in sizes]
+    default = sizes.index(pub_sizes[0]) if pub_sizes else len(sizes) - 1
+    size = c2.selectbox("Size", sizes, index=default, key="ladder_size",
+                        help="Published figures are at the write-up's own size; the one nearest ours is shown.")
+    groups = analysis.options(fam_rows, "stage_group")
+    chosen = c3.multiselect("Stage groups", groups, default=[g for g in groups if g != "geometry"] or groups,
+                            key="ladder_groups", help="ladder: the main steps; traits: further variants; "
+                            "did_not_pan_out: tried, slower; geometry: block-shape sweep")
+    keep = rows[(rows["family"] != family) | rows["stage_group"].isin(chosen)]
+    show_pub = st.toggle("Show published figures", value=True, key="ladder_pub")
+    pub_in = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))] if show_pub else pub.iloc[0:0]
+    lad = analysis.ladder(keep, pub_in, family, size, data.stage_info())
+    if lad.empty:
+        st.info(f"No timed rows of {family} at {size}.")
+        return
+    if show_pub and not pub_in.empty:
+        for (label, psize), g in pub_in.groupby(["source_label", "size_label"]):
+            st.caption(f"**{label}** at {psize}: {'; '.join(sorted(g['citation'].unique()))}. "
+                       f"Measured here: {', '.join(sorted(set(lad.loc[lad['kind'] == 'measured', 'source'])))} at {size}.")
+    ui.chart(charts.ladder_chart(lad, size), key="ladder_chart")
+
+    st.subheader("Table")
+    table = lad.drop(columns=["order", "kind", "family"]).rename(columns={"source": "measured on / published"})
+    st.dataframe(table, hide_index=True, column_config={
+        "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
+        "pct_lo": st.column_config.NumberColumn("% low", format="%.1f"),
+        "pct_hi": st.column_config.NumberColumn("% high", format="%.1f"),
+        "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
+        "tflops_lo": st.column_config.NumberColumn("TFLOP/s low", format="%.2f"),
+        "tflops_hi": st.column_config.NumberColumn("TFLOP/s high", format="%.2f"),
+        "median_ms": st.column_config.NumberColumn("median (ms)", format="%.4f"),
+        "gain": st.column_config.NumberColumn("× over previous", format="%.2f"),
+        "rows": st.column_config.NumberColumn("rows pooled", format="%d"),
+    })
+
+
+ui.live(body)

@@ -1,0 +1,115 @@
+"""Reproducibility: spread per cell, A/A and GPU-to-GPU comparisons, untrustworthy cells first."""
+import streamlit as st
+
+from dashboard import analysis, charts, ui
+from farm.compare import DEFAULT_TOLERANCE
+
+st.title("Reproducibility")
+st.caption("Can the numbers be trusted? Cells that cannot (unverified, throttled, noisy) come first; then the spread "
+           "of each cell's samples, and noise-aware comparisons (farm.compare) of repeats, GPUs and runs.")
+
+
+def comparison(df, tol: float, title: str, key: str, empty: str = "Nothing to compare.") -> None:
+    if df.empty:
+        st.info(empty)
+        return
+    s = analysis.comparison_summary(df, tol)
+    c = st.columns(6)
+    c[0].metric("comparisons", s["comparisons"])
+    c[1].metric("SAME", s["SAME"], help=f"the whole ~95 % band within ±{100 * tol:g} %")
+    c[2].metric("FASTER / SLOWER", f"{s['FASTER']} / {s['SLOWER']}", help="band excludes 0 and |diff| > tolerance")
+    c[3].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
+    c[4].metric("median |diff|", f"{s['median_abs_diff_pct']:.3f} %")
+    c[5].metric("median band", f"±{s['median_band_pct']:.3f} %")
+    charts_df = df
+    if df["cell"].nunique() > 60:
+        charts_df = df[df["verdict"] != "SAME"]
+        st.caption(f"{df['cell'].nunique()} cells: the chart shows the {len(charts_df)} comparisons that are not SAME; "
+                   "the table below has them all.")
+    if not charts_df.empty:
+        ui.chart(charts.comparison_chart(charts_df, 100 * tol, title), key=f"{key}_chart")
+    with st.expander("Table"):
+        st.dataframe(df.drop(columns=["order", "cell"], errors="ignore"), hide_index=True)
+
+
+def body() -> None:
+    L, rows, _ = ui.filtered()
+    ui.messages(L)
+    if ui.stop_if_empty(L, rows):
+        return
+    c1, c2 = st.columns(2)
+    cv_limit = c1.number_input("Noise threshold (%)", min_value=0.05, max_value=50.0, value=2.0, step=0.25, key="repro_cv",
+                               help="a cell is noisy when a repeat's CV or IQR/median, its repeats' (max−min)/median, or an A/A "
+                                    "band exceed this, or when an A/A pair of its repeats is FASTER/SLOWER")
+    tol = c2.number_input("Comparison tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
+                          key="repro_tol", help="farm.compare: SAME when the whole ~95 % band lies within ±tolerance") / 100
+
+    cells = analysis.cell_spread(rows, cv_limit / 100, analysis.aa_disagreements(rows, tol, cv_limit / 100))
+    bad = cells[cells["severity"] > 0]
+    st.subheader("Cells that cannot be trusted")
+    m = st.columns(4)
+    m[0].metric("cells", len(cells))
+    for i, issue in enumerate(("unverified", "throttled", "noisy")):
+        m[i + 1].metric(issue, int(cells["issues"].str.contains(issue).sum()))
+    if bad.empty:
+        st.success("Every cell shown is verified, unthrottled and within the noise threshold.")
+    shown = ["issues", "dataset", "run_id", "gpu", "stage", "size_label", "repeats", "statuses", "median_ms", "cv_max",
+             "iqr_rel_max", "repeat_spread", "aa", "throttled_max", "status_reason"]
+    st.dataframe(cells[shown], hide_index=True, height=320, column_config={
+        "size_label": "size", "run_id": "run",
+        "issues": st.column_config.TextColumn("issues", help="unverified, throttled, noisy: untrustworthy cells first"),
+        "median_ms": st.column_config.NumberColumn("median (ms)", format="%.4f"),
+        "cv_max": st.column_config.NumberColumn("CV max", format="percent"),
+        "iqr_rel_max": st.column_config.NumberColumn("IQR/median max", format="percent"),
+        "repeat_spread": st.column_config.NumberColumn("repeats (max−min)/median", format="percent"),
+        "aa": st.column_config.TextColumn("repeats disagree (A/A)", help="an A/A pair FASTER/SLOWER, or its band wider than the noise threshold"),
+        "throttled_max": st.column_config.NumberColumn("throttled fraction max", format="%.3f")})
+
+    st.subheader("Spread of samples per cell")
+    per_row = analysis.per_row_spread(rows)
+    if per_row.empty:
+        st.info("No timed rows.")
+    else:
+        ui.chart(charts.spread_chart(per_row, cv_limit), key="spread_chart")
+
+    st.subheader("A/A: repeats of one run")
+    st.caption("Every pair of repeats of each cell on each GPU, each repeat a side of its own: how far apart two "
+               "measurements of the same thing land.")
+    pick = ui.pick_run("Run", analysis.runs_with_repeats(rows), "repro_aa_run", rows)
+    if pick is None:
+        st.info("No run with two repeats of a cell under the current filters.")
+    else:
+        run_rows = rows[rows["dataset"] == pick[0]]
+        comparison(analysis.aa(run_rows, pick[1], tol), tol, f"A/A: repeats of {pick[1]}", "aa")
+
+    st.subheader("GPU to GPU: same model, same run")
+    pick = ui.pick_run("Run", analysis.runs_with_gpu_pairs(rows), "repro_gpu_run", rows)
+    if pick is None:
+        st.info("No run with two GPUs of one model measuring the same cells under the current filters.")
+    else:
+        run_rows = rows[rows["dataset"] == pick[0]]
+        comparison(analysis.gpu_to_gpu(run_rows, pick[1], tol), tol, f"GPU to GPU in {pick[1]}", "g2g")
+
+    st.subheader("Run to run")
+    st.caption("Run B against run A, per GPU model, stage and shape measured in both (repeats pooled per run); "
+               "by default the two runs that share the most cells.")
+    runs = sorted(set(zip(rows["dataset"], rows["run_id"])))
+    if len(runs) < 2:
+        st.info("One run only under the current filters.")
+    else:
+        c1, c2 = st.columns(2)
+        fmt = lambda p: f"{p[1]}  ·  {p[0]}"  # noqa: E731
+        best = analysis.best_run_pair(rows)
+        pair = best or (runs[0], runs[1])
+        a = c1.selectbox("A", runs, index=runs.index(pair[0]), key="repro_run_a", format_func=fmt)
+        b = c2.selectbox("B", runs, index=runs.index(pair[1]), key="repro_run_b", format_func=fmt)
+        if a == b:
+            st.info("Pick two different runs.")
+        else:
+            df = analysis.run_to_run(rows, a, b, tol)
+            comparison(df, tol, f"{b[1]} vs {a[1]}", "r2r",
+                       empty="These two runs measured no cell in common (same GPU model, stage and shape)."
+                       + ("" if best else " No two runs do under the current filters."))
+
+
+ui.live(body)

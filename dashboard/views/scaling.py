@@ -1,0 +1,69 @@
+"""Scaling across devices: TFLOP/s vs size per GPU, a device x stage heat map of % cuBLAS, fraction of peak."""
+import streamlit as st
+
+from dashboard import analysis, charts, ui
+
+st.title("Scaling across devices")
+st.caption("How each stage scales with the matrix size on each GPU model, against cuBLAS of the same precision "
+           "(dashed). Family, precision, size and GPU-model filters are in the sidebar.")
+
+
+def body() -> None:
+    L, rows, _ = ui.filtered()
+    ui.messages(L)
+    if ui.stop_if_empty(L, rows):
+        return
+    t = analysis.timed(rows)
+    groups = analysis.options(t, "stage_group")
+    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g != "geometry"] or groups,
+                            key="scaling_groups")
+    t = t[t["stage_group"].isin(chosen)]
+    if t.empty:
+        st.info("No timed rows under the current filters.")
+        return
+    sc = analysis.scaling(t)
+
+    st.subheader("Throughput vs size")
+    st.caption("One chart per family, one panel per GPU model. Median TFLOP/s over repeats, runs and same-model GPUs; "
+               "whiskers: min–max over those rows (q1–q3 of the samples where a cell has one row). Dashed, in black "
+               "and greys: cuBLAS of the family's precisions.")
+    families = [f for f in analysis.options(t.sort_values("order"), "family") if f != "baseline"]
+    families.sort(key=lambda f: t.loc[t["family"] == f, "order"].min())
+    for family in families or ["baseline"]:
+        dtypes = set(t.loc[t["family"] == family, "dtype"])
+        part = sc[(sc["family"] == family) | ((sc["family"] == "baseline") & sc["dtype"].isin(dtypes))]
+        st.markdown(f"**{family}** · {', '.join(sorted(dtypes))}")
+        ui.chart(charts.scaling_chart(part), key=f"scaling_chart_{family}")
+
+    sizes = analysis.options(t, "size_label")
+    size = st.selectbox("Size for the heat map and the fraction of peak", sizes, index=len(sizes) - 1, key="scaling_size")
+    at = sc[sc["size_label"] == size]
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"% of cuBLAS at {size}")
+        st.caption("Device × stage, median over repeats, runs and same-model GPUs; each stage against the cuBLAS of its "
+                   "own precision.")
+        if at[at["family"] != "baseline"].empty:
+            st.info(f"No kernel rows at {size}.")
+        else:
+            ui.chart(charts.heatmap_chart(at, size), key="heatmap")
+    with right:
+        st.subheader(f"Fraction of peak FP32 at {size}")
+        peaks = analysis.fp32_peaks(rows)
+        fp = analysis.fraction_of_peak(t[t["size_label"] == size], peaks)
+        st.caption(f"{analysis.PEAK_FORMULA}. FP32 lanes per SM by architecture (e.g. 128 on sm_86/89/90/120, 64 on "
+                   "sm_70/75/80); max SM clock from NVML (max_sm_clock_mhz). FP32 stages and cuBLAS FP32 only: "
+                   "no sound per-architecture tensor-core peak is claimed for TF32/FP16/BF16.")
+        if fp.empty:
+            st.info("No FP32 rows with a known peak at this size (peaks need telemetry's max SM clock).")
+        else:
+            ui.chart(charts.peak_chart(fp, size), key="peak_chart")
+        shown = peaks[["gpu_model", "peak_tflops", "sm_count", "fp32_lanes_per_sm", "max_sm_clock_mhz", "compute_capability", "note"]]
+        shown = shown if shown["note"].astype(bool).any() else shown.drop(columns=["note"])
+        st.dataframe(shown, hide_index=True, column_config={
+            "gpu_model": "GPU model", "compute_capability": "CC", "sm_count": "SMs", "fp32_lanes_per_sm": "FP32 lanes/SM",
+            "max_sm_clock_mhz": st.column_config.NumberColumn("max SM clock (MHz)", format="%.0f"),
+            "peak_tflops": st.column_config.NumberColumn("peak FP32 (TFLOP/s)", format="%.1f")})
+
+
+ui.live(body)

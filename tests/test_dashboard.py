@@ -1,0 +1,296 @@
+"""The dashboard on a generated dataset: every page renders through streamlit's AppTest, with its charts and
+downloads; empty, missing and corrupt datasets give a clear message. CPU only."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("streamlit")
+pytest.importorskip("altair")
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from dashboard import analysis, charts, data  # noqa: E402
+from farm.cells import Cell  # noqa: E402
+from farm.dataset import write_rows  # noqa: E402
+from farm.rows import cell_row  # noqa: E402
+from farm.schema import TELEMETRY_KEY  # noqa: E402
+from kernels.registry import catalog  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
+PAGES = {  # page file -> (charts at least, download buttons at least)
+    "overview": (2, 0), "ladder": (1, 0), "scaling": (3, 0), "reproducibility": (4, 0), "telemetry": (2, 0), "data": (0, 8),
+}
+STAGES = {s.name: s for s in catalog()}
+KERNELS = {"naive": 0.11, "tiled": 0.32, "regblock": 0.47, "bank_pad_vec": 0.63, "ldg_vec": 0.8}  # fraction of cuBLAS
+SIZES = (512, 1024, 2048)
+
+
+def device(model: str, name: str, uuid: str, host: str, cc: str, sms: int) -> dict:
+    return {"host": host, "gpu_name": name, "gpu_model": model, "gpu_uuid": uuid, "gpu_index": 0, "compute_capability": cc,
+            "arch": "sm_" + cc.replace(".", ""), "sm_count": sms, "l2_bytes": 50 * 2**20, "memory_bytes": 80 * 2**30,
+            "driver_version": "580.95.05", "cuda_runtime_version": "13.0", "nvrtc_version": "13.0", "cupy_version": "14.0.0"}
+
+
+GPUS = [  # (device, max SM clock MHz, cuBLAS FP32 TFLOP/s at the largest size)
+    (device("H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "GPU-1a2b3c4d-0000-0000-0000-000000000001", "node-a", "9.0", 132), 1980, 51.0),
+    (device("H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "GPU-5e6f7a8b-0000-0000-0000-000000000002", "node-b", "9.0", 132), 1980, 50.5),
+    (device("RTX-4090", "NVIDIA GeForce RTX 4090", "GPU-9c0d1e2f-0000-0000-0000-000000000003", "node-c", "8.9", 128), 2520, 60.0),
+]
+
+
+def _timed(row: dict, median_ms: float, base_ms: float, rng: random.Random, clock: float, throttled: bool) -> dict:
+    samples = [median_ms * (1 + rng.gauss(0, 0.004)) for _ in range(15)]
+    if throttled:
+        samples = [s * (1.25 if i % 3 == 0 else 1.0) for i, s in enumerate(samples)]
+    q = statistics.quantiles(samples, n=4)
+    med = statistics.median(samples)
+    low_clock = int(clock * 0.6)
+    tele = [{"series": "warmup", "t_ms": 10.0 * i, "sm_clock_mhz": int(clock * (0.7 + 0.05 * i)), "mem_clock_mhz": 2619,
+             "temp_c": 45 + i, "power_w": 200.0 + 20 * i, "reasons": 0} for i in range(6)]
+    for i in range(20):
+        slow = throttled and 4 <= i < 12
+        tele.append({"series": "kernel" if i % 2 == 0 else "baseline", "t_ms": 60.0 + 10 * i,
+                     "sm_clock_mhz": low_clock if slow else int(clock), "mem_clock_mhz": 2619, "temp_c": 60 + i % 3,
+                     "power_w": 690.0 if slow else 520.0 + rng.random() * 30, "reasons": 0x4 if slow else 0})
+    frac = 8 / 20 if throttled else 0.0
+    row.update(
+        verified=True, verify_reference="cublas_fp32 output for the same inputs", max_abs_error=1e-4, max_scaled_error=0.2,
+        mismatches=0, atol=1e-3, rtol=1e-3, timing_mode="hot", launch_method="cuda_graph", warmup_launches=20,
+        warmup_reason="clock_settled", launches_per_batch=10, batches=len(samples), launches_timed=10 * len(samples),
+        timed_seconds=2 * sum(samples) * 10 / 1e3, stop_reason="converged", samples_ms=samples, median_ms=med,
+        min_ms=min(samples), max_ms=max(samples), q1_ms=q[0], q3_ms=q[2], iqr_ms=q[2] - q[0],
+        cv=statistics.pstdev(samples) / statistics.fmean(samples), tflops=row["flops"] / med / 1e9,
+        baseline_median_ms=base_ms, pct_of_baseline=100 * base_ms / med, telemetry=True, telemetry_samples=20,
+        sm_clock_min_mhz=float(low_clock if throttled else clock), sm_clock_median_mhz=float(clock), sm_clock_max_mhz=float(clock),
+        max_sm_clock_mhz=float(clock), mem_clock_median_mhz=2619.0, power_mean_w=540.0, temp_max_c=62.0,
+        energy_per_launch_mj=540.0 * med, energy_timed_j=1.0, clock_event_reasons=0x4 if throttled else 0,
+        clock_event_names=["sw_power_cap"] if throttled else [], throttle_idle=False, throttle_power=throttled,
+        throttle_thermal=False, throttle_hw_slowdown=False, low_clock_fraction=frac, throttled_fraction=frac,
+        throttle_policy="flag", remeasures=0, **{TELEMETRY_KEY: tele})
+    return row
+
+
+def make_rows(run: str, repeats: int, start: dt.datetime, seed: int, gpus=GPUS) -> list[dict]:
+    """A sweep's rows: every GPU x (cuBLAS FP32 + five SIMT stages) x SIZES x repeats; one throttled cell,
+    one failed verification and one skipped cell (on the first GPU, repeat 0)."""
+    rng = random.Random(seed)
+    rows, t = [], start
+    for dev, clock, peak in gpus:
+        for repeat in range(repeats):
+            for size in SIZES:
+                base_ms = 2 * size**3 / (peak * (0.6 + 0.4 * size / SIZES[-1]) * 1e9)
+                for name in ("cublas_fp32", *KERNELS):
+                    stage = STAGES[name]
+                    row = cell_row(dev, stage, Cell(name, size, size, size, repeat), run, "ok")
+                    t += dt.timedelta(milliseconds=400)
+                    row["timestamp"] = t
+                    first = dev is GPUS[0][0] and repeat == 0
+                    if first and name == "tiled" and size == 1024:
+                        row.update(status="failed_verification", verified=False, mismatches=12, max_scaled_error=3.5,
+                                   status_reason="12 of 1048576 elements outside tolerance (max scaled error 3.5); not timed")
+                    elif first and name == "ldg_vec" and size == 512:
+                        row.update(status="skipped", status_reason="N=512 is not supported here (test)")
+                    else:
+                        ms = base_ms / (1.0 if name == "cublas_fp32" else KERNELS[name])
+                        rows.append(_timed(row, ms, base_ms, rng, clock, throttled=first and name == "regblock" and size == 2048))
+                        continue
+                    rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def farm_dataset(tmp_path_factory) -> Path:
+    """Two runs (r1: three repeats an hour ago; r2: one repeat, written just now, still in progress)."""
+    root = tmp_path_factory.mktemp("farm") / "demo"
+    now = dt.datetime.now(dt.timezone.utc)
+    write_rows(make_rows("r1", 3, now - dt.timedelta(hours=1), seed=1), str(root))
+    write_rows(make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30], str(root))
+    return root
+
+
+def app(monkeypatch, *paths: str) -> AppTest:
+    monkeypatch.setenv(data.ENV, ":".join(paths))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at
+
+
+def vega_specs(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def texts(at: AppTest) -> str:
+    parts = [x.value for x in (*at.info, *at.warning, *at.error, *at.success, *at.caption, *at.markdown)]
+    parts += [x.label for x in at.expander] + [c.value for c in at.code]
+    return "\n".join(str(p) for p in parts)
+
+
+def _encodings(spec):
+    if isinstance(spec, dict):
+        if isinstance(spec.get("encoding"), dict):
+            yield spec["encoding"]
+        for v in spec.values():
+            yield from _encodings(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            yield from _encodings(v)
+
+
+# ---------------------------------------------------------------- the app
+
+def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    assert not at.exception
+    for page, (n_charts, n_downloads) in PAGES.items():
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert len(at.get("vega_lite_chart")) >= n_charts, page
+        assert len(at.get("download_button")) >= n_downloads, page
+        specs = json.dumps(vega_specs(at))
+        if page == "overview":
+            assert at.get("progress"), "the run written just now shows as a sweep in progress"
+        if page == "ladder":
+            assert "published (RTX 3050 Laptop)" in specs and "H100-80GB-HBM3" in specs
+        if page == "scaling":
+            assert "cuBLAS (reference)" in specs and "peak FP32" in specs
+        if page == "reproducibility":
+            frame = at.dataframe[0].value
+            assert frame["issues"].iloc[0] == "unverified", "untrustworthy cells first"
+            assert frame["issues"].str.contains("throttled").any() and frame["issues"].iloc[-1] == "ok"
+        if page == "telemetry":
+            assert '"rect"' in specs, "throttled windows are drawn"
+        for spec in vega_specs(at):  # units on every quantitative / temporal axis, tooltips with run ids
+            for enc in _encodings(spec):
+                for ch in ("x", "y"):
+                    e = enc.get(ch)
+                    axis = e.get("axis", {}) if isinstance(e, dict) else None
+                    if isinstance(e, dict) and e.get("type") in ("quantitative", "temporal") and axis is not None \
+                            and axis.get("labels", True) and "field" in e and e["field"] != "v":
+                        assert e.get("title"), (page, ch, e)
+
+
+def test_charts_carry_run_ids_and_exact_values(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    sc = analysis.scaling(analysis.timed(L.rows))
+    spec = charts.scaling_chart(sc).to_dict()
+    tips = [t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)]
+    assert "run ids" in tips and "TFLOP/s (median)" in tips
+    lad = analysis.ladder(L.rows, data.published_figures(), "simt_fp32", "2048³", data.stage_info())
+    assert {"measured", "published"} <= set(lad["kind"])
+    row = lad[(lad["source"] == "RTX-4090") & (lad["stage"] == "regblock")].iloc[0]
+    assert row["gain"] == pytest.approx(0.47 / 0.32, rel=0.03)  # speed-up over tiled, the previous stage
+    assert charts.ladder_chart(lad, "2048³").to_dict()
+
+
+def test_empty_and_missing_datasets_say_so(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    at = app(monkeypatch, str(tmp_path / "empty"), str(tmp_path / "nowhere"))
+    for page in PAGES:
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, page
+        msg = texts(at)
+        assert "No result rows found" in msg and "nowhere" in msg, page
+
+
+def test_corrupt_file_is_named_and_skipped(farm_dataset, tmp_path, monkeypatch):
+    root = tmp_path / "ds"
+    write_rows(make_rows("r1", 1, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), seed=3, gpus=GPUS[2:]), str(root))
+    bad = root / "rows" / "gpu_model=RTX-4090" / "run_id=r1" / "part-garbage.parquet"
+    bad.write_bytes(b"this is not parquet" * 10)
+    at = app(monkeypatch, str(root))
+    for page in ("overview", "ladder"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception
+        assert "unreadable" in texts(at) and "part-garbage.parquet" in texts(at)
+        assert at.get("vega_lite_chart"), "the readable rows are still shown"
+
+
+# ---------------------------------------------------------------- loading
+
+def test_sources_from_flag_env_and_defaults(tmp_path, monkeypatch):
+    assert data.data_args(["--data", "a", "--data", f"b{__import__('os').pathsep}c", "--other"]) == ["a", "b", "c"]
+    assert data.requested_paths(["--data", "x"], {data.ENV: "y"}) == (["x"], "--data")
+    assert data.requested_paths([], {data.ENV: "y"})[0] == ["y"]
+    paths, _ = data.requested_paths([], {})
+    assert paths[0].endswith("datasets") and len(paths) == 2
+    for name in ("h100", "h200"):  # a folder of datasets expands into them
+        write_rows(make_rows("r", 1, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), seed=4, gpus=GPUS[:1])[:3],
+                   str(tmp_path / "sets" / name))
+    assert [s.name for s in data.discover([str(tmp_path / "sets")])] == ["h100", "h200"]
+
+
+def test_older_schema_versions_get_nulls(tmp_path):
+    old = tmp_path / "old" / "gpu_model=H200" / "run_id=v1"  # schema 1: rows directly under gpu_model=
+    old.mkdir(parents=True)
+    table = pa.table({"stage": ["naive"], "m": pa.array([256], pa.int32()), "n": pa.array([256], pa.int32()),
+                      "k": pa.array([256], pa.int32()), "repeat": pa.array([0], pa.int32()), "status": ["ok"],
+                      "median_ms": [1.0], "family": ["simt_fp32"], "flops": pa.array([2 * 256**3], pa.int64())})
+    pq.write_table(table.replace_schema_metadata({b"gemm_farm_schema_version": b"1"}), old / "part-0.parquet")
+    L = data.load_uncached([str(tmp_path / "old")])
+    assert not L.problems and len(L.rows) == 1
+    r = L.rows.iloc[0]
+    assert (r["gpu_model"], r["run_id"], r["schema_version"], r["dataset"]) == ("H200", "v1", "1", "old")
+    assert pd.isna(r["throttled_fraction"]) and pd.isna(r["tflops"])
+
+
+def test_new_files_show_up_without_rereading_old_ones(tmp_path):
+    root = str(tmp_path / "live")
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    rows = make_rows("r", 1, start, seed=5, gpus=GPUS[:1])
+    write_rows(rows[:10], root)
+    first = data.load([root])
+    write_rows(rows[10:], root)
+    data.listing.clear()  # what the listing's few-second ttl does by itself
+    second = data.load([root])
+    assert len(first.rows) == 10 and len(second.rows) == len(rows) > 10
+
+
+# ---------------------------------------------------------------- what the pages compute
+
+def test_peak_fp32_from_sms_lanes_and_clock():
+    rows = pd.DataFrame({"gpu_model": ["H200", "A100"], "compute_capability": ["9.0", "8.0"], "sm_count": [132, 108],
+                         "max_sm_clock_mhz": [1980.0, 1410.0]})
+    peaks = analysis.fp32_peaks(rows).set_index("gpu_model")["peak_tflops"]
+    assert peaks["H200"] == pytest.approx(66.9, abs=0.1) and peaks["A100"] == pytest.approx(19.5, abs=0.1)
+
+
+def test_timeline_lays_cells_end_to_end_and_flags_throttling(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    rows = L.rows[(L.rows["run_id"] == "r1") & (L.rows["gpu_uuid"] == GPUS[0][0]["gpu_uuid"])]
+    tl = analysis.timeline(analysis.filter_telemetry(L.telemetry, rows), rows)
+    assert tl["time"].is_monotonic_increasing
+    windows = analysis.throttle_windows(tl)
+    assert len(windows) == 1 and "sw_power_cap" in windows["reasons"].iloc[0] and "regblock 2048³" in windows["stages"].iloc[0]
+
+
+def test_untrustworthy_cells_come_first(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    cells = analysis.cell_spread(L.rows, cv_limit=0.02)
+    assert list(cells["severity"]) == sorted(cells["severity"], reverse=True)
+    assert cells["issues"].iloc[0].startswith("unverified") and cells["issues"].str.contains("throttled").any()
+    aa = analysis.aa(L.rows, "r1", 0.01)
+    assert len(aa) and set(aa["verdict"]) <= {"SAME", "FASTER", "SLOWER", "UNCLEAR"}
+
+
+def test_sweep_in_progress_estimates_progress(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    live = analysis.sweeps_in_progress(L.rows, dt.datetime.now(dt.timezone.utc))
+    assert list(live["run_id"]) == ["r2"] and 0 < live["progress"].iloc[0] < 1
+
+
+def test_exports_round_trip(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    table = data.export_table(L.rows, data.ROW_SCHEMA)
+    back = pq.read_table(pa.BufferReader(data.to_parquet_bytes(table)))
+    assert back.num_rows == len(L.rows) and "samples_ms" in back.column_names and "dataset" in back.column_names
+    csv = data.to_csv_bytes(data.export_table(L.telemetry, data.TELEMETRY_SCHEMA)).decode()
+    assert csv.splitlines()[0].startswith("run_id,gpu_model") and len(csv.splitlines()) == len(L.telemetry) + 1
