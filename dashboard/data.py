@@ -312,6 +312,24 @@ def load_uncached(paths: list[str]) -> Loaded:
 
 # ---------------------------------------------------------------- derived columns
 
+@st.cache_data(ttl=30, show_spinner=False)
+def profile_moves(paths: tuple[str, ...]) -> tuple[pd.DataFrame, list[str]]:
+    """Nsight Compute counters that moved per ladder step (farm.moves), from every dataset
+    with a profile table; datasets without one are skipped, unreadable ones named."""
+    from farm.dataset import exists
+    from farm.moves import moves_table
+
+    frames, problems = [], []
+    for path in paths:
+        try:
+            if exists(path, "profile"):
+                frames.append(moves_table(path))
+        except Exception as exc:  # noqa: BLE001 - one bad profile table must not take the page down
+            problems.append(f"{path}: profile table unreadable ({type(exc).__name__}: {exc})")
+    frames = [f for f in frames if not f.empty]
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), problems
+
+
 def size_label(m: int, n: int, k: int) -> str:
     return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
 

@@ -294,3 +294,16 @@ def test_exports_round_trip(farm_dataset):
     assert back.num_rows == len(L.rows) and "samples_ms" in back.column_names and "dataset" in back.column_names
     csv = data.to_csv_bytes(data.export_table(L.telemetry, data.TELEMETRY_SCHEMA)).decode()
     assert csv.splitlines()[0].startswith("run_id,gpu_model") and len(csv.splitlines()) == len(L.telemetry) + 1
+
+
+def test_ladder_shows_the_counters_each_step_moved(monkeypatch):
+    """On the shipped H200 data: walk A's rows (scaling dataset) beside its profile (ladders dataset)."""
+    shipped = Path(__file__).resolve().parent.parent / "datasets"
+    at = app(monkeypatch, str(shipped / "h200x4-scaling"), str(shipped / "h200-ladders"))
+    at.switch_page("views/ladder.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "Counters that moved" in [h.value for h in at.subheader]
+    table = at.dataframe[-1].value
+    step = table[(table["from"] == "bank_pad_vec") & (table["to"] == "gmem_vec")].iloc[0]
+    assert "global-store bytes used per 32-byte sector 7.99 -> 32" in step["counters that moved most"]
+    assert step["step gain (measured)"] > 0

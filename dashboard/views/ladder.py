@@ -1,4 +1,5 @@
 """Ladder: each family's stages in order, per GPU model, beside the write-ups' published figures."""
+import pandas as pd
 import streamlit as st
 
 from dashboard import analysis, charts, data, ui
@@ -60,6 +61,32 @@ def body() -> None:
         "gain": st.column_config.NumberColumn("× over previous", format="%.2f"),
         "rows": st.column_config.NumberColumn("rows pooled", format="%d"),
     })
+    counters_that_moved(L, lad, family, size)
+
+
+def counters_that_moved(L, lad, family: str, size: str) -> None:
+    """Per step, the profiler counters that moved most (farm.moves), beside the measured step gain."""
+    st.subheader("Counters that moved")
+    moves, problems = data.profile_moves(tuple(s.path for s in L.sources))
+    for p in problems:
+        st.warning(p)
+    if not moves.empty:
+        labels = [data.size_label(m, n, k) for m, n, k in zip(moves["m"], moves["n"], moves["k"])]
+        moves = moves[(moves["family"] == family) & (pd.Series(labels, index=moves.index) == size)]
+    if moves.empty:
+        st.info(f"No Nsight Compute profile of {family} at {size}: run `python -m farm profile` "
+                "(or the sweep with --profile) to see which counters each step moved.")
+        return
+    gains = lad[lad["kind"] == "measured"].groupby(["source", "stage"])["gain"].median()
+    steps = (moves.sort_values(["gpu_model", "position", "rank"])
+             .groupby(["gpu_model", "previous", "stage", "position"], sort=False)["text"].apply(" · ".join).reset_index())
+    steps["step gain (measured)"] = [gains.get((model, stage)) for model, stage in zip(steps["gpu_model"], steps["stage"])]
+    st.caption("One profiled launch per stage under `ncu` (never timed there); counters ranked by how far they moved: "
+               "percentages by percentage points, counts and bytes by log ratio (farm/moves.py).")
+    steps = steps.rename(columns={"gpu_model": "GPU model", "previous": "from", "stage": "to", "text": "counters that moved most"})
+    st.dataframe(steps[["GPU model", "from", "to", "step gain (measured)", "counters that moved most"]], hide_index=True,
+                 column_config={"step gain (measured)": st.column_config.NumberColumn(format="%.2f×"),
+                                "counters that moved most": st.column_config.TextColumn(width="large")})
 
 
 ui.live(body)
