@@ -66,8 +66,8 @@ case "${1:-tests}" in
   walkc)  # walk C's SIMT FP32 and half-precision ladders
     python3 -m farm bench --families simt_fp32_c,half_c --sizes 1024,2048,4096,8192 --run-id walkC --output "$RES" > "$OUT/bench-walkC.log" 2>&1
     python3 -m farm report "$RES" --run-id walkC | tee "$OUT/report-walkC.md" | grep -E "###|\| (c_|h_|cublas)" ;;
-  tune)
-    python3 -m farm bench --plan plans/tune.toml --run-id tune --output "$RES" > "$OUT/bench-tune.log" 2>&1; tail -3 "$OUT/bench-tune.log" ;;
+  tune)  # TUNE_PLAN=plans/tune_quick.toml for the short pass
+    python3 -m farm bench --plan "${TUNE_PLAN:-plans/tune.toml}" --run-id tune --output "$RES" > "$OUT/bench-tune.log" 2>&1; tail -3 "$OUT/bench-tune.log" ;;
   profile)  # Nsight Compute counters per ladder step: walk A at 2048^3, walk B at 4096^3
     python3 -m farm profile --kernels naive,tiled,tiled_coalesced,regblock,warp_rebalance,bank_pad_vec,gmem_vec,wider_m,supertile,ldg_vec,ldg_super,ldg_wider2,multibuf,splitk \
       --sizes 2048 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkA.log" 2>&1

@@ -7,6 +7,7 @@ import sys
 
 from farm.compiler import CI_ARCHS, CompileError, check_arch, compile_source
 from kernels.registry import catalog, select
+from kernels.tuning import TUNABLES, tuning_stages
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -32,7 +33,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         check_arch(arch)
     results, failures = [], 0
     for arch in archs:
-        for stage in stages:
+        # --tuning: the selected tunable kernels' configurations that are valid on this arch (kernels/tuning.py)
+        tuned = tuning_stages([s.name for s in stages if s.name in TUNABLES], arch) if args.tuning else []
+        for stage in stages + tuned:
             try:
                 compiled = compile_source(stage.source_path, arch, stage.kernel_names)
             except CompileError as exc:
@@ -175,6 +178,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_published(args: argparse.Namespace) -> int:
+    from farm.published import published_csv
+
+    sys.stdout.write(published_csv())
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from farm.schema import SCHEMA_VERSION, columns_markdown
 
@@ -197,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", help="comma-separated stage names (default: all)")
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per kernel and arch")
+    p.add_argument("--tuning", action="store_true", help="also compile every valid tile configuration of the selected tunable kernels")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("bench", help="compile, verify and time stages on this machine's GPU (no Ray); write Parquet")
@@ -254,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--telemetry-stride", type=int, default=1, help="keep every n-th raw telemetry sample (default 1: all)")
     p.set_defaults(func=cmd_compact)
+
+    p = sub.add_parser("published", help="the write-ups' published figures as CSV (datasets/published.csv)")
+    p.set_defaults(func=cmd_published)
 
     p = sub.add_parser("schema", help="print the dataset's columns, types and meanings (markdown)")
     p.set_defaults(func=cmd_schema)

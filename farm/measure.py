@@ -22,7 +22,7 @@ from farm.rows import cell_row
 from farm.schema import TELEMETRY_KEY
 from farm.tolerance import tolerance
 from farm.verify import compare, poison
-from kernels.registry import Stage, catalog
+from kernels.registry import Stage, catalog, stage_named
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024
 _MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
@@ -109,6 +109,8 @@ class GpuMeasurer:
     def measure(self, cell: Cell, run_id: str) -> dict:
         import cupy
 
+        if cell.stage not in self._stages:  # a tuning configuration: not in the catalog
+            self._stages[cell.stage] = stage_named(cell.stage)
         stage = self._stages[cell.stage]
         row = cell_row(self._device, stage, cell, run_id, "ok")
         if self._poisoned:

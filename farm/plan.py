@@ -17,6 +17,7 @@ from farm.cell_timer import MeasureOptions
 from farm.cells import Cell
 from farm.dataset import default_output
 from kernels.registry import Stage, catalog, select
+from kernels.tuning import tuning_stages
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,6 +41,7 @@ class Plan:
     sizes: tuple[Shape, ...]
     kernels: tuple[str, ...] = ()  # stage names; empty with no families = every stage
     families: tuple[str, ...] = ()
+    tune: tuple[str, ...] = ()  # tunable kernels whose valid tile configurations (kernels/tuning.py) are added
     repeats: int = 1
     gpus: tuple[str, ...] = ()  # GPU models to run on; empty = every GPU of the cluster
     mode: str = "replicate"  # replicate: every GPU runs every cell; shard: a model's GPUs share its cells
@@ -51,11 +53,13 @@ class Plan:
     measure: dict = field(default_factory=dict)  # [measure] table: timing mode, noise target, telemetry... (farm.cell_timer.MeasureOptions)
 
     def stages(self) -> list[Stage]:
-        """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order."""
-        chosen = select(list(self.kernels) or None, list(self.families) or None)
-        needed = {s.name for s in chosen} | {s.baseline for s in chosen}
+        """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order,
+        then the tuning stages of `tune` (with only `tune` given, no catalog stage but baselines)."""
+        chosen = select(list(self.kernels) or None, list(self.families) or None) if self.kernels or self.families or not self.tune else []
+        tuned = tuning_stages(self.tune) if self.tune else []
+        needed = {s.name for s in chosen} | {s.baseline for s in (*chosen, *tuned)}
         ordered = [s for s in catalog() if s.name in needed]
-        return [s for s in ordered if s.is_baseline] + [s for s in ordered if not s.is_baseline]
+        return [s for s in ordered if s.is_baseline] + [s for s in ordered if not s.is_baseline] + tuned
 
     def cells(self) -> list[Cell]:
         """Every (stage, shape, repeat), ordered by repeat, then shape, then stage."""
@@ -128,6 +132,7 @@ def _validate(raw: dict[str, Any]) -> Plan:
         sizes=tuple(dict.fromkeys(parse_size(s) for s in sizes)),
         kernels=_names("kernels", raw.get("kernels", ())),
         families=_names("families", raw.get("families", ())),
+        tune=_names("tune", raw.get("tune", ())),
         repeats=_positive("repeats", raw.get("repeats", 1), int),
         gpus=_names("gpus", raw.get("gpus", ())),
         mode=mode,
@@ -141,7 +146,7 @@ def _validate(raw: dict[str, Any]) -> Plan:
     try:
         if not plan.stages():
             raise PlanError(f"no stage matches kernels={list(plan.kernels)} families={list(plan.families)}")
-    except KeyError as exc:  # select(): unknown names, listing the valid ones
+    except KeyError as exc:  # select() or tuning_stages(): unknown names, listing the valid ones
         raise PlanError(exc.args[0]) from None
     return plan
 

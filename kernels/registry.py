@@ -173,6 +173,16 @@ def catalog() -> list[Stage]:
     return stages
 
 
+def stage_named(name: str) -> Stage:
+    """Any stage by name: the catalog's, or a tile configuration of a tunable kernel (kernels/tuning.py)."""
+    from kernels import tuning
+
+    stage = next((s for s in catalog() if s.name == name), None) or tuning.find(name)
+    if stage is None:
+        raise KeyError(f"unknown stage {name}")
+    return stage
+
+
 def select(names: list[str] | None = None, families: list[str] | None = None) -> list[Stage]:
     """Stages by name and/or family; unknown names raise one error listing the valid ones."""
     stages = catalog()

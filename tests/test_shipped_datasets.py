@@ -69,3 +69,15 @@ def test_compaction_keeps_every_row_and_sample(tmp_path):
     compact(str(tmp_path), telemetry_stride=4)
     assert read_table(str(tmp_path), "telemetry").num_rows == 6
     assert validate(str(tmp_path)) == []
+
+
+def test_published_reference_table_is_current_and_cited():
+    import csv
+
+    from farm.published import published_csv
+
+    path = Path(__file__).parent.parent / "datasets" / "published.csv"
+    assert path.read_text() == published_csv(), "regenerate with: python -m farm published > datasets/published.csv"
+    rows = list(csv.DictReader(path.open()))
+    assert {r["walk"] for r in rows} >= {"A", "B"}
+    assert all(r["kind"] == "published" and r["source"] and r["device"] for r in rows)

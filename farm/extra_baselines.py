@@ -1,0 +1,233 @@
+"""Optional baselines beside cuBLAS: PyTorch's matmul and a Triton matmul, each its own baseline.
+
+Every entry states the precision it computes in, so a % is never taken across
+precision classes (issue 6: the write-up compared FP32 kernels with PyTorch running
+TF32). FP32 PyTorch runs with its TF32 switch explicitly off, set before every call;
+`torch_tf32` is the same call with it on, labelled tf32. Inputs are the farm's CuPy
+arrays shared with PyTorch through DLPack (no copies; bf16 bits arrive as uint16 and
+are viewed as torch.bfloat16); C is the farm's FP32 output array, written in place.
+
+Hosts without torch / triton (or too old ones) keep the entries: their cells are
+skipped with the reason (`unsupported_reason`), like a shape a kernel does not take.
+
+Interface proposed for farm.measure (not wired yet; nothing here touches measure.py):
+  * `EXTRA_BASELINES` is a list of `ExtraBaselineStage`, a Stage subclass with
+    family "baseline", group "baseline_extra", baseline = its own name (like the
+    cuBLAS entries), `is_baseline` True (so `farm compile` skips them), `library`
+    and `precision` fields and a `describe()` that names them.
+  * Registering: append `EXTRA_BASELINES` to kernels.baselines.BASELINES (or to the
+    measurer's stage table) so plans can name them.
+  * Measuring: where GpuMeasurer._run builds the baseline callable, use
+    `stage.launcher(a, b, ref, m, n, k)` for an ExtraBaselineStage instead of
+    `self._gemm(stage.baseline)`; verification (against the FP64 product) and timing
+    stay as for cuBLAS. `launcher` raises `Unavailable` (a RuntimeError) when a probe
+    on the device fails (e.g. a torch.mm without out_dtype): record "skipped" with
+    its message. The callable launches on CuPy's current stream (timing brackets it
+    with CuPy events; graph capture works for both libraries once warmed up).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+from kernels.registry import Stage
+
+
+class Unavailable(RuntimeError):
+    """This host cannot run the baseline; the message is the reason to record."""
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """(major, minor, patch) from a version string: the leading digits of its first three parts."""
+    import re
+
+    return tuple(int(m.group()) if (m := re.match(r"\d+", p)) else 0 for p in text.split("+")[0].split(".")[:3])
+
+
+@functools.lru_cache(maxsize=None)
+def _import_reason(module: str, minimum: tuple[int, ...]) -> str | None:
+    try:
+        mod = __import__(module)
+    except Exception as exc:  # noqa: BLE001 - any import failure means: not on this host
+        return f"{module} is not installed on this host ({type(exc).__name__}: {str(exc)[:80]})"
+    if _version(getattr(mod, "__version__", "0")) < minimum:
+        return f"{module} {mod.__version__} is older than {'.'.join(map(str, minimum))}"
+    if module == "torch" and not mod.cuda.is_available():
+        return "torch is installed without a usable CUDA device"
+    return None
+
+
+_TORCH_MIN = (2, 0)
+_TORCH_OUT_DTYPE_MIN = (2, 8)  # torch.mm(..., out_dtype=torch.float32) for fp16/bf16 inputs (pytorch#150812)
+_TRITON_MIN = (3, 0)  # tl.dot(input_precision=...)
+
+
+@dataclass(frozen=True)
+class ExtraBaselineStage(Stage):
+    """A library GEMM timed as a baseline of its own. `precision` says what it computes."""
+
+    library: str = ""  # "PyTorch" | "Triton"
+    precision: str = ""
+
+    @property
+    def is_baseline(self) -> bool:  # noqa: D401 - a baseline, not a compiled kernel
+        return True
+
+    def unavailable_reason(self) -> str | None:
+        """Why this host cannot run it (missing or old library), or None."""
+        if self.library == "PyTorch":
+            minimum = _TORCH_OUT_DTYPE_MIN if self.dtype in ("fp16", "bf16") else _TORCH_MIN
+            reason = _import_reason("torch", minimum)
+            return reason and (f"{reason} (needed: torch.mm with out_dtype for FP32 output)" if minimum == _TORCH_OUT_DTYPE_MIN else reason)
+        return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
+
+    def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
+        return super().unsupported_reason(m, n, k, cc) or self.unavailable_reason()
+
+    def describe(self) -> dict:
+        return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
+                "position": self.position, "dtype": self.dtype, "baseline": self.baseline, "library": self.library,
+                "compute_type": self.precision, "shapes": self.shapes.describe(),
+                "min_compute_capability": self.min_cc / 10, "what_changed": self.what_changed, "published": None}
+
+    def launcher(self, a, b, c, m: int, n: int, k: int) -> Callable[[], None]:
+        """A no-argument callable computing c = a.b on CuPy's current stream (at call time)."""
+        reason = self.unavailable_reason()
+        if reason:
+            raise Unavailable(reason)
+        ta, tb, tc = _torch_views(a, b, c, self.dtype)
+        if self.library == "PyTorch":
+            return _torch_launcher(ta, tb, tc, self.dtype)
+        return _triton_launcher(ta, tb, tc, m, n, k, self.dtype)
+
+
+def _torch_views(a, b, c, dtype: str):
+    """Zero-copy torch tensors over the farm's CuPy operands (bf16 bits viewed as torch.bfloat16)."""
+    import torch
+
+    ta, tb, tc = (torch.from_dlpack(x) for x in (a, b, c))
+    if dtype == "bf16":
+        ta, tb = ta.view(torch.bfloat16), tb.view(torch.bfloat16)
+    expected = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    if ta.dtype != expected or tb.dtype != expected or tc.dtype != torch.float32:
+        raise Unavailable(f"operands arrived as {ta.dtype}/{tb.dtype}/{tc.dtype}, expected {expected} in and float32 out")
+    return ta, tb, tc
+
+
+def _current_torch_stream(torch, device):
+    """Torch's view of the stream CuPy launches on now (the timer's stream, possibly capturing)."""
+    import cupy
+
+    ptr = cupy.cuda.get_current_stream().ptr
+    return torch.cuda.default_stream(device) if ptr == 0 else torch.cuda.ExternalStream(ptr, device=device)
+
+
+def _set_tf32(torch, enabled: bool) -> None:
+    """PyTorch's cuBLAS TF32 switch, through the newer API where it exists (mixing both is an error there)."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "tf32" if enabled else "ieee"
+    else:
+        matmul.allow_tf32 = enabled
+
+
+def _torch_launcher(ta, tb, tc, dtype: str) -> Callable[[], None]:
+    import torch
+
+    if dtype in ("fp16", "bf16"):
+        try:  # probe once on the device: FP32 output from 16-bit inputs needs the out_dtype overload
+            with torch.cuda.device(tc.device):
+                torch.mm(ta[:1, :1], tb[:1, :1], out_dtype=torch.float32)
+        except (TypeError, RuntimeError) as exc:
+            raise Unavailable(f"torch {torch.__version__}: torch.mm cannot give FP32 output from {dtype} inputs ({str(exc)[:120]})") from None
+
+        def run() -> None:
+            with torch.cuda.stream(_current_torch_stream(torch, tc.device)):
+                torch.mm(ta, tb, out_dtype=torch.float32, out=tc)
+        return run
+
+    tf32 = dtype == "tf32"
+
+    def run() -> None:
+        _set_tf32(torch, tf32)  # every call: nothing else in the process can leave it the other way
+        with torch.cuda.stream(_current_torch_stream(torch, tc.device)):
+            torch.mm(ta, tb, out=tc)
+    return run
+
+
+@functools.lru_cache(maxsize=1)
+def _triton_kernel():
+    """A persistent Triton matmul written for the farm: min(#SM, #tiles) programs walk the C tiles in
+    GROUP_M-row groups (L2 reuse), FP32 accumulation, masked edges (any shape), FP32 C."""
+    import triton
+    import triton.language as tl
+
+    globals()["tl"] = tl  # the jitted function resolves `tl` through this module's globals
+
+    configs = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_warps=w, num_stages=s)
+               for bm, bn, bk, w, s in ((128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
+                                        (64, 64, 32, 4, 4), (128, 256, 32, 8, 3), (64, 64, 16, 4, 2))]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def farm_persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K,
+                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                               GROUP_M: tl.constexpr, IEEE_FP32: tl.constexpr):
+        tiles_m = tl.cdiv(M, BLOCK_M)
+        tiles_n = tl.cdiv(N, BLOCK_N)
+        for tile in range(tl.program_id(0), tiles_m * tiles_n, tl.num_programs(0)):
+            group = tile // (GROUP_M * tiles_n)
+            first_m = group * GROUP_M
+            rows = tl.minimum(tiles_m - first_m, GROUP_M)
+            pid_m = first_m + tile % rows
+            pid_n = (tile % (GROUP_M * tiles_n)) // rows
+            rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for k0 in range(0, K, BLOCK_K):
+                rk = k0 + tl.arange(0, BLOCK_K)
+                a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+                b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+                if IEEE_FP32:
+                    acc = tl.dot(a, b, acc, input_precision="ieee")  # true FP32: no TF32 rounding of the inputs
+                else:
+                    acc = tl.dot(a, b, acc)  # fp16 / bf16 inputs, FP32 accumulate
+            tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+    return triton, farm_persistent_matmul
+
+
+def _triton_launcher(ta, tb, tc, m: int, n: int, k: int, dtype: str) -> Callable[[], None]:
+    import torch
+
+    triton, kernel = _triton_kernel()
+    sms = torch.cuda.get_device_properties(tc.device).multi_processor_count
+
+    def grid(meta):
+        return (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
+
+    def run() -> None:
+        with torch.cuda.device(tc.device), torch.cuda.stream(_current_torch_stream(torch, tc.device)):
+            kernel[grid](ta, tb, tc, m, n, k, IEEE_FP32=dtype == "fp32")
+    return run
+
+
+def _extra(position: int, name: str, library: str, dtype: str, min_cc: int, precision: str) -> ExtraBaselineStage:
+    return ExtraBaselineStage(name=name, family="baseline", walk="-", group="baseline_extra", position=position, source="",
+                              launches=(), what_changed=f"{library}: {precision}", dtype=dtype, baseline=name,
+                              min_cc=min_cc, library=library, precision=precision)
+
+
+EXTRA_BASELINES: list[ExtraBaselineStage] = [
+    _extra(10, "torch_fp32", "PyTorch", "fp32", 50,
+           "torch.mm, FP32 in/out, TF32 off (allow_tf32=False / fp32_precision='ieee' before every call)"),
+    _extra(11, "torch_tf32", "PyTorch", "tf32", 80,
+           "torch.mm on FP32 tensors with TF32 on (allow_tf32=True): what 'PyTorch FP32' often silently is"),
+    _extra(12, "torch_fp16", "PyTorch", "fp16", 70, "torch.mm, FP16 in, FP32 out (out_dtype=torch.float32), FP32 accumulate"),
+    _extra(13, "torch_bf16", "PyTorch", "bf16", 80, "torch.mm, BF16 in, FP32 out (out_dtype=torch.float32), FP32 accumulate"),
+    _extra(14, "triton_fp32", "Triton", "fp32", 80,
+           "persistent Triton matmul, FP32 in/out, tl.dot(input_precision='ieee'): no TF32"),
+    _extra(15, "triton_fp16", "Triton", "fp16", 80, "persistent Triton matmul, FP16 in, FP32 accumulate and out"),
+    _extra(16, "triton_bf16", "Triton", "bf16", 80, "persistent Triton matmul, BF16 in, FP32 accumulate and out"),
+]

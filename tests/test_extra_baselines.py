@@ -1,0 +1,73 @@
+"""Optional PyTorch / Triton baselines: their entries, stated precisions, TF32 switch and skip reasons (no GPU)."""
+import sys
+import types
+
+import pytest
+
+from farm import extra_baselines as eb
+from farm.extra_baselines import EXTRA_BASELINES, ExtraBaselineStage, Unavailable
+
+
+def test_entries_state_library_and_precision():
+    by_name = {s.name: s for s in EXTRA_BASELINES}
+    assert set(by_name) == {"torch_fp32", "torch_tf32", "torch_fp16", "torch_bf16", "triton_fp32", "triton_fp16", "triton_bf16"}
+    for s in EXTRA_BASELINES:
+        assert isinstance(s, ExtraBaselineStage) and s.is_baseline and s.family == "baseline" and s.group == "baseline_extra"
+        assert s.baseline == s.name  # its own baseline, like the cuBLAS entries
+        assert s.library in ("PyTorch", "Triton") and s.precision
+        d = s.describe()
+        assert d["library"] == s.library and d["compute_type"] == s.precision and d["dtype"] == s.dtype
+    assert "TF32 off" in by_name["torch_fp32"].precision and by_name["torch_fp32"].dtype == "fp32"
+    assert by_name["torch_tf32"].dtype == "tf32" and by_name["torch_tf32"].min_cc == 80
+    assert "ieee" in by_name["triton_fp32"].precision
+    assert all("FP32 out" in by_name[n].precision for n in ("torch_fp16", "torch_bf16"))
+    from kernels.registry import catalog
+
+    assert not {s.name for s in catalog()} & set(by_name)  # not wired into the catalog here
+
+
+def test_missing_libraries_give_a_skip_reason(monkeypatch):
+    eb._import_reason.cache_clear()
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
+    monkeypatch.setitem(sys.modules, "triton", None)
+    try:
+        for s in EXTRA_BASELINES:
+            reason = s.unsupported_reason(1024, 1024, 1024, 90)
+            assert reason and "torch is not installed" in reason, (s.name, reason)
+        assert EXTRA_BASELINES[0].unsupported_reason(1024, 1024, 1024, 40).startswith("needs compute capability")
+        with pytest.raises(Unavailable, match="not installed"):
+            EXTRA_BASELINES[0].launcher(None, None, None, 1, 1, 1)
+    finally:
+        eb._import_reason.cache_clear()
+
+
+def test_old_libraries_give_a_skip_reason(monkeypatch):
+    eb._import_reason.cache_clear()
+    torch = types.SimpleNamespace(__version__="2.4.1+cu121", cuda=types.SimpleNamespace(is_available=lambda: True))
+    triton = types.SimpleNamespace(__version__="2.3.0")
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    try:
+        by_name = {s.name: s for s in EXTRA_BASELINES}
+        assert by_name["torch_fp32"].unavailable_reason() is None
+        assert "older than 2.8" in by_name["torch_fp16"].unavailable_reason()
+        assert "triton 2.3.0 is older than 3.0" in by_name["triton_bf16"].unavailable_reason()
+    finally:
+        eb._import_reason.cache_clear()
+
+
+def test_tf32_switch_is_set_explicitly():
+    legacy = types.SimpleNamespace(backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=True))))
+    eb._set_tf32(legacy, False)
+    assert legacy.backends.cuda.matmul.allow_tf32 is False
+    new = types.SimpleNamespace(backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(fp32_precision="tf32"))))
+    eb._set_tf32(new, False)
+    assert new.backends.cuda.matmul.fp32_precision == "ieee" and not hasattr(new.backends.cuda.matmul, "allow_tf32")
+    eb._set_tf32(new, True)
+    assert new.backends.cuda.matmul.fp32_precision == "tf32"
+
+
+def test_version_parsing():
+    assert eb._version("2.8.0+cu128") == (2, 8, 0)
+    assert eb._version("3.1.0rc1") == (3, 1, 0)
+    assert eb._version("2.10.0.dev20250101") == (2, 10, 0)
