@@ -5,6 +5,8 @@
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:8265
+# The device copy has no .git: rows learn their commit from here (set GIT_COMMIT=$(git rev-parse --short HEAD)).
+export GEMM_FARM_GIT_COMMIT=${GIT_COMMIT:-unknown}
 FINAL=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-logs  # logs gather here, then leave as one .tgz
 mkdir -p "$OUT" "$FINAL"
 [ -f .bundle/activate.sh ] && source .bundle/activate.sh
