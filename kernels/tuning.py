@@ -121,13 +121,14 @@ def _warptile_structure(c: Config) -> str | None:
 
 def _warptile_registers(c: Config) -> int:
     """Accumulators (WM*WN/32) + one k-step's A and B float4s + (2 stages) the next tile's staged chunks,
-    counted twice, + 32 for addressing. Calibrated on every structurally valid configuration with
-    NVRTC 13.5 for sm_80/86/90/120: those that spilled all estimate above 255, none valid is over 255."""
+    counted twice, + 2*BK for the loads ptxas hoists from later steps of the unrolled k loop, + 40 for
+    addressing. Calibrated against ptxas: every configuration that spilled (NVRTC 13.5 on sm_80/86/90/120,
+    NVRTC 13.0 on an H200: the 64x64-warp, BK 32 single-stage tiles) estimates above 255."""
     threads = max(c.threads, 32)
     acc = c.wm * c.wn // 32
     frags = 4 * (c.wm // 16 + c.wn // 32)
     staged = 4 * (c.bm * c.bk + c.bk * c.bn) // 4 // threads if c.stages == 2 else 0
-    return acc + frags + 2 * staged + 32
+    return acc + frags + 2 * staged + 2 * c.bk + 40
 
 
 # --- h_wmma_dbuf / h_wmma_pipe (common/walkc_wmma.cuh) --------------------------------------------------------
@@ -152,12 +153,13 @@ def _wmma_structure(c: Config) -> str | None:
 def _wmma_registers(staged: bool) -> Callable[[Config], int]:
     def estimate(c: Config) -> int:
         """Accumulator fragments (8 floats per 16x16 per lane) + FM A fragments and one B fragment (4 registers
-        each) + (register-staged copy) the next tile's 16-byte chunks, counted twice, + 32 for addressing.
-        Calibrated like _warptile_registers: every configuration that spilled estimates above 255."""
+        each) + per 16-byte chunk a thread copies: its staged uint4 counted twice (register-staged copy) or
+        its 3 address registers (cp.async), + 48 for addressing and margin. Calibrated like
+        _warptile_registers: every configuration that spilled estimates above 255."""
         threads = max(c.threads, 32)
         fm, fn = c.wm // 16, c.wn // 16
-        stage_regs = 4 * (c.bm * c.bk + c.bk * c.bn) // 8 // threads if staged else 0
-        return 8 * fm * fn + 4 * (fm + 1) + 2 * stage_regs + 32
+        chunks = (c.bm * c.bk + c.bk * c.bn) // 8 // threads
+        return 8 * fm * fn + 4 * (fm + 1) + (8 if staged else 3) * chunks + 48
     return estimate
 
 

@@ -2,7 +2,7 @@
 // tile (BK = 16, 128 threads) is split into four 64 x 64 warp tiles, each swept
 // by its warp in 16 x 32 sub-tiles of 4 x 4 per lane (128 sums per thread). A
 // warp's shared-memory reads per k are then 4 + 2 conflict-free LDS.128 for 128
-// FFMA (05: 4 LDS.128 with 2-way conflicts for 64), A's transposing stores hit
+// FFMA (05: 4 LDS.128 for 64, its lanes 32 bytes apart), A's transposing stores hit
 // 32 banks (As rows padded to BM + 4), and each warp's C stores are four full
 // 128-byte lines. The kernel body is shared with the half-precision port and
 // the tuning stages: common/walkc_warptile.cuh. N % 4 == 0 and K % 4 == 0.
