@@ -421,9 +421,9 @@ class Profiler:
 
     def profile(self, cell: Cell, run_id: str) -> list[dict]:
         """The profile records of one cell: a row per (kernel, quantity), or one status row."""
-        from kernels.registry import catalog
+        from kernels.registry import stage_named
 
-        stage = {s.name: s for s in catalog()}[cell.stage]
+        stage = stage_named(cell.stage)
         cc = _cc(self.device.get("compute_capability"))
         reason = stage.unsupported_reason(cell.m, cell.n, cell.k, cc) if cc else stage.shapes.rejects(cell.m, cell.n, cell.k)
         if reason:
@@ -583,9 +583,9 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
         import cupy
 
         from farm.inputs import random_operands
-        from kernels.registry import catalog
+        from kernels.registry import stage_named
 
-        stage = {s.name: s for s in catalog()}[stage_name]
+        stage = stage_named(stage_name)
         cupy.cuda.Device(0).use()
         if not arch:
             props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -694,9 +694,8 @@ def profile_fleet(plan, poll_s: float = 10.0) -> list[str]:
     from farm.dataset import PROFILE, write_table
     from farm.dispatch import scope_column
     from farm.fleet import SweepError, start_workers
-    from kernels.registry import catalog
 
-    stages = {s.name: s for s in catalog()}
+    stages = {s.name: s for s in plan.stages()}  # the cells below come from these
     try:
         workers = start_workers(plan.measurer, plan.measure, plan.gpus, plan.start_timeout_s)
     except SweepError as exc:
