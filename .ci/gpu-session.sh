@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|tune
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|tune|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
-# Everything worth keeping (logs, datasets as .tgz) goes under $OUT.
+# Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
+# call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
+# cut off by DEADLINE resumes where it stopped when called again with the same RUN.
 set -uo pipefail
+STEP=${1:-tests}
 export PYTHONUNBUFFERED=1 RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:8265
 # The device copy has no .git: rows learn their commit from here (set GIT_COMMIT=$(git rev-parse --short HEAD)).
 export GEMM_FARM_GIT_COMMIT=${GIT_COMMIT:-unknown}
 FINAL=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-logs  # logs gather here, then leave as one .tgz
 mkdir -p "$OUT" "$FINAL"
+[ -f .resume/results.tgz ] && tar xzf .resume/results.tgz -C /tmp && echo "resuming from .resume/results.tgz"
 [ -f .bundle/activate.sh ] && source .bundle/activate.sh
 sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT
   local run=$1; shift
   local t0=$(date +%s.%N)
-  ray job submit --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
+  timeout "${DEADLINE:-3600}" ray job submit --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
     -- python farm/sweep.py --plan "${PLAN:-plans/proof.toml}" --run-id "$run" --output "$RES" "$@" > "$OUT/sweep-$run.log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   echo "sweep $run rc=$rc wall_s=$(python3 -c "print(round($t1-$t0,1))")" | tee -a "$OUT/walltimes.txt"
   grep -E "summary|wall time|ok [0-9]|error|Error" "$OUT/sweep-$run.log" | tail -6
+}
+prewarm() {  # compile [flags]: fill the CUBIN cache for this GPU's arch on every core before a sweep
+  local arch; arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+  python3 -m farm compile --arch "$arch" --jobs "$(nproc)" "$@" > "$OUT/compile-$arch.log" 2>&1
+  echo "prewarm $arch rc=$? $(grep -c regs "$OUT/compile-$arch.log") kernels"
+}
+nodes() {  # one Ray node per GPU here
+  node 0 head
+  for i in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do node "$i"; done
+  sleep 3
 }
 node() {  # node GPU_INDEX [head]: one Ray node per GPU, labelled with its model
   local model; model=$(nvidia-smi -i "$1" --query-gpu=name --format=csv,noheader | sed 's/^NVIDIA //; s/ /-/g')
@@ -69,13 +83,22 @@ case "${1:-tests}" in
     python3 -m farm bench --families simt_fp32_c,half_c --sizes 1024,2048,4096,8192 --run-id walkC --output "$RES" > "$OUT/bench-walkC.log" 2>&1
     python3 -m farm report "$RES" --run-id walkC | tee "$OUT/report-walkC.md" | grep -E "###|\| (c_|h_|cublas)" ;;
   tune)  # TUNE_PLAN=plans/tune_quick.toml for the short pass
-    python3 -m farm bench --plan "${TUNE_PLAN:-plans/tune.toml}" --run-id tune --output "$RES" > "$OUT/bench-tune.log" 2>&1; tail -3 "$OUT/bench-tune.log" ;;
+    prewarm --tuning --kernels c_warptile,h_wmma_dbuf_fp16,h_wmma_dbuf_bf16,h_wmma_pipe_fp16,h_wmma_pipe_bf16
+    timeout "${DEADLINE:-3600}" python3 -m farm bench --plan "${TUNE_PLAN:-plans/tune.toml}" --run-id tune --output "$RES" > "$OUT/bench-tune.log" 2>&1; tail -3 "$OUT/bench-tune.log" ;;
   profile)  # Nsight Compute counters per ladder step: walk A at 2048^3, walk B at 4096^3
     python3 -m farm profile --kernels naive,tiled,tiled_coalesced,regblock,warp_rebalance,bank_pad_vec,gmem_vec,wider_m,supertile,ldg_vec,ldg_super,ldg_wider2,multibuf,splitk \
       --sizes 2048 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkA.log" 2>&1
     python3 -m farm profile --families tf32 --sizes 4096 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkB.log" 2>&1
     python3 -c "from farm.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
       | tee "$OUT/moves.txt" | head -70 ;;
+  reference)  # plans/reference.toml on every GPU here (DEADLINE=secs stops it early; call again to resume)
+    shift; run=$1; shift
+    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 | tee "$OUT/libraries.txt"
+    prewarm
+    nodes
+    PLAN=plans/reference.toml sweep "$run" "$@"
+    ray stop --force > /dev/null 2>&1
+    python3 -m farm report "$RES" --run-id "$run" > "$OUT/report-$run.md" 2>&1; grep -c "" "$OUT/report-$run.md" ;;
   crosscheck)
     python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
 esac
@@ -83,6 +106,6 @@ if [ -d "$RES" ]; then
   for r in one aa2 notele rep shard kill scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
     python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
   done
-  tar czf "$FINAL/results-${1:-tests}.tgz" -C /tmp farm-results
+  tar czf "$FINAL/results-$STEP.tgz" -C /tmp farm-results
 fi
-tar czf "$FINAL/logs-${1:-tests}.tgz" -C "$OUT" .
+tar czf "$FINAL/logs-$STEP.tgz" -C "$OUT" .

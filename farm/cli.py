@@ -25,34 +25,50 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compile_one(stage_name: str, source_path, arch: str, kernel_names: tuple[str, ...], dynamic_smem: dict[str, int]) -> list[dict]:
+    """One stage for one arch: a result per kernel, or one failure (runs in a worker process with --jobs)."""
+    try:
+        compiled = compile_source(source_path, arch, kernel_names)
+    except CompileError as exc:
+        return [{"stage": stage_name, "arch": arch, "ok": False, "error": str(exc)}]
+    missing = [k for k in kernel_names if k not in compiled.resources]
+    if missing:
+        return [{"stage": stage_name, "arch": arch, "ok": False, "error": f"NVRTC gave no ptxas report for {missing}"}]
+    return [{"stage": stage_name, "arch": arch, "kernel": kernel, "ok": True,
+             "registers": r.registers, "static_smem_bytes": r.static_smem_bytes,
+             "dynamic_smem_bytes": dynamic_smem.get(kernel, 0), "stack_frame_bytes": r.stack_frame_bytes,
+             "spill_bytes": r.spill_store_bytes + r.spill_load_bytes, "cached": compiled.cache_hit}
+            for kernel, r in compiled.resources.items()]
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
-    """Compile every kernel for each arch through NVRTC; report resources; non-zero exit on any failure."""
+    """Compile every kernel for each arch through NVRTC; report resources; non-zero exit on any failure.
+    With --jobs N the compilations run in N processes (NVRTC is single-threaded); the CUBIN cache they
+    fill is the one sweeps read, so this also pre-warms a host before a large sweep."""
     stages = [s for s in select(_split(args.kernels), _split(args.families)) if not s.is_baseline]
     archs = _split(args.arch) or list(CI_ARCHS)
     for arch in archs:
         check_arch(arch)
-    results, failures = [], 0
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    work = []
     for arch in archs:
         # --tuning: the selected tunable kernels' configurations that are valid on this arch (kernels/tuning.py)
         tuned = tuning_stages([s.name for s in stages if s.name in TUNABLES], arch) if args.tuning else []
         for stage in stages + tuned:
-            try:
-                compiled = compile_source(stage.source_path, arch, stage.kernel_names)
-            except CompileError as exc:
-                failures += 1
-                results.append({"stage": stage.name, "arch": arch, "ok": False, "error": str(exc)})
-                continue
-            missing = [k for k in stage.kernel_names if k not in compiled.resources]
-            if missing:
-                failures += 1
-                results.append({"stage": stage.name, "arch": arch, "ok": False, "error": f"NVRTC gave no ptxas report for {missing}"})
-            for kernel, r in compiled.resources.items():
-                results.append({"stage": stage.name, "arch": arch, "kernel": kernel, "ok": True,
-                                "registers": r.registers, "static_smem_bytes": r.static_smem_bytes,
-                                "dynamic_smem_bytes": max((l.dynamic_smem for l in stage.launches if l.kernel == kernel), default=0),
-                                "stack_frame_bytes": r.stack_frame_bytes,
-                                "spill_bytes": r.spill_store_bytes + r.spill_load_bytes,
-                                "cached": compiled.cache_hit})
+            smem = {}
+            for launch in stage.launches:
+                smem[launch.kernel] = max(smem.get(launch.kernel, 0), launch.dynamic_smem)
+            work.append((stage.name, stage.source_path, arch, stage.kernel_names, smem))
+    if args.jobs == 1:
+        per_stage = [_compile_one(*w) for w in work]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(args.jobs) as pool:
+            per_stage = list(pool.map(_compile_one, *zip(*work)))
+    results = [r for rs in per_stage for r in rs]
+    failures = sum(not r["ok"] for r in results)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -208,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per kernel and arch")
     p.add_argument("--tuning", action="store_true", help="also compile every valid tile configuration of the selected tunable kernels")
+    p.add_argument("--jobs", type=int, default=1, help="compile in this many processes (default 1); fills the same CUBIN cache sweeps use")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("bench", help="compile, verify and time stages on this machine's GPU (no Ray); write Parquet")

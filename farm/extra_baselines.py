@@ -10,20 +10,13 @@ are viewed as torch.bfloat16); C is the farm's FP32 output array, written in pla
 Hosts without torch / triton (or too old ones) keep the entries: their cells are
 skipped with the reason (`unsupported_reason`), like a shape a kernel does not take.
 
-Interface proposed for farm.measure (not wired yet; nothing here touches measure.py):
-  * `EXTRA_BASELINES` is a list of `ExtraBaselineStage`, a Stage subclass with
-    family "baseline", group "baseline_extra", baseline = its own name (like the
-    cuBLAS entries), `is_baseline` True (so `farm compile` skips them), `library`
-    and `precision` fields and a `describe()` that names them.
-  * Registering: append `EXTRA_BASELINES` to kernels.baselines.BASELINES (or to the
-    measurer's stage table) so plans can name them.
-  * Measuring: where GpuMeasurer._run builds the baseline callable, use
-    `stage.launcher(a, b, ref, m, n, k)` for an ExtraBaselineStage instead of
-    `self._gemm(stage.baseline)`; verification (against the FP64 product) and timing
-    stay as for cuBLAS. `launcher` raises `Unavailable` (a RuntimeError) when a probe
-    on the device fails (e.g. a torch.mm without out_dtype): record "skipped" with
-    its message. The callable launches on CuPy's current stream (timing brackets it
-    with CuPy events; graph capture works for both libraries once warmed up).
+Wiring: kernels.baselines.BASELINES lists these after the cuBLAS entries, so plans can
+name them and a plan with no stage filter runs them. farm.measure treats them like the
+cuBLAS entries (their own baseline, verified against the FP64 product of the same
+inputs, then timed) but launches `stage.launcher(a, b, c, m, n, k)`, a callable on
+CuPy's current stream (timing brackets it with CuPy events; graph capture works once
+the first call has warmed the library up, which verification does). `Unavailable`
+(a probe on the device failed) becomes a skipped row with its message.
 """
 from __future__ import annotations
 

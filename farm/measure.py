@@ -2,7 +2,8 @@
 
 Kernel cells: compile for this chip's own sm_XX (cached), check against cuBLAS of the
 same precision class with C poisoned, then time kernel and baseline interleaved.
-Baseline cells: cuBLAS checked against an FP64 product of the same inputs, then timed.
+Baseline cells (cuBLAS, and PyTorch / Triton where installed): checked against an FP64
+product of the same inputs, then timed.
 A CUDA fault poisons the context: the row says so and needs_restart() turns True.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from farm.cells import Cell
 from farm.compiler import CompileError, compile_source
 from farm.cublas import Gemm
 from farm.device import describe_device
+from farm.extra_baselines import ExtraBaselineStage, Unavailable
 from farm.inputs import random_operands, to_float64
 from farm.rows import cell_row
 from farm.schema import TELEMETRY_KEY
@@ -125,6 +127,8 @@ class GpuMeasurer:
             return {**row, "status": "skipped", "status_reason": reason}
         try:
             row.update(self._run(stage, cell))
+        except Unavailable as exc:  # a library baseline this host cannot run after all
+            row.update(status="skipped", status_reason=str(exc)[:4000])
         except CompileError as exc:
             row.update(status="error", status_reason=f"compile failed: {exc}"[:4000])
         except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
@@ -137,20 +141,23 @@ class GpuMeasurer:
         row["timestamp"] = datetime.datetime.now(datetime.timezone.utc)  # when the cell finished
         return row
 
-    def _gemm(self, baseline: str) -> Gemm:
+    def _baseline_call(self, baseline: str, a, b, out, m: int, n: int, k: int):
+        """A no-argument callable computing out = a.b with the named baseline library."""
+        spec = self._stages[baseline]
+        if isinstance(spec, ExtraBaselineStage):
+            return spec.launcher(a, b, out, m, n, k)
         if baseline not in self._gemms:
-            spec = self._stages[baseline]
             self._gemms[baseline] = Gemm(spec.cublas_compute, spec.dtype)
-        return self._gemms[baseline]
+        gemm = self._gemms[baseline]
+        return lambda: gemm(a, b, out, m, n, k)
 
     def _run(self, stage: Stage, cell: Cell) -> dict:
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
         a, b = random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
-        gemm = self._gemm(stage.baseline)
         ref = cupy.empty((m, n), dtype=cupy.float32)
-        baseline_run = lambda: gemm(a, b, ref, m, n, k)  # noqa: E731
+        baseline_run = self._baseline_call(stage.baseline, a, b, ref, m, n, k)
         tol = tolerance(stage.dtype, k)
         if stage.is_baseline:
             poison(ref)

@@ -582,6 +582,7 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
     try:
         import cupy
 
+        from farm.extra_baselines import ExtraBaselineStage
         from farm.inputs import random_operands
         from kernels.registry import stage_named
 
@@ -592,12 +593,15 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
             arch = f"sm_{props['major']}{props['minor']}"
         a, b = random_operands(stage.dtype, m, n, k, seed)
         c = cupy.empty((m, n), dtype=cupy.float32)
-        if stage.is_baseline:
+        if isinstance(stage, ExtraBaselineStage):
+            run = stage.launcher(a, b, c, m, n, k)
+            launches: list[str] = []
+        elif stage.is_baseline:
             from farm.cublas import Gemm
 
             gemm = Gemm(stage.cublas_compute, stage.dtype)
             run = lambda: gemm(a, b, c, m, n, k)  # noqa: E731
-            launches: list[str] = []
+            launches = []
         else:
             from farm.measure import _Kernel
 
