@@ -84,7 +84,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a plan on this machine's GPU in this process (no Ray); rows written after every cell."""
-    from farm.dataset import write_rows
+    from farm.dataset import completed_keys, write_rows
     from farm.measure import GpuMeasurer, bytes_needed
     from farm.plan import load_plan
 
@@ -99,15 +99,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if need > device["memory_bytes"]:
         raise ValueError(f"{largest.m}x{largest.n}x{largest.k} needs {need / 2**30:.1f} GiB but {device['gpu_name']} "
                          f"has {device['memory_bytes'] / 2**30:.1f} GiB; choose smaller --sizes")
-    print(f"{device['gpu_name']} ({device['arch']}): {len(cells)} cells, run {plan.run_id} -> {plan.output}", flush=True)
+    # An existing run id resumes: cells this GPU model already has a row for are skipped (any card of the
+    # model, like a sharded sweep, so a run cut off on one lent machine can finish on another).
+    done = completed_keys(plan.output, plan.run_id, "gpu_model")
+    todo = [c for c in cells if (device["gpu_model"], *c.key()) not in done]
+    print(f"{device['gpu_name']} ({device['arch']}): {len(cells)} cells, {len(cells) - len(todo)} already done, "
+          f"run {plan.run_id} -> {plan.output}", flush=True)
     counts: dict[str, int] = {}
-    for i, cell in enumerate(cells, 1):
+    for i, cell in enumerate(todo, 1):
         row = measurer.measure(cell, plan.run_id)
         write_rows([row], plan.output)
         counts[row["status"]] = counts.get(row["status"], 0) + 1
         detail = (f"{row['median_ms']:.4f} ms  {row['tflops']:.2f} TFLOPS  {row['pct_of_baseline']:.1f}% of {row['baseline']}"
                   if row["status"] == "ok" else row["status_reason"][:100])
-        print(f"[{i}/{len(cells)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k} r{cell.repeat}  {row['status']:<8} {detail}", flush=True)
+        print(f"[{i}/{len(todo)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k} r{cell.repeat}  {row['status']:<8} {detail}", flush=True)
     print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {plan.output}")
     return 0 if counts.get("error", 0) + counts.get("failed_verification", 0) == 0 else 1
 
@@ -233,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", help="comma-separated families")
     p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
     p.add_argument("--repeats", type=int, help="times each cell is measured (default 1)")
-    p.add_argument("--run-id", help="run identifier (default: a new one)")
+    p.add_argument("--run-id", help="run identifier (default: a new one); an existing one resumes: cells this GPU model has rows for are skipped")
     p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.set_defaults(func=cmd_bench)
 
