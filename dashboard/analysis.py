@@ -32,6 +32,10 @@ class Selection:
     run_id: tuple[str, ...] = ()
     timing_mode: str | None = None
 
+# Stage groups that sweep one kernel over many configurations: off by default where stages are
+# drawn one line each (dozens of near-identical lines would bury the ladder).
+SWEEP_GROUPS = ("geometry", "tuning")
+
 
 def apply_filters(rows: pd.DataFrame, sel: Selection) -> pd.DataFrame:
     """Rows matching the selection. A family filter keeps the cuBLAS baselines: they are every family's reference."""
@@ -569,3 +573,165 @@ def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 6
                      "now_running": "; ".join(f"{g}: {s} {z} r{p}" for g, s, z, p in
                                               zip(newest["gpu"], newest["stage"], newest["size_label"], newest["repeat"]))})
     return pd.DataFrame(recs, columns=cols)
+
+
+# ---------------------------------------------------------------- tuning
+
+TUNE_SEP = "_tune_"  # kernels/tuning.py: a configuration's stage is <kernel>_tune_<BMxBNxBK_WMxWN_sS>; rows have no kernel column
+TUNE_KEYS = ["gpu_model", "kernel", "family", "dtype", "m", "n", "k", "size", "size_label"]
+LADDER_ROLE, TUNING_ROLE = "ladder stage", "tuning"
+
+
+def tune_stage(stage) -> tuple[str, str] | None:
+    """(tuned kernel, configuration tag) of a tuning stage's name, None for any other stage."""
+    kernel, sep, tag = str(stage).partition(TUNE_SEP)
+    return (kernel, tag) if sep and kernel and tag else None
+
+
+def _verified(rows: pd.DataFrame) -> pd.DataFrame:
+    t = timed(rows)
+    return t[t["verified"].eq(True)] if not t.empty else t
+
+
+def tuning_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows of stage group 'tuning' whose name parses, with kernel and config columns."""
+    if rows.empty:
+        return rows.assign(kernel=pd.Series(dtype="object"), config=pd.Series(dtype="object"))
+    t = rows[rows["stage_group"] == "tuning"]
+    parsed = [tune_stage(s) for s in t["stage"]]
+    t = t.assign(kernel=[p[0] if p else None for p in parsed], config=[p[1] if p else None for p in parsed])
+    return t[t["kernel"].notna()]
+
+
+def tuning_cells(rows: pd.DataFrame, ladder_tags: dict[str, str] | None = None) -> pd.DataFrame:
+    """One line per (GPU model, tuned kernel, size, configuration), plus the kernel's ladder stage at that size.
+
+    Only ok and verified rows count; repeats, runs and same-model GPUs are pooled (cell_stats: median of the rows'
+    median_ms, spread min-max over rows or q1-q3 of one row's samples). The ladder stage's rows come from the
+    runs that measured the tuning rows of the cell where there are any (same session, same GPUs: the fair
+    reference), from any run otherwise (ladder_same_run False). `ladder_tags` maps a kernel to its ladder
+    configuration's tag (data.ladder_configs): that tuning row is flagged is_ladder_config, a second
+    measurement of the ladder stage. rank: 1 = fastest configuration of the cell (the ladder stage is not ranked).
+    """
+    tags = ladder_tags or {}
+    extra = ["registers", "local_bytes", "threads_per_block", "dynamic_smem_bytes", "baseline_ms"]
+    cols = [*TUNE_KEYS, "role", "stage", "config", "is_ladder_config", "rank", "configs", "gap_to_best_pct", "median_ms",
+            "ms_lo", "ms_hi", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", *extra, "rows", "spread",
+            "runs", "datasets", "gpus", "ladder_same_run"]
+    tune = tuning_rows(_verified(rows))
+    if tune.empty:
+        return pd.DataFrame(columns=cols)
+    t = _verified(rows)
+    lad = t[t["stage"].isin(set(tune["kernel"])) & (t["stage_group"] != "tuning")]
+    lad = lad.assign(kernel=lad["stage"], config=lad["stage"].map(lambda s: tags.get(s, "")))
+    cell = ["gpu_model", "kernel", "m", "n", "k"]
+    if not lad.empty:  # prefer the ladder rows of the tuning rows' own runs, cell by cell
+        runs = tune[["dataset", "run_id", *cell]].drop_duplicates()
+        same = lad.merge(runs.assign(_same=True), on=["dataset", "run_id", *cell], how="left")["_same"].eq(True).to_numpy()
+        lad = lad.assign(_same=same.astype("float64"))
+        any_same = lad.groupby(cell)["_same"].transform("any")
+        lad = lad[(lad["_same"] > 0) | (any_same == 0)]
+    both = pd.concat([tune.assign(role=TUNING_ROLE, _same=0.0), lad.assign(role=LADDER_ROLE)], ignore_index=True)
+    both["baseline_ms"] = both["baseline_median_ms"].astype("float64")
+    keys = [*TUNE_KEYS, "role", "stage", "config"]
+    out = cell_stats(both, keys)
+    attrs = both.groupby(keys, dropna=False, sort=False).agg(
+        registers=("registers", "max"), local_bytes=("local_bytes", "max"), threads_per_block=("threads_per_block", "max"),
+        dynamic_smem_bytes=("dynamic_smem_bytes", "max"), baseline_ms=("baseline_ms", "median"),
+        ladder_same_run=("_same", "max")).reset_index()
+    out = out.merge(attrs, on=keys, how="left")
+    out["ms_lo"] = out["flops"] / out["tflops_hi"] / 1e9
+    out["ms_hi"] = out["flops"] / out["tflops_lo"] / 1e9
+    out["is_ladder_config"] = (out["role"] == TUNING_ROLE) & (out["config"] == out["kernel"].map(tags)) & out["config"].astype(bool)
+    group = ["gpu_model", "kernel", "m", "n", "k"]
+    tuned = out["role"] == TUNING_ROLE
+    out["rank"] = out[tuned].groupby(group)["median_ms"].rank(method="first")
+    out["configs"] = out[tuned].groupby(group)["stage"].transform("size")
+    best = out[tuned].groupby(group)["median_ms"].min().rename("_best")  # the ladder stage gets its gap too
+    out = out.merge(best, left_on=group, right_index=True, how="left")
+    out["gap_to_best_pct"] = 100 * (out["median_ms"] / out["_best"] - 1)
+    out["ladder_same_run"] = np.where(out["role"] == LADDER_ROLE, out["ladder_same_run"] > 0, np.nan)
+    return out[cols].sort_values(["gpu_model", "kernel", "size", "m", "n", "k", "role", "rank"], kind="stable").reset_index(drop=True)
+
+
+def tuning_summary(cells: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One line per GPU model, tuned kernel and size: the best configuration and what tuning bought.
+
+    bought = ladder stage's median time / the best configuration's (x). gap_pct: how much slower the runner-up
+    is (%). ladder_aa_pct: the ladder configuration's tuning row against the ladder stage itself, the same
+    kernel measured in two cells (%, + slower): the cell-to-cell noise any gap must beat. winner: 'clear' when
+    the runner-up's spread lies wholly above the best's and its gap beats |ladder_aa_pct|, else 'within noise'.
+    failed: configurations with rows in the cell but none ok and verified (from `rows`).
+    """
+    cols = ["gpu_model", "kernel", "dtype", "size_label", "m", "n", "k", "size", "ladder_config", "ladder_ms", "best_config",
+            "best_stage", "best_ms", "best_ms_lo", "best_ms_hi", "best_spread", "best_tflops", "best_pct", "best_baseline_ms",
+            "bought", "configs", "failed", "runner_up", "runner_up_ms", "gap_pct", "winner", "ladder_rank", "ladder_aa_pct",
+            "best_local_bytes", "best_rows", "ladder_same_run", "runs"]
+    if cells.empty:
+        return pd.DataFrame(columns=cols)
+    group = ["gpu_model", "kernel", "m", "n", "k"]
+    recs = []
+    for key, g in cells.groupby(group, sort=False):
+        tuned = g[g["role"] == TUNING_ROLE].sort_values("rank")
+        ladder = g[g["role"] == LADDER_ROLE]
+        if tuned.empty:
+            continue
+        b = tuned.iloc[0]
+        r = tuned.iloc[1] if len(tuned) > 1 else None
+        lad_ms = float(ladder["median_ms"].iloc[0]) if len(ladder) else np.nan
+        as_tuning = tuned[tuned["is_ladder_config"]]
+        aa_pct = 100 * (float(as_tuning["median_ms"].iloc[0]) / lad_ms - 1) if len(as_tuning) and pd.notna(lad_ms) else np.nan
+        gap = 100 * (r["median_ms"] / b["median_ms"] - 1) if r is not None else np.nan
+        if r is None:
+            winner = "only one configuration"
+        else:
+            apart = r["ms_lo"] > b["ms_hi"] and not (pd.notna(aa_pct) and gap <= abs(aa_pct))
+            winner = "clear" if apart else "within noise"
+        recs.append({**dict(zip(group, key)), "dtype": b["dtype"], "size_label": b["size_label"], "size": b["size"],
+                     "ladder_config": ladder["config"].iloc[0] if len(ladder) else "", "ladder_ms": lad_ms,
+                     "best_config": b["config"], "best_stage": b["stage"], "best_ms": b["median_ms"], "best_ms_lo": b["ms_lo"],
+                     "best_ms_hi": b["ms_hi"], "best_spread": b["spread"], "best_tflops": b["tflops"], "best_pct": b["pct"],
+                     "best_baseline_ms": b["baseline_ms"], "bought": lad_ms / b["median_ms"], "configs": len(tuned),
+                     "runner_up": r["config"] if r is not None else "", "runner_up_ms": r["median_ms"] if r is not None else np.nan,
+                     "gap_pct": gap, "winner": winner,
+                     "ladder_rank": f"{int(as_tuning['rank'].iloc[0])} of {len(tuned)}" if len(as_tuning) else "",
+                     "ladder_aa_pct": aa_pct, "best_local_bytes": b["local_bytes"], "best_rows": b["rows"],
+                     "ladder_same_run": bool(ladder["ladder_same_run"].iloc[0]) if len(ladder) else False, "runs": b["runs"]})
+    out = pd.DataFrame(recs, columns=[c for c in cols if c != "failed"])
+    out.insert(cols.index("failed"), "failed", _tuning_failed(rows, out) if rows is not None else 0)
+    return out.sort_values(["gpu_model", "kernel", "size", "m", "n", "k"], kind="stable").reset_index(drop=True)
+
+
+def _tuning_failed(rows: pd.DataFrame, summary: pd.DataFrame) -> list[int]:
+    """Per summary line: configurations measured in the cell with no ok, verified row (failed, skipped, errored)."""
+    tune = tuning_rows(rows)
+    if tune.empty or summary.empty:
+        return [0] * len(summary)
+    group = ["gpu_model", "kernel", "m", "n", "k"]
+    good = tune["status"].eq("ok") & tune["verified"].eq(True) & tune["median_ms"].gt(0)
+    per = tune.assign(_good=good).groupby([*group, "stage"])["_good"].any()
+    failed = (~per).groupby(level=group).sum().to_dict()
+    return [int(failed.get(k, 0)) for k in zip(*(summary[c] for c in group))]
+
+
+def tuning_lines(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells of one GPU model and kernel with `highlight`, the chart's line groups: the ladder stage, the ladder
+    configuration's tuning row, each configuration that is best at some size (named with those sizes), the rest."""
+    if cells.empty:
+        return cells.assign(highlight=pd.Series(dtype="object"), best_here=pd.Series(dtype="bool"))
+    df = cells.copy()
+    best = df[df["rank"] == 1].sort_values("size")
+    wins = best.groupby("config", sort=False)["size_label"].agg(", ".join).to_dict()
+    hl = []
+    for role, config, ladder_cfg in zip(df["role"], df["config"], df["is_ladder_config"]):
+        if role == LADDER_ROLE:
+            hl.append(f"ladder stage ({config})" if config else "ladder stage")
+        elif config in wins:
+            hl.append(f"{config}: best at {wins[config]}")
+        elif ladder_cfg:
+            hl.append(f"{config}: ladder configuration, as a tuning row")
+        else:
+            hl.append("other configurations")
+    df["highlight"] = hl
+    df["best_here"] = df["rank"].eq(1)
+    return df

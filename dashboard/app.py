@@ -20,6 +20,7 @@ VIEWS = Path(__file__).resolve().parent / "views"
 PAGES = [  # (file, title, url path, icon)
     ("overview.py", "Overview", "overview", ":material/dashboard:"),
     ("ladder.py", "Ladder", "ladder", ":material/stairs:"),
+    ("tuning.py", "Tuning", "tuning", ":material/tune:"),
     ("scaling.py", "Scaling across devices", "scaling", ":material/trending_up:"),
     ("reproducibility.py", "Reproducibility", "reproducibility", ":material/repeat:"),
     ("telemetry.py", "Telemetry", "telemetry", ":material/thermostat:"),

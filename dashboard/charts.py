@@ -376,3 +376,110 @@ def runs_timeline_chart(runs: pd.DataFrame) -> alt.LayerChart:
         x2="end:T", y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=300)),
         color=alt.Color("dataset:N", title="dataset", scale=alt.Scale(range=MEASURED_COLORS), legend=alt.Legend(orient="top")),
         tooltip=tips).properties(height=max(60, 26 * len(df)), width=700)
+
+
+# ---------------------------------------------------------------- tuning
+
+TUNING_METRICS = {  # field -> axis title
+    "tflops": "throughput (TFLOP/s)",
+    "pct": "% of same-precision cuBLAS (timed interleaved with each cell)",
+}
+OTHER_CONFIGS = "other configurations"
+
+
+def _tuning_tips() -> list[alt.Tooltip]:
+    return [_n("config", "configuration (BMxBNxBK_WMxWN_sSTAGES)"), _n("stage", "stage"), _n("role", "row kind"),
+            _n("gpu_model", "GPU model"), _n("size_label", "size"), _tip("tflops", "TFLOP/s (median)", ".2f"),
+            _tip("tflops_lo", "TFLOP/s low", ".2f"), _tip("tflops_hi", "TFLOP/s high", ".2f"),
+            _tip("median_ms", "median time (ms)", ".4f"), _tip("gap_to_best_pct", "slower than the best (%)", ".2f"),
+            _tip("rank", "rank (1 = fastest)", "d"), _tip("configs", "configurations measured", "d"),
+            _tip("pct", "% of cuBLAS (median)", ".1f"), _tip("baseline_ms", "cuBLAS time, interleaved (ms)", ".4f"),
+            _tip("registers", "registers / thread", "d"), _tip("local_bytes", "local memory / thread (bytes; > 0: spills)", "d"),
+            _tip("threads_per_block", "threads / block", "d"), _tip("dynamic_smem_bytes", "dynamic shared memory (bytes)", "d"),
+            _tip("rows", "rows pooled", "d"), _n("spread", "spread shown"), _n("runs", "run ids")]
+
+
+def _highlight_scale(groups: list[str]) -> alt.Scale:
+    """Ladder stage black, the ladder configuration's tuning row dark grey, winners in colour, the rest light grey."""
+    rng, k = [], 0
+    for g in groups:
+        if g.startswith("ladder stage"):
+            rng.append("#000000")
+        elif g == OTHER_CONFIGS:
+            rng.append("#c8c8c8")
+        elif g.endswith("as a tuning row"):
+            rng.append("#777777")
+        else:
+            rng.append(TABLEAU10[k % len(TABLEAU10)])
+            k += 1
+    return alt.Scale(domain=groups, range=rng)
+
+
+def _highlight_order(df: pd.DataFrame) -> list[str]:
+    groups = list(dict.fromkeys(df.sort_values("size")["highlight"]))
+    first = [g for g in groups if g.startswith("ladder stage")]
+    last = [g for g in groups if g == OTHER_CONFIGS]
+    return first + [g for g in groups if g not in first and g not in last] + last
+
+
+def tuning_chart(lines: pd.DataFrame, metric: str = "tflops") -> alt.LayerChart:
+    """Every configuration of one kernel on one GPU model against size: thin grey lines, the configurations
+    that win at some size in colour, the ladder stage in black; ringed points: the best at each size;
+    whiskers (highlighted lines): spread."""
+    title = TUNING_METRICS[metric]
+    tips = _tuning_tips()
+    df = _clean(lines, [*_fields(tips), "size", "highlight", "best_here", "is_ladder_config", f"{metric}_lo", f"{metric}_hi"])
+    square = bool((df["m"] == df["n"]).all() and (df["n"] == df["k"]).all()) if {"m", "n", "k"} <= set(df) else True
+    sizes = sorted(df["size"].unique().tolist())
+    x = alt.X("size:Q", title="matrix size N, M = N = K (log₂ scale)" if square else "size ∛(M·N·K) (log₂ scale)",
+              scale=alt.Scale(type="log", base=2, nice=False, padding=12), axis=alt.Axis(values=sizes, format="d"))
+    y = alt.Y(f"{metric}:Q", title=title, scale=alt.Scale(zero=False))
+    groups = _highlight_order(df)
+    color = alt.Color("highlight:N", title="configuration", sort=groups, scale=_highlight_scale(groups),
+                      legend=alt.Legend(orient="right", labelLimit=420, symbolType="stroke", symbolStrokeWidth=3))
+    dash = alt.condition("datum.is_ladder_config", alt.value([5, 3]), alt.value([1, 0]))
+    others = alt.Chart().transform_filter(f"datum.highlight == '{OTHER_CONFIGS}'").encode(x=x, y=y, color=color, detail="stage:N")
+    shown = alt.Chart().transform_filter(f"datum.highlight != '{OTHER_CONFIGS}'").encode(x=x, color=color, detail="stage:N")
+    layers = [
+        others.mark_line(strokeWidth=0.8, opacity=0.7),
+        others.mark_circle(size=18, opacity=0.7).encode(tooltip=tips),
+        shown.mark_rule(strokeWidth=1.5).encode(y=alt.Y(f"{metric}_lo:Q", title=title), y2=f"{metric}_hi:Q", tooltip=tips),
+        shown.mark_line(strokeWidth=2.4).encode(y=y, strokeDash=dash),
+        shown.mark_circle(size=45, opacity=1).encode(y=y, tooltip=tips),
+        alt.Chart().transform_filter("datum.best_here").mark_point(size=190, strokeWidth=2, color="#000", filled=False)
+        .encode(x=x, y=y, tooltip=tips),
+    ]
+    return alt.layer(*layers, data=df).properties(width=560, height=360)
+
+
+def tuning_rank_chart(lines: pd.DataFrame, size_label: str, metric: str = "tflops") -> alt.LayerChart:
+    """Every configuration at one size, fastest first: dots (median) with spread whiskers, each labelled with
+    how much slower than the best it is; the ladder stage in black with a dashed rule across. Dots, not bars:
+    the axis does not start at zero, so gaps of a few percent stay visible. Colours as in tuning_chart(lines)."""
+    title = TUNING_METRICS[metric]
+    tips = _tuning_tips()
+    groups = _highlight_order(lines)
+    full = _highlight_scale(groups)
+    df = _clean(lines[lines["size_label"] == size_label],
+                [*_fields(tips), "highlight", "is_ladder_config", f"{metric}_lo", f"{metric}_hi"])
+    ladder = df["role"] != "tuning"
+    df["label"] = [f"ladder stage {c}".strip() if lad else c for lad, c in zip(ladder, df["config"])]
+    df["gap_text"] = ["best" if r == 1 else f"+{g:.1f} %" if pd.notna(g) else "" for g, r in zip(df["gap_to_best_pct"], df["rank"])]
+    order = list(df.assign(_r=df["rank"].fillna(0)).sort_values(["_r", "median_ms"])["label"])
+    present = [g for g in groups if g in set(df["highlight"])]
+    color = alt.Color("highlight:N", title=None, sort=present,
+                      scale=alt.Scale(domain=present, range=[full.range[full.domain.index(g)] for g in present]),
+                      legend=alt.Legend(orient="top", labelLimit=420, columns=2))
+    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=300, labelOverlap=False, labelFontSize=10))
+    xs = alt.X(f"{metric}:Q", title=title, scale=alt.Scale(zero=False, padding=30))
+    base = alt.Chart().encode(y=y)
+    layers = [
+        base.mark_rule(color="#333").encode(x=alt.X(f"{metric}_lo:Q", title=title), x2=f"{metric}_hi:Q", tooltip=tips),
+        base.mark_text(align="left", dx=6, fontSize=10, color="#333").encode(x=alt.X(f"{metric}_hi:Q", title=title),
+                                                                             text="gap_text:N", tooltip=tips),
+        base.mark_point(filled=True, size=70, opacity=1).encode(x=xs, color=color, tooltip=tips),
+    ]
+    if ladder.any():
+        layers.insert(0, alt.Chart().transform_filter("datum.role != 'tuning'").mark_rule(strokeDash=[4, 3], color="#000")
+                      .encode(x=alt.X(f"{metric}:Q", title=title)))
+    return alt.layer(*layers, data=df).properties(width=560, height=max(100, 19 * len(df)))

@@ -381,6 +381,20 @@ def _catalog():
         return []
 
 
+@st.cache_data(show_spinner=False)
+def ladder_configs() -> dict[str, str]:
+    """Each tunable kernel's ladder configuration as a tuning tag ({'c_warptile': '128x128x16_64x64_s1', ...}):
+    the configuration of its grid whose launch is the ladder stage's own. Empty without the kernels."""
+    try:
+        from kernels import tuning
+
+        stages = {s.name: s for s in _catalog()}
+        return {k: c.tag for k, t in tuning.TUNABLES.items() if k in stages
+                for c in t.space() if t.launch(c) == stages[k].launches[0]}
+    except Exception:  # noqa: BLE001 - the page still ranks configurations without knowing the ladder's
+        return {}
+
+
 def stage_info() -> pd.DataFrame:
     """What changed at each stage (from the kernel registry)."""
     return pd.DataFrame([{"stage": s.name, "family": s.family, "what_changed": s.what_changed} for s in _catalog()],

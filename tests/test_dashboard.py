@@ -27,7 +27,7 @@ from kernels.registry import catalog  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 PAGES = {  # page file -> (charts at least, download buttons at least)
-    "overview": (2, 0), "ladder": (1, 0), "scaling": (3, 0), "reproducibility": (4, 0), "telemetry": (2, 0), "data": (0, 8),
+    "overview": (2, 0), "ladder": (1, 0), "tuning": (0, 0), "scaling": (3, 0), "reproducibility": (4, 0), "telemetry": (2, 0), "data": (0, 8),
 }
 STAGES = {s.name: s for s in catalog()}
 KERNELS = {"naive": 0.11, "tiled": 0.32, "regblock": 0.47, "bank_pad_vec": 0.63, "ldg_vec": 0.8}  # fraction of cuBLAS
@@ -307,3 +307,88 @@ def test_ladder_shows_the_counters_each_step_moved(monkeypatch):
     step = table[(table["from"] == "bank_pad_vec") & (table["to"] == "gmem_vec")].iloc[0]
     assert "global-store bytes used per 32-byte sector 7.99 -> 32" in step["counters that moved most"]
     assert step["step gain (measured)"] > 0
+
+
+# ---------------------------------------------------------------- tuning
+
+SHIPPED = Path(__file__).resolve().parent.parent / "datasets"
+
+
+def tune_row(stage: str, ms: float, run: str = "t", repeat: int = 0, status: str = "ok", size: int = 1024, **kw) -> dict:
+    """A result row as the dashboard holds it (enriched columns set by hand): q1/q3 at ±0.2 %."""
+    flops = 2 * size**3
+    row = {"dataset": "d", "run_id": run, "gpu_model": "H200", "gpu_uuid": "GPU-1", "stage": stage, "repeat": repeat,
+           "stage_group": "tuning" if "_tune_" in stage else "ladder", "family": "simt_fp32_c", "dtype": "fp32",
+           "m": size, "n": size, "k": size, "size": float(size), "size_label": f"{size}³", "flops": flops,
+           "status": status, "verified": status == "ok", "median_ms": ms if status == "ok" else None,
+           "q1_ms": ms * 0.998, "q3_ms": ms * 1.002, "cv": 0.001, "pct_of_baseline": 100 * 0.5 / ms,
+           "baseline_median_ms": 0.5, "registers": 128, "local_bytes": 0, "threads_per_block": 256, "dynamic_smem_bytes": 0}
+    row.update(kw)
+    return row
+
+
+def test_tuning_best_config_speedup_and_runner_up():
+    k = "c_warptile"
+    rows = pd.DataFrame([
+        tune_row(k, 2.0), tune_row(k, 9.0, run="older"),  # the ladder stage: its own run's row is the reference
+        tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.02),  # the ladder configuration again, as a tuning row
+        tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.58), tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.62, repeat=1),
+        tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60, repeat=2),  # median over repeats: 1.60
+        tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.70),
+        tune_row(f"{k}_tune_64x64x8_32x64_s1", 1.0, status="failed_verification"),  # fastest, wrong: never counts
+        tune_row(f"{k}_tune_64x128x8_32x64_s2", 1.1, verified=False),  # ok but unverified: never counts
+        tune_row("cublas_fp32", 0.5, stage_group="baseline", family="baseline"),
+    ])
+    assert analysis.tune_stage(f"{k}_tune_128x256x8_64x64_s2") == (k, "128x256x8_64x64_s2")
+    assert analysis.tune_stage(k) is None
+    cells = analysis.tuning_cells(rows, {k: "128x128x16_64x64_s1"})
+    s = analysis.tuning_summary(cells, rows)
+    assert len(s) == 1
+    r = s.iloc[0]
+    assert (r["best_config"], r["runner_up"]) == ("128x256x8_64x64_s2", "256x128x8_64x64_s2")
+    assert r["best_ms"] == pytest.approx(1.60) and r["ladder_ms"] == pytest.approx(2.0) and r["ladder_same_run"]
+    assert r["bought"] == pytest.approx(1.25)
+    assert r["gap_pct"] == pytest.approx(100 * (1.70 / 1.60 - 1))
+    assert r["ladder_aa_pct"] == pytest.approx(1.0) and r["ladder_rank"] == "3 of 3"
+    assert (r["configs"], r["failed"], r["best_rows"]) == (3, 2, 3)
+    assert (r["best_ms_lo"], r["best_ms_hi"]) == (pytest.approx(1.58), pytest.approx(1.62))  # min-max over repeats
+    assert r["best_tflops"] == pytest.approx(2 * 1024**3 / 1.60 / 1e9) and r["winner"] == "clear"
+    lines = analysis.tuning_lines(cells)
+    assert set(lines["highlight"]) == {"ladder stage (128x128x16_64x64_s1)", "128x256x8_64x64_s2: best at 1024³",
+                                       "128x128x16_64x64_s1: ladder configuration, as a tuning row", "other configurations"}
+    assert charts.tuning_chart(lines).to_dict() and charts.tuning_rank_chart(lines, "1024³", "pct").to_dict()
+
+
+def test_tuning_winner_within_noise_and_ladder_from_other_runs():
+    k = "c_warptile"
+    rows = pd.DataFrame([
+        tune_row(k, 2.0, run="ladders"),  # no ladder row in the tuning run: another run's is used, and said so
+        tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.1),  # the same kernel 5 % slower in another cell
+        tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60), tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.64),  # 2.5 % apart
+    ])
+    r = analysis.tuning_summary(analysis.tuning_cells(rows, {k: "128x128x16_64x64_s1"}), rows).iloc[0]
+    assert r["winner"] == "within noise" and not r["ladder_same_run"] and r["bought"] == pytest.approx(1.25)
+    assert analysis.tuning_summary(analysis.tuning_cells(rows.iloc[1:]), rows.iloc[1:])["ladder_ms"].isna().all()
+    assert analysis.tuning_cells(rows[rows["stage"] == k]).empty and analysis.tuning_summary(pd.DataFrame()).empty
+
+
+def test_tuning_page_on_shipped_data(monkeypatch):
+    at = app(monkeypatch, str(SHIPPED / "h200-tuning"))
+    at.switch_page("views/tuning.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    table = at.dataframe[0].value
+    assert len(table) == 8 and set(table["kernel"]) == {"c_warptile", "h_wmma_pipe_fp16"}
+    assert (table["configs"] >= 25).all() and (table["bought"] > 1).all() and table["ladder_same_run"].all()
+    big = table[(table["kernel"] == "c_warptile") & (table["size_label"] == "8192³")].iloc[0]
+    assert big["best_config"] == "128x256x8_64x64_s2" and big["bought"] == pytest.approx(1.30, abs=0.01)
+    assert big["ladder_config"] == "128x128x16_64x64_s1"
+    specs = json.dumps(vega_specs(at))
+    assert len(at.get("vega_lite_chart")) == 2 and "ladder stage (128x128x16_64x64_s1)" in specs
+
+
+def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    at.switch_page("views/tuning.py").run()
+    assert not at.exception
+    assert "No tuning rows in the loaded data" in texts(at) and "python farm/sweep.py --plan plans/tune.toml" in texts(at)
+    assert not at.get("vega_lite_chart")

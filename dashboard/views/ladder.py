@@ -32,9 +32,10 @@ def body() -> None:
     size = c2.selectbox("Size", sizes, index=default, key="ladder_size",
                         help="Published figures are at the write-up's own size; the one nearest ours is shown.")
     groups = analysis.options(fam_rows, "stage_group")
-    chosen = c3.multiselect("Stage groups", groups, default=[g for g in groups if g != "geometry"] or groups,
+    chosen = c3.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
                             key="ladder_groups", help="ladder: the main steps; traits: further variants; "
-                            "did_not_pan_out: tried, slower; geometry: block-shape sweep")
+                            "did_not_pan_out: tried, slower; geometry: block-shape sweep; tuning: every tile configuration "
+                            "of the tunable kernels (the Tuning page ranks them)")
     keep = rows[(rows["family"] != family) | rows["stage_group"].isin(chosen)]
     show_pub = st.toggle("Show published figures", value=True, key="ladder_pub")
     pub_in = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))] if show_pub else pub.iloc[0:0]

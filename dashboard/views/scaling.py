@@ -15,7 +15,7 @@ def body() -> None:
         return
     t = analysis.timed(rows)
     groups = analysis.options(t, "stage_group")
-    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g != "geometry"] or groups,
+    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
                             key="scaling_groups")
     t = t[t["stage_group"].isin(chosen)]
     if t.empty:
