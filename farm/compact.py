@@ -1,4 +1,5 @@
-"""Compact a dataset: each partition's many small files (one per write round) into one.
+"""Compact a dataset: each partition's many small files (one per write round) into one,
+written for shipping (write_partition_file's archive encoding).
 
 Safe beside a running sweep: only the files read are deleted, after the compacted
 file is in place; files written meanwhile are left for the next compaction. Rows are
@@ -28,6 +29,8 @@ def _partitions(fs: pafs.FileSystem, root: str) -> dict[str, list[str]]:
 
 def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]]:
     """Compact every table of the dataset at `output`; per table (files before, files after).
+    Every partition is rewritten, one file each, so an already compacted dataset takes the
+    current encoding too.
 
     telemetry_stride > 1 keeps every n-th raw telemetry sample of each cell (for shipped
     datasets, where size matters more than 10 ms resolution); row summaries are untouched.
@@ -41,13 +44,11 @@ def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]
         before = sum(len(v) for v in parts.values())
         stride = telemetry_stride if table == "telemetry" else 1
         for directory, files in parts.items():
-            if len(files) < 2 and stride == 1:
-                continue
             data = ds.dataset(files, filesystem=fs, format="parquet", schema=file_schema).to_table()
             data = data.sort_by([(c, "ascending") for c in _SORT[table] if c in data.column_names])
             if stride > 1:
                 data = data.take(list(range(0, data.num_rows, stride)))
-            write_partition_file(fs, directory, data)
+            write_partition_file(fs, directory, data, archive=True)
             for f in files:
                 fs.delete_file(f)
         report[table] = (before, sum(len(v) for v in _partitions(fs, f"{root}/{table}").values()))

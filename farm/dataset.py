@@ -63,14 +63,26 @@ def _write_partitioned(records: list[dict], root: str, fs: pafs.FileSystem, file
         for directory, group in groups.items()]
 
 
-def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table) -> str:
+def _floating(field: pa.Field) -> bool:
+    t = field.type
+    return pa.types.is_floating(t) or (pa.types.is_list(t) and pa.types.is_floating(t.value_type))
+
+
+def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table, archive: bool = False) -> str:
     """One new uniquely named Parquet file in a partition directory: written as a hidden
-    temporary, then renamed, so readers never see half a file."""
+    temporary, then renamed, so readers never see half a file.
+
+    archive: for files written once and shipped (farm compact): zstd level 19, and float
+    columns byte-stream-split (their bytes grouped by significance, which zstd compresses
+    about a third better for timings and telemetry); slower to write, same to read."""
     fs.create_dir(directory, recursive=True)
     name = f"part-{uuid.uuid4().hex}.parquet"
     tmp, final = f"{directory}/.{name}.tmp", f"{directory}/{name}"
+    floats = [f.name for f in table.schema if _floating(f)] if archive else []
+    options = dict(compression_level=19, use_byte_stream_split=floats,
+                   use_dictionary=[c for c in table.column_names if c not in floats]) if floats else dict(compression_level=9)
     with fs.open_output_stream(tmp) as sink:
-        pq.write_table(table, sink, compression="zstd", compression_level=9)
+        pq.write_table(table, sink, compression="zstd", **options)
     fs.move(tmp, final)
     return final
 
