@@ -25,3 +25,40 @@ def test_bad_input_is_one_clear_error(argv, message, capsys):
 def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "farm", "catalog", "--json"], capture_output=True, text=True, check=True)
     assert '"name": "naive"' in out.stdout
+
+
+class _FakeMeasurer:
+    """farm bench's measurer without a GPU: an ok row per cell, every measured cell recorded."""
+
+    measured: list = []
+
+    def __init__(self, **options):
+        self._device = {"host": "test", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-fake-1",
+                        "gpu_index": 0, "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132,
+                        "memory_bytes": 140 * 2**30}
+
+    def device_info(self):
+        return dict(self._device)
+
+    def measure(self, cell, run_id):
+        from farm.rows import cell_row
+        from kernels.registry import stage_named
+
+        _FakeMeasurer.measured.append(cell.key())
+        return cell_row(self._device, stage_named(cell.stage), cell, run_id, "skipped", "fake")
+
+
+def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch, capsys):
+    import farm.measure
+
+    monkeypatch.setattr(farm.measure, "GpuMeasurer", _FakeMeasurer)
+    args = ["bench", "--kernels", "naive", "--sizes", "128,256", "--run-id", "r1", "--output", str(tmp_path)]
+    main(args)
+    assert len(_FakeMeasurer.measured) == 4  # naive and cublas_fp32 at two sizes
+    _FakeMeasurer.measured.clear()
+    monkeypatch.setattr(_FakeMeasurer, "__init__", lambda self, **o: setattr(self, "_device", {
+        "host": "other", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-fake-2", "gpu_index": 0,
+        "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132, "memory_bytes": 140 * 2**30}))
+    main(["bench", "--kernels", "naive", "--sizes", "128,256,512", "--run-id", "r1", "--output", str(tmp_path)])
+    assert sorted(_FakeMeasurer.measured) == [("cublas_fp32", 512, 512, 512, 0), ("naive", 512, 512, 512, 0)]
+    assert "6 cells, 4 already done" in capsys.readouterr().out

@@ -71,3 +71,14 @@ ptxas info    : Used 12 registers, used 0 barriers, 380 bytes cmem[0]
     assert res["_Z3fooPf"].registers == 40 and res["_Z3fooPf"].static_smem_bytes == 8192
     assert res["_Z3fooPf"].spill_store_bytes == 4 and res["_Z3fooPf"].stack_frame_bytes == 8
     assert res["bar"].registers == 12 and res["bar"].static_smem_bytes == 0
+
+
+def test_compile_in_parallel_processes_reports_the_same(capsys):
+    assert main(["compile", "--arch", "sm_80", "--families", "tf32", "--json"]) == 0
+    serial = json.loads(capsys.readouterr().out)
+    assert main(["compile", "--arch", "sm_80", "--families", "tf32", "--json", "--jobs", "2"]) == 0
+    parallel = json.loads(capsys.readouterr().out)
+    drop = lambda rs: [{k: v for k, v in r.items() if k != "cached"} for r in rs]  # noqa: E731
+    assert drop(parallel) == drop(serial) and len(serial) == 5
+    assert main(["compile", "--arch", "sm_80", "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
