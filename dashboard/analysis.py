@@ -624,6 +624,8 @@ def tuning_cells(rows: pd.DataFrame, ladder_tags: dict[str, str] | None = None) 
     t = _verified(rows)
     lad = t[t["stage"].isin(set(tune["kernel"])) & (t["stage_group"] != "tuning")]
     lad = lad.assign(kernel=lad["stage"], config=lad["stage"].map(lambda s: tags.get(s, "")))
+    # Only GPU models that tuned the kernel: a reference run elsewhere has ladder rows but nothing to rank.
+    lad = lad.merge(tune[["gpu_model", "kernel"]].drop_duplicates(), on=["gpu_model", "kernel"])
     cell = ["gpu_model", "kernel", "m", "n", "k"]
     if not lad.empty:  # prefer the ladder rows of the tuning rows' own runs, cell by cell
         runs = tune[["dataset", "run_id", *cell]].drop_duplicates()
