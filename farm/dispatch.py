@@ -69,6 +69,19 @@ def scope_column(mode: str) -> str:
     return "gpu_uuid" if mode == "replicate" else "gpu_model"
 
 
+def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tuple]) -> None:
+    """Replicate mode resumes card by card, so a card new to the run measures every cell again. On
+    rented machines (another card at every call) that is rarely what was meant: say so, and how to
+    continue the model's cells instead."""
+    cards = {key[0] for key in done}
+    models = {key[0] for key in completed_keys(plan.output, plan.run_id, "gpu_model")}
+    for w in workers:
+        if w.uuid not in cards and w.model in models:
+            log.warning("run %s has rows from other %s cards but none from %s (%s): replicate mode measures all its "
+                        "cells again on this card; to continue the model's cells instead, resume with --mode shard",
+                        plan.run_id, w.model, w.name, w.uuid)
+
+
 class Dispatcher:
     """Runs a plan's cells on started workers; see the module docstring for the fault rules."""
 
@@ -91,6 +104,8 @@ class Dispatcher:
                 queues[key] = deque(c for c in cells if (key, *c.key()) not in done)
             self._slots.append(_Slot(w, key, queues[key]))
             self._progress.add_gpu(w.uuid, w.name, key, len(queues[key]), len(cells) - len(queues[key]))
+        if scope == "gpu_uuid":
+            _warn_cards_new_to_the_run(plan, workers, done)
 
     def run(self) -> SweepResult:
         """Run every queued cell; always stops the workers, even on error or interrupt."""

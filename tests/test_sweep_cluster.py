@@ -19,7 +19,7 @@ from ray.cluster_utils import Cluster
 
 from farm.dataset import open_dataset, read_table
 from farm.fleet import start_workers
-from farm.rows import git_commit
+from farm.rows import cell_row, git_commit
 from farm.sweep import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,6 +143,30 @@ def test_resume_skips_cells_already_written(cluster, faults, tmp_path):
     before = sorted(p for p in tmp_path.rglob("*.parquet"))
     assert sweep(tmp_path, "--gpus", "H200", "--run-id", "r1") == 0
     assert sorted(tmp_path.rglob("*.parquet")) == before
+
+
+def test_resume_on_a_card_new_to_the_run(cluster, faults, tmp_path, caplog):
+    """A run continued on another card of the model (a rented machine): replicate mode warns and measures every
+    cell again on the new card; shard mode skips the model's cells the other card already has."""
+    from farm.dataset import write_rows
+    from farm.plan import load_plan
+    from kernels.registry import stage_named
+
+    other = {"host": "elsewhere", "gpu_name": "NVIDIA GeForce RTX 4090", "gpu_model": "GeForce-RTX-4090",
+             "gpu_uuid": "GPU-another-card", "gpu_index": 0, "compute_capability": "8.9", "arch": "sm_89", "sm_count": 128}
+    plan = load_plan(None, kernels=["naive", "tiled"], sizes=["64", "32x48x16"], repeats=2)
+    earlier = [cell_row(other, stage_named(c.stage), c, "moved", "skipped", "measured elsewhere") for c in plan.cells()[:5]]
+    write_rows(earlier, str(tmp_path))
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "moved") == 0
+    assert "rows from other GeForce-RTX-4090 cards but none from" in caplog.text and "--mode shard" in caplog.text
+    assert len(rows(tmp_path)) == 5 + CELLS
+    out = tmp_path / "shard"
+    write_rows(earlier, str(out))
+    caplog.clear()
+    assert sweep(out, "--gpus", "GeForce-RTX-4090", "--run-id", "moved", "--mode", "shard") == 0
+    assert "none from" not in caplog.text
+    assert len(rows(out)) == CELLS
+    assert_unique_cells(rows(out), "gpu_model")
 
 
 def test_worker_killed_mid_sweep_reruns_its_cell(cluster, faults, tmp_path, caplog):
