@@ -52,8 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   "case and an 'NVIDIA-' prefix are ignored")
     p.add_argument("--mode", choices=MODES, help="replicate: every GPU runs every cell (default); "
                                                  "shard: the GPUs of one model split its cells")
-    p.add_argument("--run-id", help="run identifier; reuse one to resume that run, skipping cells it has rows for "
-                                    "(default: a new id from the UTC time)")
+    p.add_argument("--run-id", help="run identifier; reuse one to resume that run, skipping cells it has rows for: "
+                                    "per GPU in replicate mode, per model in shard mode (use shard to continue on "
+                                    "another card of the model) (default: a new id from the UTC time)")
     p.add_argument("--output", help="dataset location: local path or pyarrow filesystem URI (s3://...); "
                                     "default $GEMM_FARM_RESULTS, else ~/gemm-farm-results")
     p.add_argument("--cell-timeout", type=float, dest="cell_timeout_s",
