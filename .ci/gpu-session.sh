@@ -98,7 +98,8 @@ case "${1:-tests}" in
     nodes
     PLAN=plans/reference.toml sweep "$run" "$@"
     ray stop --force > /dev/null 2>&1
-    python3 -m farm report "$RES" --run-id "$run" > "$OUT/report-$run.md" 2>&1; grep -c "" "$OUT/report-$run.md" ;;
+    python3 -m farm report "$RES" --run-id "$run" > "$OUT/report-$run.md" 2>&1
+    python3 -m farm report "$RES" --run-id "$run" --headline | tee "$OUT/headline-$run.md" | grep -E "4096x|8192x" ;;
   crosscheck)
     python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
 esac

@@ -128,9 +128,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from farm.report import ladder_table
+    from farm.report import headline_table, ladder_table
 
-    print(ladder_table(args.path, args.run_id))
+    print((headline_table if args.headline else ladder_table)(args.path, args.run_id))
     return 0
 
 
@@ -258,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="tables of ms, TFLOPS and % of cuBLAS per GPU and shape from a dataset")
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
+    p.add_argument("--headline", action="store_true", help="one table instead: per GPU model, family and shape, the stage "
+                                                           "closest to its cuBLAS, with the spread across measurements")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("compare", help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs, repeats (--aa) or GPUs",

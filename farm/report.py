@@ -1,4 +1,5 @@
-"""Console tables from a dataset: per GPU and shape, each stage's time, throughput and % of its baseline."""
+"""Console tables from a dataset: per GPU and shape, each stage's time, throughput and % of its baseline;
+and the headline: per GPU model, family and shape, the stage closest to its cuBLAS."""
 from __future__ import annotations
 
 import statistics
@@ -7,13 +8,20 @@ from collections import defaultdict
 from farm.dataset import read_table
 
 
+def _rows(output: str, run_id: str | None) -> list[dict]:
+    rows = read_table(output).to_pylist()
+    return [r for r in rows if r["run_id"] == run_id] if run_id else rows
+
+
+def _no_rows(run_id: str | None) -> str:
+    return "no rows" + (f" for run {run_id}" if run_id else "")
+
+
 def ladder_table(output: str, run_id: str | None = None) -> str:
     """Markdown tables (one per GPU model and shape) aggregating repeats by their median."""
-    rows = read_table(output).to_pylist()
-    if run_id:
-        rows = [r for r in rows if r["run_id"] == run_id]
+    rows = _rows(output, run_id)
     if not rows:
-        return "no rows" + (f" for run {run_id}" if run_id else "")
+        return _no_rows(run_id)
     groups: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         groups[(r["gpu_model"], r["m"], r["n"], r["k"])][r["stage"]].append(r)
@@ -37,4 +45,28 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
             iqr = statistics.median(r["iqr_ms"] / r["median_ms"] for r in ok)
             out.append(f"| {first['stage']} | {first['family']} | {med:.4f} | {first['flops'] / med / 1e9:.2f} | {pct:.1f} | "
                        f"{100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |")
+    return "\n".join(out)
+
+
+def headline_table(output: str, run_id: str | None = None) -> str:
+    """One markdown table: per GPU model, kernel family and shape, the stage with the highest median % of its
+    same-precision cuBLAS (ok, verified rows of kernels; baselines and tuning configurations left out), with
+    the spread of its medians across measurements (repeats, cards, runs): (max - min) / median."""
+    rows = [r for r in _rows(output, run_id) if r["status"] == "ok" and r["verified"]
+            and r["family"] != "baseline" and r["stage_group"] != "tuning"]
+    if not rows:
+        return _no_rows(run_id)
+    cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        cells[(r["gpu_model"], r["family"], r["m"] * r["n"] * r["k"], r["m"], r["n"], r["k"])][r["stage"]].append(r)
+    out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | spread | measurements |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (model, family, _, m, n, k), stages in sorted(cells.items()):
+        def pct(rs: list[dict]) -> float:
+            return statistics.median(r["pct_of_baseline"] for r in rs)
+        best = max(stages.values(), key=pct)
+        meds = [r["median_ms"] for r in best]
+        med = statistics.median(meds)
+        out.append(f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
+                   f"{pct(best):.1f} of {best[0]['baseline']} | {100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
     return "\n".join(out)

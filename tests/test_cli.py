@@ -62,3 +62,27 @@ def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch,
     main(["bench", "--kernels", "naive", "--sizes", "128,256,512", "--run-id", "r1", "--output", str(tmp_path)])
     assert sorted(_FakeMeasurer.measured) == [("cublas_fp32", 512, 512, 512, 0), ("naive", 512, 512, 512, 0)]
     assert "6 cells, 4 already done" in capsys.readouterr().out
+
+
+def test_report_headline_picks_the_stage_closest_to_cublas(tmp_path, capsys):
+    from farm.cells import Cell
+    from farm.dataset import write_rows
+    from farm.rows import cell_row
+    from kernels.registry import stage_named
+
+    device = {"host": "h", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_index": 0,
+              "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132}
+
+    def row(stage, repeat, ms, pct, status="ok", verified=True):
+        r = cell_row(device, stage_named(stage), Cell(stage, 1024, 1024, 1024, repeat), "run", status)
+        return {**r, "verified": verified, "median_ms": ms, "pct_of_baseline": pct}
+
+    write_rows([row("tiled", 0, 2.0, 40.0), row("tiled", 1, 2.2, 36.0),
+                row("multibuf", 0, 1.0, 80.0), row("multibuf", 1, 1.1, 78.0), row("multibuf", 2, 1.05, 79.0),
+                row("splitk", 0, 0.5, 99.0, status="failed_verification", verified=False),  # never the headline
+                row("cublas_fp32", 0, 0.8, 100.0), row("c_naive", 0, 9.0, 9.0)], str(tmp_path))
+    assert main(["report", str(tmp_path), "--headline"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4  # header, rule, one line per family: simt_fp32, simt_fp32_c
+    best = next(line for line in lines if "| simt_fp32 |" in line).split(" | ")
+    assert best[3:] == ["multibuf", "1.0500", f"{2 * 1024**3 / 1.05 / 1e9:.1f}", "79.0 of cublas_fp32", "9.52%", "3 |"]
