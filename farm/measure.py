@@ -38,6 +38,18 @@ def bytes_needed(stage: Stage, m: int, n: int, k: int) -> int:
     return fp32 + max(compare_tmp, fp64_ref + compare_tmp)
 
 
+def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, gemms: dict[str, Gemm] | None = None):
+    """A no-argument callable computing out = a.b with a baseline's library: cuBLAS (its Gemm taken from or
+    added to `gemms`, a cache by baseline name), or PyTorch / Triton (may raise Unavailable)."""
+    if isinstance(spec, ExtraBaselineStage):
+        return spec.launcher(a, b, out, m, n, k)
+    gemms = {} if gemms is None else gemms
+    if spec.name not in gemms:
+        gemms[spec.name] = Gemm(spec.cublas_compute, spec.dtype)
+    gemm = gemms[spec.name]
+    return lambda: gemm(a, b, out, m, n, k)
+
+
 class _Kernel:
     """A stage's compiled, loaded kernels and what ptxas said about them."""
 
@@ -141,23 +153,13 @@ class GpuMeasurer:
         row["timestamp"] = datetime.datetime.now(datetime.timezone.utc)  # when the cell finished
         return row
 
-    def _baseline_call(self, baseline: str, a, b, out, m: int, n: int, k: int):
-        """A no-argument callable computing out = a.b with the named baseline library."""
-        spec = self._stages[baseline]
-        if isinstance(spec, ExtraBaselineStage):
-            return spec.launcher(a, b, out, m, n, k)
-        if baseline not in self._gemms:
-            self._gemms[baseline] = Gemm(spec.cublas_compute, spec.dtype)
-        gemm = self._gemms[baseline]
-        return lambda: gemm(a, b, out, m, n, k)
-
     def _run(self, stage: Stage, cell: Cell) -> dict:
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
         a, b = random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
         ref = cupy.empty((m, n), dtype=cupy.float32)
-        baseline_run = self._baseline_call(stage.baseline, a, b, ref, m, n, k)
+        baseline_run = library_call(self._stages[stage.baseline], a, b, ref, m, n, k, self._gemms)
         tol = tolerance(stage.dtype, k)
         if stage.is_baseline:
             poison(ref)

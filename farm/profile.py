@@ -582,7 +582,6 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
     try:
         import cupy
 
-        from farm.extra_baselines import ExtraBaselineStage
         from farm.inputs import random_operands
         from kernels.registry import stage_named
 
@@ -593,15 +592,11 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
             arch = f"sm_{props['major']}{props['minor']}"
         a, b = random_operands(stage.dtype, m, n, k, seed)
         c = cupy.empty((m, n), dtype=cupy.float32)
-        if isinstance(stage, ExtraBaselineStage):
-            run = stage.launcher(a, b, c, m, n, k)
-            launches: list[str] = []
-        elif stage.is_baseline:
-            from farm.cublas import Gemm
+        if stage.is_baseline:
+            from farm.measure import library_call
 
-            gemm = Gemm(stage.cublas_compute, stage.dtype)
-            run = lambda: gemm(a, b, c, m, n, k)  # noqa: E731
-            launches = []
+            run = library_call(stage, a, b, c, m, n, k)
+            launches: list[str] = []
         else:
             from farm.measure import _Kernel
 
