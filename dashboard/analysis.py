@@ -13,6 +13,7 @@ import pandas as pd
 
 from farm import compare as fcompare
 from farm import throttle
+from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
 # ---------------------------------------------------------------- filters
 
@@ -577,15 +578,8 @@ def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 6
 
 # ---------------------------------------------------------------- tuning
 
-TUNE_SEP = "_tune_"  # kernels/tuning.py: a configuration's stage is <kernel>_tune_<BMxBNxBK_WMxWN_sS>; rows have no kernel column
 TUNE_KEYS = ["gpu_model", "kernel", "family", "dtype", "m", "n", "k", "size", "size_label"]
 LADDER_ROLE, TUNING_ROLE = "ladder stage", "tuning"
-
-
-def tune_stage(stage) -> tuple[str, str] | None:
-    """(tuned kernel, configuration tag) of a tuning stage's name, None for any other stage."""
-    kernel, sep, tag = str(stage).partition(TUNE_SEP)
-    return (kernel, tag) if sep and kernel and tag else None
 
 
 def _verified(rows: pd.DataFrame) -> pd.DataFrame:

@@ -58,6 +58,20 @@ class Config:
         return 32 * self.warps
 
 
+TUNE_SEP = "_tune_"
+
+
+def stage_name(kernel: str, config: Config) -> str:
+    """A configuration's stage name: <kernel>_tune_<BMxBNxBK_WMxWN_sS>."""
+    return f"{kernel}{TUNE_SEP}{config.tag}"
+
+
+def split_name(name) -> tuple[str, str] | None:
+    """(tuned kernel, configuration tag) of a tuning stage's name; None for any other name (or a non-string)."""
+    kernel, sep, tag = str(name).partition(TUNE_SEP)
+    return (kernel, tag) if sep and kernel and tag else None
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One configuration of a tunable kernel: `reason` says why it is rejected, None when valid."""
@@ -70,7 +84,7 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        return f"{self.kernel}_tune_{self.config.tag}"
+        return stage_name(self.kernel, self.config)
 
 
 @dataclass(frozen=True)
@@ -233,7 +247,7 @@ def make_stage(kernel: str, config: Config, base: Stage | None = None) -> Stage:
     """The tuning Stage of one configuration (not checked: see candidates()); `base` is the tuned ladder stage."""
     base, t = base or _base(kernel), tunable(kernel)
     c = config
-    return replace(base, name=f"{kernel}_tune_{c.tag}", group="tuning", launches=(t.launch(c),), published=None,
+    return replace(base, name=stage_name(kernel, c), group="tuning", launches=(t.launch(c),), published=None,
                    what_changed=f"tuning {kernel}: {c.bm}x{c.bn}x{c.bk} block tile, {c.wm}x{c.wn} warp tile, "
                                 f"{c.threads} threads, {c.stages} shared-memory stage{'s' if c.stages > 1 else ''}")
 
@@ -249,8 +263,8 @@ def tuning_stages(kernels: Iterable[str] | None = None, arch: str | None = None)
 
 def find(name: str) -> Stage | None:
     """The tuning stage called `name` (valid on at least one known arch), or None."""
-    kernel, sep, tag = name.partition("_tune_")
-    if not sep or kernel not in TUNABLES:
+    kernel, tag = split_name(name) or (None, None)
+    if kernel not in TUNABLES:
         return None
     for arch in (None, *SMEM_LIMIT):
         for cand in candidates(kernel, arch):
