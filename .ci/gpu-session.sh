@@ -54,9 +54,8 @@ case "${1:-tests}" in
     python3 -m farm compare one notele --data "$RES" > "$OUT/compare-telemetry.txt"
     tail -qn1 "$OUT"/compare-*.txt ;;
   multi)  # every GPU its own Ray node: replicate, shard, and a worker killed mid-sweep
-    node 0 head
-    for i in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do node "$i"; done
-    sleep 5; ray status | tee "$OUT/ray-status.txt" | grep -E "GPU|node_" | head
+    nodes
+    sleep 2; ray status | tee "$OUT/ray-status.txt" | grep -E "GPU|node_" | head
     sweep rep --mode replicate && sweep shard --mode shard
     ( sleep 25; pid=$(pgrep -f "ray::GpuWorker" | head -1); echo "killing GpuWorker pid $pid at $(date +%T)"; kill -9 "$pid" ) > "$OUT/kill.log" 2>&1 &
     sweep kill --mode replicate

@@ -74,9 +74,12 @@ def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tupl
     rented machines (another card at every call) that is rarely what was meant: say so, and how to
     continue the model's cells instead."""
     cards = {key[0] for key in done}
+    new = [w for w in workers if w.uuid not in cards]
+    if not done or not new:  # a fresh run, or every card continues its own cells: nothing more to read
+        return
     models = {key[0] for key in completed_keys(plan.output, plan.run_id, "gpu_model")}
-    for w in workers:
-        if w.uuid not in cards and w.model in models:
+    for w in new:
+        if w.model in models:
             log.warning("run %s has rows from other %s cards but none from %s (%s): replicate mode measures all its "
                         "cells again on this card; to continue the model's cells instead, resume with --mode shard",
                         plan.run_id, w.model, w.name, w.uuid)

@@ -17,6 +17,10 @@ def _no_rows(run_id: str | None) -> str:
     return "no rows" + (f" for run {run_id}" if run_id else "")
 
 
+def _median_pct(rows: list[dict]) -> float:
+    return statistics.median(r["pct_of_baseline"] for r in rows)
+
+
 def ladder_table(output: str, run_id: str | None = None) -> str:
     """Markdown tables (one per GPU model and shape) aggregating repeats by their median."""
     rows = _rows(output, run_id)
@@ -39,7 +43,7 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
                 out.append(f"| {first['stage']} | {first['family']} | | | | | | {first['status']}: {reason} |")
                 continue
             med = statistics.median(r["median_ms"] for r in ok)
-            pct = statistics.median(r["pct_of_baseline"] for r in ok)
+            pct = _median_pct(ok)
             meds = [r["median_ms"] for r in ok]
             spread = (max(meds) - min(meds)) / med if len(meds) > 1 else 0.0
             iqr = statistics.median(r["iqr_ms"] / r["median_ms"] for r in ok)
@@ -62,11 +66,9 @@ def headline_table(output: str, run_id: str | None = None) -> str:
     out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | spread | measurements |",
            "|---|---|---|---|---|---|---|---|---|"]
     for (model, family, _, m, n, k), stages in sorted(cells.items()):
-        def pct(rs: list[dict]) -> float:
-            return statistics.median(r["pct_of_baseline"] for r in rs)
-        best = max(stages.values(), key=pct)
+        best = max(stages.values(), key=_median_pct)
         meds = [r["median_ms"] for r in best]
         med = statistics.median(meds)
         out.append(f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
-                   f"{pct(best):.1f} of {best[0]['baseline']} | {100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
+                   f"{_median_pct(best):.1f} of {best[0]['baseline']} | {100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
     return "\n".join(out)

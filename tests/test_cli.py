@@ -31,9 +31,10 @@ class _FakeMeasurer:
     """farm bench's measurer without a GPU: an ok row per cell, every measured cell recorded."""
 
     measured: list = []
+    uuid = "GPU-fake-1"  # which card of the model this process has
 
     def __init__(self, **options):
-        self._device = {"host": "test", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-fake-1",
+        self._device = {"host": "test", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": self.uuid,
                         "gpu_index": 0, "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132,
                         "memory_bytes": 140 * 2**30}
 
@@ -56,9 +57,7 @@ def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch,
     main(args)
     assert len(_FakeMeasurer.measured) == 4  # naive and cublas_fp32 at two sizes
     _FakeMeasurer.measured.clear()
-    monkeypatch.setattr(_FakeMeasurer, "__init__", lambda self, **o: setattr(self, "_device", {
-        "host": "other", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-fake-2", "gpu_index": 0,
-        "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132, "memory_bytes": 140 * 2**30}))
+    monkeypatch.setattr(_FakeMeasurer, "uuid", "GPU-fake-2")  # the run goes on on another card of the model
     main(["bench", "--kernels", "naive", "--sizes", "128,256,512", "--run-id", "r1", "--output", str(tmp_path)])
     assert sorted(_FakeMeasurer.measured) == [("cublas_fp32", 512, 512, 512, 0), ("naive", 512, 512, 512, 0)]
     assert "6 cells, 4 already done" in capsys.readouterr().out
