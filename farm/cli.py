@@ -255,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="seconds one cell may take under ncu before it is killed (default 600)")
     p.set_defaults(func=cmd_profile)
 
-    p = sub.add_parser("report", help="tables of ms, TFLOPS and % of cuBLAS per GPU and shape from a dataset")
+    p = sub.add_parser("report", help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset")
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
     p.add_argument("--headline", action="store_true", help="one table instead: per GPU model, family and shape, the stage "

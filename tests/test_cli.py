@@ -22,6 +22,26 @@ def test_bad_input_is_one_clear_error(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def _subcommands():
+    from farm.cli import build_parser
+    action = next(a for a in build_parser()._subparsers._group_actions if a.choices)
+    return sorted(action.choices)
+
+
+@pytest.mark.parametrize("argv", [["--help"]] + [[name, "--help"] for name in _subcommands()])
+def test_every_help_text_renders(argv, capsys):
+    # argparse formats help with %: a stray one crashes --help, which no other test reaches
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+def test_sweep_help_renders():
+    out = subprocess.run([sys.executable, "farm/sweep.py", "--help"], capture_output=True, text=True, check=True)
+    assert "--plan" in out.stdout
+
+
 def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "farm", "catalog", "--json"], capture_output=True, text=True, check=True)
     assert '"name": "naive"' in out.stdout
