@@ -34,6 +34,29 @@ def test_shipped_dataset_is_valid_and_readable(path):
     assert n == rows.num_rows
 
 
+# Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times.
+REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", "h100-ref"), "h200-reference": ("H200", "h200-ref"),
+                  "h200x2-reference": ("H200", "h200x2-ref")}
+
+
+@pytest.mark.parametrize("name", REFERENCE_RUNS)
+def test_reference_dataset_holds_the_whole_plan_three_times(name):
+    from collections import Counter
+
+    from farm.plan import load_plan
+
+    model, run = REFERENCE_RUNS[name]
+    root = Path(__file__).parent.parent
+    rows = read_table(str(root / "datasets" / name)).to_pylist()
+    assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run)}
+    assert all(r["status"] == "ok" and r["verified"] for r in rows)
+    plan = load_plan(root / "plans" / "reference.toml")
+    measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
+    for cell in {(c.stage, c.m, c.n, c.k) for c in plan.cells()}:
+        assert measured[cell] >= plan.repeats, (cell, measured[cell])
+    assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
+
+
 DEVICE = {"host": "h", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_index": 0,
           "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132}
 
