@@ -1,4 +1,5 @@
 """Every kernel compiles through NVRTC for every CI arch, with no GPU, no spills, within limits."""
+import hashlib
 import json
 
 import pytest
@@ -42,6 +43,23 @@ def test_cache_hit_second_time_and_key_covers_options(tmp_path, monkeypatch):
     assert not first.cache_hit and again.cache_hit and not other.cache_hit
     assert first.cubin_path == again.cubin_path != other.cubin_path
     assert first.cubin_path.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_cubin_hash_ignores_comments_and_sees_code(tmp_path, monkeypatch, capsys):
+    """compile --json's cubin_sha256 is how a source refactor is shown to leave the machine code alone."""
+    monkeypatch.setenv("GEMM_FARM_CACHE", str(tmp_path / "cache"))
+    stage = next(s for s in catalog() if s.name == "ldg_vec")
+    text = stage.source_path.read_text()
+    commented, changed = tmp_path / "commented.cu", tmp_path / "changed.cu"
+    commented.write_text("// a comment and a blank line shift every line below\n\n" + text)
+    changed.write_text(text.replace("BK = 32", "BK = 16"))
+
+    def sha(path):
+        return hashlib.sha256(compile_source(path, "sm_90", stage.kernel_names).cubin_path.read_bytes()).hexdigest()
+
+    assert sha(stage.source_path) == sha(commented) != sha(changed)
+    assert main(["compile", "--arch", "sm_90", "--kernels", "ldg_vec", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["cubin_sha256"] == sha(stage.source_path)
 
 
 def test_broken_source_reports_the_log(tmp_path):
