@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
 
-from farm.compiler import CI_ARCHS, CompileError, check_arch, compile_source
-from kernels.registry import catalog, select
+from farm.compiler import (
+    CI_ARCHS,
+    CompileError,
+    check_arch,
+    code_sha256,
+    compile_source,
+)
+from kernels.registry import select
 from kernels.tuning import TUNABLES, tuning_stages
 
 
@@ -36,13 +41,12 @@ def _compile_one(stage_name: str, source_path, arch: str, kernel_names: tuple[st
     missing = [k for k in kernel_names if k not in compiled.resources]
     if missing:
         return [{"stage": stage_name, "arch": arch, "ok": False, "error": f"NVRTC gave no ptxas report for {missing}"}]
-    # Equal hashes before and after a source refactor prove the machine code did not change.
-    cubin_sha256 = hashlib.sha256(Path(compiled.cubin_path).read_bytes()).hexdigest()
+    code = code_sha256(Path(compiled.cubin_path).read_bytes())
     return [{"stage": stage_name, "arch": arch, "kernel": kernel, "ok": True,
              "registers": r.registers, "static_smem_bytes": r.static_smem_bytes,
              "dynamic_smem_bytes": dynamic_smem.get(kernel, 0), "stack_frame_bytes": r.stack_frame_bytes,
              "spill_bytes": r.spill_store_bytes + r.spill_load_bytes, "cached": compiled.cache_hit,
-             "cubin_sha256": cubin_sha256}
+             "code_sha256": code}
             for kernel, r in compiled.resources.items()]
 
 

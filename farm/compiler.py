@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import struct
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -104,6 +105,36 @@ def _cache_key(text: str, headers: dict[str, str], arch: str, options: tuple[str
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
+
+
+_SHT_SYMTAB, _SHT_STRTAB = 2, 3
+
+
+def code_sha256(cubin: bytes) -> str:
+    """SHA-256 of a CUBIN's sections other than its symbol and string tables: the machine code, its
+    resource records and constants. Equal before and after a source refactor means the code did not
+    change. The whole file would not do: NVRTC names internal-linkage objects (a namespace-scope
+    constexpr bound to a reference, say) with a per-process number, so it differs between compiles."""
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
+        raise ValueError("not a 64-bit ELF CUBIN")
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+
+    def name(h) -> bytes:
+        start = names_at + h[0]
+        return cubin[start:cubin.index(b"\0", start)]
+
+    digest = hashlib.sha256()
+    for h in headers:
+        kind, offset, size = h[1], h[4], h[5]
+        if kind in (_SHT_SYMTAB, _SHT_STRTAB):
+            continue
+        digest.update(name(h) + b"\0" + struct.pack("<IQ", kind, size))
+        if kind != 8:  # SHT_NOBITS (.nv.shared.*) has a size but no bytes in the file
+            digest.update(cubin[offset:offset + size])
+    return digest.hexdigest()
 
 
 def parse_ptxas_log(log: str) -> dict[str, KernelResources]:

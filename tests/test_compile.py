@@ -1,11 +1,16 @@
 """Every kernel compiles through NVRTC for every CI arch, with no GPU, no spills, within limits."""
-import hashlib
 import json
 
 import pytest
 
 from farm.cli import main
-from farm.compiler import CI_ARCHS, CompileError, compile_source, parse_ptxas_log
+from farm.compiler import (
+    CI_ARCHS,
+    CompileError,
+    code_sha256,
+    compile_source,
+    parse_ptxas_log,
+)
 from kernels.registry import catalog
 
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_120": 99 * 1024}
@@ -45,8 +50,8 @@ def test_cache_hit_second_time_and_key_covers_options(tmp_path, monkeypatch):
     assert first.cubin_path.read_bytes()[:4] == b"\x7fELF"
 
 
-def test_cubin_hash_ignores_comments_and_sees_code(tmp_path, monkeypatch, capsys):
-    """compile --json's cubin_sha256 is how a source refactor is shown to leave the machine code alone."""
+def test_code_hash_ignores_comments_and_sees_code(tmp_path, monkeypatch, capsys):
+    """compile --json's code_sha256 is how a source refactor is shown to leave the machine code alone."""
     monkeypatch.setenv("GEMM_FARM_CACHE", str(tmp_path / "cache"))
     stage = next(s for s in catalog() if s.name == "ldg_vec")
     text = stage.source_path.read_text()
@@ -54,12 +59,25 @@ def test_cubin_hash_ignores_comments_and_sees_code(tmp_path, monkeypatch, capsys
     commented.write_text("// a comment and a blank line shift every line below\n\n" + text)
     changed.write_text(text.replace("BK = 32", "BK = 16"))
 
-    def sha(path):
-        return hashlib.sha256(compile_source(path, "sm_90", stage.kernel_names).cubin_path.read_bytes()).hexdigest()
+    def code(path):
+        return code_sha256(compile_source(path, "sm_90", stage.kernel_names).cubin_path.read_bytes())
 
-    assert sha(stage.source_path) == sha(commented) != sha(changed)
+    assert code(stage.source_path) == code(commented) != code(changed)
     assert main(["compile", "--arch", "sm_90", "--kernels", "ldg_vec", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["cubin_sha256"] == sha(stage.source_path)
+    assert json.loads(capsys.readouterr().out)[0]["code_sha256"] == code(stage.source_path)
+
+
+def test_code_hash_is_the_same_on_every_compile(tmp_path, monkeypatch):
+    """The WMMA kernels' CUBIN files differ between compiles (an internal symbol's name carries a per-process
+    number); their code hash does not."""
+    stage = next(s for s in catalog() if s.name == "h_wmma_naive_fp16")
+    cubins = []
+    for run in ("first", "second"):
+        monkeypatch.setenv("GEMM_FARM_CACHE", str(tmp_path / run))
+        cubins.append(compile_source(stage.source_path, "sm_90", stage.kernel_names).cubin_path.read_bytes())
+    assert code_sha256(cubins[0]) == code_sha256(cubins[1])
+    with pytest.raises(ValueError, match="not a 64-bit ELF"):
+        code_sha256(b"not a cubin")
 
 
 def test_broken_source_reports_the_log(tmp_path):
