@@ -4,6 +4,8 @@
 // load feeds two FMAs. The thread->column mapping (2 adjacent columns per
 // thread, for loads and stores alike) makes each scalar access instruction use
 // half of every 32-byte sector a warp touches: step 02 fixes that.
+#include "simt_tiles.cuh"
+
 #define TILE 32
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -16,29 +18,11 @@ sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __r
     for (int k0 = 0; k0 < K; k0 += TILE) {
         // Each thread loads the 2x2 footprint it computes: adjacent threads are
         // 8 bytes apart, so every 32-byte sector a warp touches is half used.
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const int r = ty + 16 * i, c = 2 * tx + j;
-                As[r][c] = (row0 + r < M && k0 + c < K) ? A[(size_t)(row0 + r) * K + k0 + c] : 0.0f;
-                Bs[r][c] = (k0 + r < K && col0 + c < N) ? B[(size_t)(k0 + r) * N + col0 + c] : 0.0f;
-            }
+        load_ab_footprint<2, 2, 16, 2, 1>(As, Bs, A, B, M, N, K, row0, col0, k0, ty, tx);
         __syncthreads();
 #pragma unroll 8
-        for (int k = 0; k < TILE; ++k) {
-            const float a0 = As[ty][k], a1 = As[ty + 16][k];
-            const float b0 = Bs[k][2 * tx], b1 = Bs[k][2 * tx + 1];
-            acc[0][0] += a0 * b0; acc[0][1] += a0 * b1;
-            acc[1][0] += a1 * b0; acc[1][1] += a1 * b1;
-        }
+        for (int k = 0; k < TILE; ++k) outer_product_2x2<16, 1>(acc, As, Bs, k, ty, 2 * tx);
         __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            const int r = row0 + ty + 16 * i, c = col0 + 2 * tx + j;
-            if (r < M && c < N) C[(size_t)r * N + c] = acc[i][j];
-        }
+    store_tile<16, 2, 1>(C, acc, M, N, row0, ty, col0, tx);
 }

@@ -4,6 +4,8 @@
 // 4 B values from shared memory into registers and issues 64 FMAs: each A
 // register feeds 4 columns, each B register 16 rows, so shared loads per FMA
 // fall from 1/2 (02) to 20/64. That relieves the LSU pipe that capped 01-02.
+#include "simt_tiles.cuh"
+
 constexpr int BM = 64, BN = 64, BK = 32, TM = 16, TN = 4, THREADS = 64;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -16,11 +18,7 @@ sgemm_regblock(const float* __restrict__ A, const float* __restrict__ B, float* 
     float acc[TM][TN] = {};
     for (int k0 = 0; k0 < K; k0 += BK) {
         // A tile: each warp reads 32 consecutive floats of one row of A.
-#pragma unroll
-        for (int l = 0; l < BM * BK / THREADS; ++l) {
-            const int r = t / 32 + 2 * l, c = t % 32;
-            As[r][c] = (row0 + r < M && k0 + c < K) ? A[(size_t)(row0 + r) * K + k0 + c] : 0.0f;
-        }
+        load_a_rows<BM, BK, THREADS>(As, A, M, K, row0, k0, t);
         // B tile: each warp reads 32 consecutive floats of one row of B.
 #pragma unroll
         for (int r = 0; r < BK; ++r)
@@ -28,23 +26,10 @@ sgemm_regblock(const float* __restrict__ A, const float* __restrict__ B, float* 
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            float a[TM], b[TN];
-#pragma unroll
-            for (int i = 0; i < TM; ++i) a[i] = As[ty + 4 * i][k];
-#pragma unroll
-            for (int j = 0; j < TN; ++j) b[j] = Bs[k][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            float a[TM], b[TN];  // register fragments
+            outer_product_step<4, 16>(acc, a, b, As, Bs, k, ty, tx);
         }
         __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            const int r = row0 + ty + 4 * i, c = col0 + tx + 16 * j;
-            if (r < M && c < N) C[(size_t)r * N + c] = acc[i][j];
-        }
+    store_tile<4, 1, 16>(C, acc, M, N, row0, ty, col0, tx);
 }

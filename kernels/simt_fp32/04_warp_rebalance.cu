@@ -8,6 +8,8 @@
 // scheduler something to issue while others wait on shared-memory loads. The
 // As reads are 2-way bank conflicted (a warp reads rows ty and ty+1, 32 words
 // apart, same bank): 05 pads the rows.
+#include "simt_tiles.cuh"
+
 constexpr int BM = 64, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 128;
 
 extern "C" __global__ void __launch_bounds__(THREADS, 3)
@@ -19,11 +21,7 @@ sgemm_warp_rebalance(const float* __restrict__ A, const float* __restrict__ B, f
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM][TN] = {};
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / THREADS; ++l) {
-            const int r = t / 32 + 4 * l, c = t % 32;
-            As[r][c] = (row0 + r < M && k0 + c < K) ? A[(size_t)(row0 + r) * K + k0 + c] : 0.0f;
-        }
+        load_a_rows<BM, BK, THREADS>(As, A, M, K, row0, k0, t);
 #pragma unroll
         for (int l = 0; l < BK * BN / THREADS; ++l) {
             const int r = t / 64 + 2 * l, c = t % 64;
@@ -32,23 +30,10 @@ sgemm_warp_rebalance(const float* __restrict__ A, const float* __restrict__ B, f
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            float a[TM], b[TN];
-#pragma unroll
-            for (int i = 0; i < TM; ++i) a[i] = As[ty + 8 * i][k];
-#pragma unroll
-            for (int j = 0; j < TN; ++j) b[j] = Bs[k][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            float a[TM], b[TN];  // register fragments
+            outer_product_step<8, 16>(acc, a, b, As, Bs, k, ty, tx);
         }
         __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            const int r = row0 + ty + 8 * i, c = col0 + tx + 16 * j;
-            if (r < M && c < N) C[(size_t)r * N + c] = acc[i][j];
-        }
+    store_tile<8, 1, 16>(C, acc, M, N, row0, ty, col0, tx);
 }

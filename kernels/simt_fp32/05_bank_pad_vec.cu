@@ -5,6 +5,8 @@
 // in different banks, which removes 04's 2-way conflict; the tile stores stay
 // conflict free. Stores of C are still scalar (4 floats 16 bytes apart per
 // thread, so each 32-byte sector gets 8 useful bytes per instruction): see 06.
+#include "simt_tiles.cuh"
+
 constexpr int BM = 64, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 128;
 
 extern "C" __global__ void __launch_bounds__(THREADS, 3)
@@ -16,11 +18,7 @@ sgemm_bank_pad_vec(const float* __restrict__ A, const float* __restrict__ B, flo
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM][TN] = {};
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / THREADS; ++l) {
-            const int r = t / 32 + 4 * l, c = t % 32;
-            As[r][c] = (row0 + r < M && k0 + c < K) ? A[(size_t)(row0 + r) * K + k0 + c] : 0.0f;
-        }
+        load_a_rows<BM, BK, THREADS>(As, A, M, K, row0, k0, t);
 #pragma unroll
         for (int l = 0; l < BK * BN / THREADS; ++l) {
             const int r = t / 64 + 2 * l, c = t % 64;
@@ -29,20 +27,10 @@ sgemm_bank_pad_vec(const float* __restrict__ A, const float* __restrict__ B, flo
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            const float4 b = *reinterpret_cast<const float4*>(&Bs[k][4 * tx]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-                const float a = As[ty + 8 * i][k];
-                acc[i][0] += a * b.x; acc[i][1] += a * b.y; acc[i][2] += a * b.z; acc[i][3] += a * b.w;
-            }
+            float4 b;  // register fragment: B columns 4tx .. 4tx+3 of row k
+            outer_product_step_b4<8>(acc, b, As, Bs, k, ty, 4 * tx);
         }
         __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            const int r = row0 + ty + 8 * i, c = col0 + 4 * tx + j;
-            if (r < M && c < N) C[(size_t)r * N + c] = acc[i][j];
-        }
+    store_tile<8, 4, 1>(C, acc, M, N, row0, ty, col0, tx);
 }

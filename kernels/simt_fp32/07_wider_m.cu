@@ -4,6 +4,8 @@
 // traffic per FMA, and the grid has half as many blocks. Shared memory is
 // dynamic (launch with (128*33 + 32*64) * 4 = 25,088 bytes) so the tile can
 // grow past the 48 KB static limit without changing the code's shape.
+#include "simt_tiles.cuh"
+
 constexpr int BM = 128, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 256;
 constexpr int AS_LD = BK + 1;
 
@@ -17,11 +19,7 @@ sgemm_wider_m(const float* __restrict__ A, const float* __restrict__ B, float* _
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM][TN] = {};
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / THREADS; ++l) {
-            const int r = t / 32 + 8 * l, c = t % 32;
-            As[r][c] = (row0 + r < M && k0 + c < K) ? A[(size_t)(row0 + r) * K + k0 + c] : 0.0f;
-        }
+        load_a_rows<BM, BK, THREADS>(As, A, M, K, row0, k0, t);
 #pragma unroll
         for (int l = 0; l < BK * BN / THREADS; ++l) {
             const int r = t / 64 + 4 * l, c = t % 64;
@@ -30,20 +28,11 @@ sgemm_wider_m(const float* __restrict__ A, const float* __restrict__ B, float* _
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            const float4 b = *reinterpret_cast<const float4*>(&Bs[k][4 * tx]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-                const float a = As[ty + 16 * i][k];
-                acc[i][0] += a * b.x; acc[i][1] += a * b.y; acc[i][2] += a * b.z; acc[i][3] += a * b.w;
-            }
+            float4 b;  // register fragment: B columns 4tx .. 4tx+3 of row k
+            outer_product_step_b4<16>(acc, b, As, Bs, k, ty, 4 * tx);
         }
         __syncthreads();
     }
     const int c = col0 + 4 * tx;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int r = row0 + ty + 16 * i;
-        if (r < M && c < N)
-            *reinterpret_cast<float4*>(&C[(size_t)r * N + c]) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-    }
+    store_tile_f4<16>(C, acc, M, N, row0, ty, c);
 }

@@ -4,6 +4,8 @@
 // quarter of the instructions. A chunks run along K and are spread into the
 // padded As row with scalar stores; B chunks land in Bs as one STS.128. Needs
 // K % 4 == 0 and N % 4 == 0 (16-byte aligned rows; chunks wholly in or out).
+#include "simt_tiles.cuh"
+
 constexpr int BM = 128, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 256;
 constexpr int AS_LD = BK + 1;
 
@@ -17,13 +19,7 @@ sgemm_ldg_vec(const float* __restrict__ A, const float* __restrict__ B, float* _
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float acc[TM][TN] = {};
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / 4 / THREADS; ++l) {
-            const int id = t + THREADS * l, r = id / (BK / 4), c = id % (BK / 4) * 4;
-            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (row0 + r < M && k0 + c < K) v = *reinterpret_cast<const float4*>(&A[(size_t)(row0 + r) * K + k0 + c]);
-            As[r][c] = v.x; As[r][c + 1] = v.y; As[r][c + 2] = v.z; As[r][c + 3] = v.w;
-        }
+        load_a_f4_spread<BM, BK, THREADS>(As, A, M, K, K, row0, k0, t);
 #pragma unroll
         for (int l = 0; l < BK * BN / 4 / THREADS; ++l) {
             const int id = t + THREADS * l, r = id / (BN / 4), c = id % (BN / 4) * 4;
@@ -34,20 +30,11 @@ sgemm_ldg_vec(const float* __restrict__ A, const float* __restrict__ B, float* _
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            const float4 b = *reinterpret_cast<const float4*>(&Bs[k][4 * tx]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-                const float a = As[ty + 16 * i][k];
-                acc[i][0] += a * b.x; acc[i][1] += a * b.y; acc[i][2] += a * b.z; acc[i][3] += a * b.w;
-            }
+            float4 b;  // register fragment: B columns 4tx .. 4tx+3 of row k
+            outer_product_step_b4<16>(acc, b, As, Bs, k, ty, 4 * tx);
         }
         __syncthreads();
     }
     const int c = col0 + 4 * tx;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int r = row0 + ty + 16 * i;
-        if (r < M && c < N)
-            *reinterpret_cast<float4*>(&C[(size_t)r * N + c]) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-    }
+    store_tile_f4<16>(C, acc, M, N, row0, ty, c);
 }

@@ -5,6 +5,7 @@
 // BK drops to 16 so the float4 load temporaries fit beside the 64 sums under
 // __launch_bounds__(256, 2) (<= 128 registers, two blocks per SM) on every arch.
 // Dynamic shared memory: (256*17 + 16*64) * 4 = 21,504 bytes per block.
+#include "simt_tiles.cuh"
 #include "supertile.cuh"
 
 constexpr int BM = 256, BN = 64, BK = 16, TM = 16, TN = 4, THREADS = 256;
@@ -39,20 +40,11 @@ sgemm_ldg_wider2(const float* __restrict__ A, const float* __restrict__ B, float
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            const float4 b = *reinterpret_cast<const float4*>(&Bs[k][4 * tx]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-                const float a = As[ty + 16 * i][k];
-                acc[i][0] += a * b.x; acc[i][1] += a * b.y; acc[i][2] += a * b.z; acc[i][3] += a * b.w;
-            }
+            float4 b;  // register fragment: B columns 4tx .. 4tx+3 of row k
+            outer_product_step_b4<16>(acc, b, As, Bs, k, ty, 4 * tx);
         }
         __syncthreads();
     }
     const int c = col0 + 4 * tx;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int r = row0 + ty + 16 * i;
-        if (r < M && c < N)
-            *reinterpret_cast<float4*>(&C[(size_t)r * N + c]) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-    }
+    store_tile_f4<16>(C, acc, M, N, row0, ty, c);
 }

@@ -18,8 +18,7 @@
 //
 // Any M; N % 4 == 0 and K % 4 == 0 (16-byte chunks). Out-of-range chunks are
 // zero-filled (cp.async src-size 0, or zeros stored), C stores are guarded.
-#include "mma_tf32.cuh"
-#include "ptx.cuh"
+#include "tf32_tiles.cuh"
 
 constexpr int BM = 128, BN = 128, BK = 16, THREADS = 256;
 constexpr int A_OFF = 0, B_OFF = BM * BK;  // As[m][k] 128 x 16, then Bs[n][k] 128 x 16: 16 KB
@@ -69,45 +68,24 @@ tf32_bt(const float* __restrict__ A, const float* __restrict__ B, float* __restr
             const bool ok = b_col_ok && k0 + b_k + 8 * i < K;
             const float4 v = ok ? __ldg(reinterpret_cast<const float4*>(b_tile + (b_off + 8 * i * N))) : make_float4(0.f, 0.f, 0.f, 0.f);
             const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                smem[B_OFF + tile_word(4 * b_n + j, b_k + 8 * i)] = __uint_as_float(to_tf32(e[j]));
+            store_tf32_transposed(smem, e, [&](int j) { return B_OFF + tile_word(4 * b_n + j, b_k + 8 * i); });
         }
         b_tile += (size_t)BK * N;
         cp_async_wait<0>();
         __syncthreads();
 
+        // Two k steps of 8; B fragments (ldmatrix.x2) held, A (ldmatrix.x4) fetched per 16 rows.
+        unsigned b[4][2], a[4];
+        mma_warp_tile_64x32_k16(
+            acc, b, a,
+            [&](unsigned (&b)[4][2], int ks) {
 #pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {  // two k steps of 8; B fragments held, A fetched per 16 rows
-            unsigned b[4][2];
-#pragma unroll
-            for (int ni = 0; ni < 4; ++ni)
-                ldmatrix_x2(b[ni], s_base + 4 * (B_OFF + tile_word(b_row + 8 * ni, 8 * ks + 4 * b_chunk)));
-#pragma unroll
-            for (int mi = 0; mi < 4; ++mi) {
-                unsigned a[4];
-                ldmatrix_x4(a, s_base + 4 * (A_OFF + tile_word(a_row + 16 * mi, 8 * ks + 4 * a_chunk)));
-#pragma unroll
-                for (int r = 0; r < 4; ++r) a[r] = to_tf32(__uint_as_float(a[r]));
-#pragma unroll
-                for (int ni = 0; ni < 4; ++ni) mma_tf32_16x8x8(acc[mi][ni], a, b[ni]);
-            }
-        }
+                for (int ni = 0; ni < 4; ++ni)
+                    ldmatrix_x2(b[ni], s_base + 4 * (B_OFF + tile_word(b_row + 8 * ni, 8 * ks + 4 * b_chunk)));
+            },
+            [&](int mi, int ks) { return s_base + 4 * (A_OFF + tile_word(a_row + 16 * mi, 8 * ks + 4 * a_chunk)); });
         __syncthreads();
     }
 
-    // C fragment: lane holds rows g and g + 8, columns 2t and 2t + 1 of each 16x8 tile.
-    const int g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int mi = 0; mi < 4; ++mi) {
-        const int r = row0 + warp_m * 64 + mi * 16 + g;
-#pragma unroll
-        for (int ni = 0; ni < 4; ++ni) {
-            const int c = col0 + warp_n * 32 + ni * 8 + 2 * tq;  // even, and N % 4 == 0: c < N covers c + 1
-            if (c < N) {
-                if (r < M) *reinterpret_cast<float2*>(&C[(size_t)r * N + c]) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
-                if (r + 8 < M) *reinterpret_cast<float2*>(&C[(size_t)(r + 8) * N + c]) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
-            }
-        }
-    }
+    store_c_warp_tile_64x32(C, acc, M, N, row0, col0, warp_m, warp_n, lane);
 }

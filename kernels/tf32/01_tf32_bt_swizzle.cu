@@ -18,18 +18,11 @@
 // The fragment and store addresses use the swizzle's bit structure (comments
 // below) so that fewer of them stay live in registers. TF32 rounding as in
 // tf32_bt (cvt.rna).
-#include "mma_tf32.cuh"
-#include "ptx.cuh"
+#include "tf32_tiles.cuh"
 
 constexpr int BM = 128, BN = 128, BK = 16, THREADS = 256;
 constexpr int A_OFF = 0, B_OFF = BM * BK;  // As[m][k] 128 x 16, then Bs[n][k] 128 x 16: 16 KB
 constexpr int SMEM_FLOATS = (BM + BN) * BK;
-
-// Word index of (row, col) in a swizzled 128 x 16 tile (S(row) above, XORed into bits 2..4).
-__device__ __forceinline__ int tile_word(int row, int col) {
-    const int s = (((row >> 1) ^ (row >> 3)) & 3) | (row & 4);
-    return (row * BK + col) ^ (s << 2);
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 tf32_bt_swizzle(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
@@ -49,9 +42,9 @@ tf32_bt_swizzle(const float* __restrict__ A, const float* __restrict__ B, float*
     const bool a_row_ok[2] = {row0 + a_r < M, row0 + a_r + 64 < M};
     const bool b_col_ok = col0 + 4 * b_n < N;  // N % 4 == 0: the whole float4 is in range
 
-    // tile_word(4 b_n + j, b_k + 8 i) = b_store ^ (16 j) ^ ((j >> 1) << 2) ^ (8 i): the bit fields of n and k do
-    // not overlap and S(n) only changes by j's bit 1 (one live address instead of eight).
-    const int b_store = tile_word(4 * b_n, b_k);
+    // Transposing stores: word(4 b_n + j, b_k + 8 i) = b_store ^ (16 j) ^ ((j >> 1) << 2) ^ (8 i) (swizzled_bt_store_word):
+    // the bit fields of n and k do not overlap and S(n) only changes by j's bit 1 (one live address instead of eight).
+    const int b_store = swizzled_128x16_word(4 * b_n, b_k);
 
     // Compute roles: warp (warp_m, warp_n) owns C rows 64 warp_m .. +63, columns 32 warp_n .. +31.
     // ldmatrix row addresses (tile words). A .x4: lane -> row 64 warp_m + 16 mi + lane % 16, k 8 ks + 4 (lane / 16);
@@ -60,8 +53,8 @@ tf32_bt_swizzle(const float* __restrict__ A, const float* __restrict__ B, float*
     //   A: (a_frag ^ (((mi ^ ks) & 1) << 3)) + 256 mi,   B: (b_frag ^ ((ni ^ 2 ks) << 2)) + 128 ni.
     const int warp_m = warp / 4, warp_n = warp % 4;
     const unsigned s_base = smem_u32(smem);
-    const int a_frag = tile_word(warp_m * 64 + lane % 16, 4 * (lane / 16));
-    const int b_frag = tile_word(warp_n * 32 + lane % 8, 4 * ((lane / 8) % 2));
+    const int a_frag = swizzled_128x16_word(warp_m * 64 + lane % 16, 4 * (lane / 16));
+    const int b_frag = swizzled_128x16_word(warp_n * 32 + lane % 8, 4 * ((lane / 8) % 2));
 
     float acc[4][4][4] = {};
     const int KT = (K + BK - 1) / BK;
@@ -70,7 +63,7 @@ tf32_bt_swizzle(const float* __restrict__ A, const float* __restrict__ B, float*
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             const bool ok = a_row_ok[i] && k0 + 4 * a_c < K;
-            cp_async_16(&smem[A_OFF + tile_word(a_r + 64 * i, 4 * a_c)], ok ? a_tile + (a_off + 64 * i * K) : A, ok);
+            cp_async_16(&smem[A_OFF + swizzled_128x16_word(a_r + 64 * i, 4 * a_c)], ok ? a_tile + (a_off + 64 * i * K) : A, ok);
         }
         a_tile += BK;
         cp_async_commit();
@@ -79,45 +72,22 @@ tf32_bt_swizzle(const float* __restrict__ A, const float* __restrict__ B, float*
             const bool ok = b_col_ok && k0 + b_k + 8 * i < K;
             const float4 v = ok ? __ldg(reinterpret_cast<const float4*>(b_tile + (b_off + 8 * i * N))) : make_float4(0.f, 0.f, 0.f, 0.f);
             const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                smem[B_OFF + (b_store ^ (16 * j) ^ ((j >> 1) << 2) ^ (8 * i))] = __uint_as_float(to_tf32(e[j]));
+            store_tf32_transposed(smem, e, [&](int j) { return B_OFF + swizzled_bt_store_word(b_store, i, j); });
         }
         b_tile += (size_t)BK * N;
         cp_async_wait<0>();
         __syncthreads();
 
+        unsigned b[4][2], a[4];
+        mma_warp_tile_64x32_k16(
+            acc, b, a,
+            [&](unsigned (&b)[4][2], int ks) {
 #pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {  // two k steps of 8; B fragments held, A fetched per 16 rows
-            unsigned b[4][2];
-#pragma unroll
-            for (int ni = 0; ni < 4; ++ni)
-                ldmatrix_x2(b[ni], s_base + 4 * (B_OFF + ((b_frag ^ ((ni ^ 2 * ks) << 2)) + 128 * ni)));
-#pragma unroll
-            for (int mi = 0; mi < 4; ++mi) {
-                unsigned a[4];
-                ldmatrix_x4(a, s_base + 4 * (A_OFF + ((a_frag ^ (((mi ^ ks) & 1) << 3)) + 256 * mi)));
-#pragma unroll
-                for (int r = 0; r < 4; ++r) a[r] = to_tf32(__uint_as_float(a[r]));
-#pragma unroll
-                for (int ni = 0; ni < 4; ++ni) mma_tf32_16x8x8(acc[mi][ni], a, b[ni]);
-            }
-        }
+                for (int ni = 0; ni < 4; ++ni) ldmatrix_x2(b[ni], s_base + 4 * (B_OFF + swizzled_bt_frag_word(b_frag, ni, ks)));
+            },
+            [&](int mi, int ks) { return s_base + 4 * (A_OFF + swizzled_a_frag_word(a_frag, mi, ks)); });
         __syncthreads();
     }
 
-    // C fragment: lane holds rows g and g + 8, columns 2t and 2t + 1 of each 16x8 tile.
-    const int g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int mi = 0; mi < 4; ++mi) {
-        const int r = row0 + warp_m * 64 + mi * 16 + g;
-#pragma unroll
-        for (int ni = 0; ni < 4; ++ni) {
-            const int c = col0 + warp_n * 32 + ni * 8 + 2 * tq;  // even, and N % 4 == 0: c < N covers c + 1
-            if (c < N) {
-                if (r < M) *reinterpret_cast<float2*>(&C[(size_t)r * N + c]) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
-                if (r + 8 < M) *reinterpret_cast<float2*>(&C[(size_t)(r + 8) * N + c]) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
-            }
-        }
-    }
+    store_c_warp_tile_64x32(C, acc, M, N, row0, col0, warp_m, warp_n, lane);
 }

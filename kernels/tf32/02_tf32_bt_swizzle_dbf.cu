@@ -12,18 +12,11 @@
 // and A row panels in L2 rather than sweeping a full row of tiles.
 // Tiles, swizzle, fragments and TF32 rounding (cvt.rna) as in tf32_bt_swizzle.
 #include "column_strips.cuh"
-#include "mma_tf32.cuh"
-#include "ptx.cuh"
+#include "tf32_tiles.cuh"
 
 constexpr int BM = 128, BN = 128, BK = 16, THREADS = 256;
 constexpr int A_OFF = 0, B_OFF = BM * BK;  // per stage: As[m][k] 128 x 16, then Bs[n][k] 128 x 16
 constexpr int STAGE_FLOATS = (BM + BN) * BK;
-
-// Word index of (row, col) in a swizzled 128 x 16 tile (see 01_tf32_bt_swizzle.cu).
-__device__ __forceinline__ int tile_word(int row, int col) {
-    const int s = (((row >> 1) ^ (row >> 3)) & 3) | (row & 4);
-    return (row * BK + col) ^ (s << 2);
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 tf32_bt_swizzle_dbf(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
@@ -47,7 +40,8 @@ tf32_bt_swizzle_dbf(const float* __restrict__ A, const float* __restrict__ B, fl
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             const bool ok = a_row_ok[i] && k0 + 4 * a_c < K;
-            cp_async_16(&smem[stage * STAGE_FLOATS + A_OFF + tile_word(a_r + 64 * i, 4 * a_c)], ok ? a_tile + (a_off + 64 * i * K) : A, ok);
+            cp_async_16(&smem[stage * STAGE_FLOATS + A_OFF + swizzled_128x16_word(a_r + 64 * i, 4 * a_c)],
+                        ok ? a_tile + (a_off + 64 * i * K) : A, ok);
         }
         a_tile += BK;
     };
@@ -60,46 +54,34 @@ tf32_bt_swizzle_dbf(const float* __restrict__ A, const float* __restrict__ B, fl
         }
         b_tile += (size_t)BK * N;
     };
-    // tile_word(4 b_n + j, b_k + 8 i) = b_store ^ (16 j) ^ ((j >> 1) << 2) ^ (8 i): the bit fields of n and k do
-    // not overlap and S(n) only changes by j's bit 1 (fewer live addresses than 8 separate ones).
-    const int b_store = tile_word(4 * b_n, b_k);
+    // Transposing stores from one live address, as in tf32_bt_swizzle (swizzled_bt_store_word).
+    const int b_store = swizzled_128x16_word(4 * b_n, b_k);
     auto store_b = [&](int stage) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             const float e[4] = {bv[i].x, bv[i].y, bv[i].z, bv[i].w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                smem[stage * STAGE_FLOATS + B_OFF + (b_store ^ (16 * j) ^ ((j >> 1) << 2) ^ (8 * i))] = __uint_as_float(to_tf32(e[j]));
+            store_tf32_transposed(smem, e,
+                                  [&](int j) { return stage * STAGE_FLOATS + B_OFF + swizzled_bt_store_word(b_store, i, j); });
         }
     };
 
     const int warp_m = warp / 4, warp_n = warp % 4;
     const unsigned s_base = smem_u32(smem);
-    // ldmatrix row addresses (tile words). A .x4: lane -> row 64 warp_m + 16 mi + lane % 16, k 8 ks + 4 (lane / 16);
-    // B .x2: lane -> column 32 warp_n + 8 ni + lane % 8, k 8 ks + 4 ((lane / 8) % 2). mi, ni and ks only set row
-    // bits 3..5 and column bit 3, which the swizzle turns into XORs of bits 2..3 plus a row offset:
-    //   A: (a_frag ^ (((mi ^ ks) & 1) << 3)) + 256 mi,   B: (b_frag ^ ((ni ^ 2 ks) << 2)) + 128 ni.
-    const int a_frag = tile_word(warp_m * 64 + lane % 16, 4 * (lane / 16));
-    const int b_frag = tile_word(warp_n * 32 + lane % 8, 4 * ((lane / 8) % 2));
+    // ldmatrix row addresses as in tf32_bt_swizzle: the lane's tile word at (mi, ni, ks) = 0, then
+    // swizzled_a_frag_word / swizzled_bt_frag_word turn mi, ni and ks into XORs plus a row offset.
+    const int a_frag = swizzled_128x16_word(warp_m * 64 + lane % 16, 4 * (lane / 16));
+    const int b_frag = swizzled_128x16_word(warp_n * 32 + lane % 8, 4 * ((lane / 8) % 2));
     float acc[4][4][4] = {};
     auto compute = [&](int stage) {
         const unsigned base = s_base + 4 * stage * STAGE_FLOATS;
+        unsigned b[4][2], a[4];
+        mma_warp_tile_64x32_k16(
+            acc, b, a,
+            [&](unsigned (&b)[4][2], int ks) {
 #pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {
-            unsigned b[4][2];
-#pragma unroll
-            for (int ni = 0; ni < 4; ++ni)
-                ldmatrix_x2(b[ni], base + 4 * (B_OFF + ((b_frag ^ ((ni ^ 2 * ks) << 2)) + 128 * ni)));
-#pragma unroll
-            for (int mi = 0; mi < 4; ++mi) {
-                unsigned a[4];
-                ldmatrix_x4(a, base + 4 * (A_OFF + ((a_frag ^ (((mi ^ ks) & 1) << 3)) + 256 * mi)));
-#pragma unroll
-                for (int r = 0; r < 4; ++r) a[r] = to_tf32(__uint_as_float(a[r]));
-#pragma unroll
-                for (int ni = 0; ni < 4; ++ni) mma_tf32_16x8x8(acc[mi][ni], a, b[ni]);
-            }
-        }
+                for (int ni = 0; ni < 4; ++ni) ldmatrix_x2(b[ni], base + 4 * (B_OFF + swizzled_bt_frag_word(b_frag, ni, ks)));
+            },
+            [&](int mi, int ks) { return base + 4 * (A_OFF + swizzled_a_frag_word(a_frag, mi, ks)); });
     };
 
     const int KT = (K + BK - 1) / BK;
@@ -123,17 +105,5 @@ tf32_bt_swizzle_dbf(const float* __restrict__ A, const float* __restrict__ B, fl
         if (more) store_b(stage ^ 1);
     }
 
-    const int g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int mi = 0; mi < 4; ++mi) {
-        const int r = row0 + warp_m * 64 + mi * 16 + g;
-#pragma unroll
-        for (int ni = 0; ni < 4; ++ni) {
-            const int c = col0 + warp_n * 32 + ni * 8 + 2 * tq;  // even, and N % 4 == 0: c < N covers c + 1
-            if (c < N) {
-                if (r < M) *reinterpret_cast<float2*>(&C[(size_t)r * N + c]) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
-                if (r + 8 < M) *reinterpret_cast<float2*>(&C[(size_t)(r + 8) * N + c]) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
-            }
-        }
-    }
+    store_c_warp_tile_64x32(C, acc, M, N, row0, col0, warp_m, warp_n, lane);
 }
