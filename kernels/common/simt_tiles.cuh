@@ -1,4 +1,5 @@
-// Building blocks of the walk-A SIMT FP32 ladder (kernels/simt_fp32): tile
+// Building blocks of the SIMT FP32 ladders (kernels/simt_fp32, and walk C's
+// kernels/simt_fp32_c for outer_product_fma): tile
 // loaders into shared memory, one k step of the register outer product, and the
 // C stores. Matrices are row-major, A is M x K, B is K x N. A thread's part of a
 // tile is given by its coordinates (ty, tx) and template steps between its rows
@@ -68,9 +69,18 @@ __device__ __forceinline__ void outer_product_2x2(float (&acc)[2][2], const SA& 
     acc[1][0] += a1 * b0; acc[1][1] += a1 * b1;
 }
 
+// acc += a b^T: TM*TN FMAs from TM + TN registers, the reuse register blocking buys.
+template <int TM, int TN>
+__device__ __forceinline__ void outer_product_fma(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN]) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+}
+
 // One k step of the register-blocked outer product: TM values of As column k
 // (rows r0 + RS*i) into a, TN values of Bs row k (columns c0 + CS*j) into b,
-// then TM*TN FMAs for TM + TN shared loads, the reuse register blocking buys.
+// then their outer product into acc.
 template <int RS, int CS, int TM, int TN, class SA, class SB>
 __device__ __forceinline__ void outer_product_step(float (&acc)[TM][TN], float (&a)[TM], float (&b)[TN], const SA& As, const SB& Bs,
                                                    int k, int r0, int c0) {
@@ -78,10 +88,7 @@ __device__ __forceinline__ void outer_product_step(float (&acc)[TM][TN], float (
     for (int i = 0; i < TM; ++i) a[i] = As[r0 + RS * i][k];
 #pragma unroll
     for (int j = 0; j < TN; ++j) b[j] = Bs[k][c0 + CS * j];
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+    outer_product_fma(acc, a, b);
 }
 
 // One k step with the thread's 4 adjacent B columns (c0 .. c0+3) read into b as

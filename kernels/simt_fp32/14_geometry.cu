@@ -5,6 +5,7 @@
 // and TN/4 float4 column groups 4tx + 4*TX*g, so a warp's LDS.128 reads are
 // consecutive 16-byte chunks for every TN. Each instantiation is its own stage
 // (geom_<BM>x<BN>x<BK>_<TM>x<TN>). Needs K % 4 == 0 and N % 4 == 0.
+#include "simt_tiles.cuh"
 
 // Blocks per SM the register budget must allow: 512 threads' worth (<= 128
 // registers) for 8x4 per thread, 384 threads' worth (<= 168) for 8x8.
@@ -55,10 +56,7 @@ sgemm_geometry(const float* __restrict__ A, const float* __restrict__ B, float* 
             }
 #pragma unroll
             for (int i = 0; i < TM; ++i) a[i] = As[ty + TY * i][k];
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            outer_product_fma(acc, a, b);
         }
         __syncthreads();
     }

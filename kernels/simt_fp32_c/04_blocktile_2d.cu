@@ -3,6 +3,8 @@
 // (16 LDS per 64 FMA, down from 9 per 8). A 64 x 64 block tile, BK = 8, 64
 // threads, each copying 8 elements of each tile per step. Loads and stores are
 // still scalar, and the As column reads (8 rows apart per lane) conflict.
+#include "simt_tiles.cuh"
+
 constexpr int BM = 64, BN = 64, BK = 8, TM = 8, TN = 8, THREADS = (BM / TM) * (BN / TN);
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -32,10 +34,7 @@ c_blocktile_2d(const float* __restrict__ A, const float* __restrict__ B, float* 
             for (int i = 0; i < TM; ++i) a[i] = As[ty * TM + i][k];
 #pragma unroll
             for (int j = 0; j < TN; ++j) b[j] = Bs[k][tx * TN + j];
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            outer_product_fma(acc, a, b);
         }
         __syncthreads();
     }

@@ -3,6 +3,8 @@
 // transposed, As[k][m], so a thread's 8 A values per k are two LDS.128 like its
 // 8 B values (4 LDS.128 per 64 FMA instead of 16 LDS.32); C is stored as float4.
 // The 16-byte alignment of every chunk needs N % 4 == 0 and K % 4 == 0.
+#include "simt_tiles.cuh"
+
 constexpr int BM = 64, BN = 64, BK = 8, TM = 8, TN = 8, THREADS = (BM / TM) * (BN / TN);
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -41,10 +43,7 @@ c_vectorized(const float* __restrict__ A, const float* __restrict__ B, float* __
                 const float4 v = *reinterpret_cast<const float4*>(&Bs[k][tx * TN + j]);
                 b[j] = v.x; b[j + 1] = v.y; b[j + 2] = v.z; b[j + 3] = v.w;
             }
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+            outer_product_fma(acc, a, b);
         }
         __syncthreads();
     }
