@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from farm.compiler import (
     CI_ARCHS,
@@ -41,7 +40,7 @@ def _compile_one(stage_name: str, source_path, arch: str, kernel_names: tuple[st
     missing = [k for k in kernel_names if k not in compiled.resources]
     if missing:
         return [{"stage": stage_name, "arch": arch, "ok": False, "error": f"NVRTC gave no ptxas report for {missing}"}]
-    code = code_sha256(Path(compiled.cubin_path).read_bytes())
+    code = code_sha256(compiled.cubin_path.read_bytes())
     return [{"stage": stage_name, "arch": arch, "kernel": kernel, "ok": True,
              "registers": r.registers, "static_smem_bytes": r.static_smem_bytes,
              "dynamic_smem_bytes": dynamic_smem.get(kernel, 0), "stack_frame_bytes": r.stack_frame_bytes,

@@ -107,7 +107,7 @@ _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) b
 _USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
 
 
-_SHT_SYMTAB, _SHT_STRTAB = 2, 3
+_SHT_SYMTAB, _SHT_STRTAB, _SHT_NOBITS = 2, 3, 8  # ELF section types
 
 
 def code_sha256(cubin: bytes) -> str:
@@ -132,7 +132,7 @@ def code_sha256(cubin: bytes) -> str:
         if kind in (_SHT_SYMTAB, _SHT_STRTAB):
             continue
         digest.update(name(h) + b"\0" + struct.pack("<IQ", kind, size))
-        if kind != 8:  # SHT_NOBITS (.nv.shared.*) has a size but no bytes in the file
+        if kind != _SHT_NOBITS:  # (.nv.shared.*) a size but no bytes in the file
             digest.update(cubin[offset:offset + size])
     return digest.hexdigest()
 

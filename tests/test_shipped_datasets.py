@@ -11,7 +11,8 @@ from farm.rows import cell_row
 from farm.validate import validate
 from kernels.registry import catalog
 
-DATASETS = sorted(p.parent for p in (Path(__file__).parent.parent / "datasets").glob("*/rows"))
+ROOT = Path(__file__).parent.parent
+DATASETS = sorted(p.parent for p in (ROOT / "datasets").glob("*/rows"))
 
 
 def test_there_are_shipped_datasets():
@@ -46,11 +47,10 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     from farm.plan import load_plan
 
     model, run = REFERENCE_RUNS[name]
-    root = Path(__file__).parent.parent
-    rows = read_table(str(root / "datasets" / name)).to_pylist()
+    rows = read_table(str(ROOT / "datasets" / name)).to_pylist()
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run)}
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
-    plan = load_plan(root / "plans" / "reference.toml")
+    plan = load_plan(ROOT / "plans" / "reference.toml")
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
     for cell in {(c.stage, c.m, c.n, c.k) for c in plan.cells()}:
         assert measured[cell] >= plan.repeats, (cell, measured[cell])
@@ -99,7 +99,7 @@ def test_published_reference_table_is_current_and_cited():
 
     from farm.published import published_csv
 
-    path = Path(__file__).parent.parent / "datasets" / "published.csv"
+    path = ROOT / "datasets" / "published.csv"
     assert path.read_text() == published_csv(), "regenerate with: python -m farm published > datasets/published.csv"
     rows = list(csv.DictReader(path.open()))
     assert {r["walk"] for r in rows} >= {"A", "B"}
