@@ -111,8 +111,10 @@ class CellTimer:
         return {
             "timing_mode": self.options.timing.mode,
             "launch_method": mine.launch_method,
+            "baseline_launch_method": base.launch_method,
             "warmup_launches": mine.warmup_launches,
             "warmup_reason": timing.warmup_reason,
+            "warmup_seconds": timing.warmup_window[1] - timing.warmup_window[0],
             "launches_per_batch": mine.launches_per_batch,
             "batches": len(mine.samples_ms),
             "launches_timed": launches_in(mine),

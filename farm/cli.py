@@ -185,11 +185,13 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from farm.validate import validate
+    from farm.validate import launch_notes, validate
 
     failed = 0
     for path in args.paths:
         problems = validate(path)
+        for note in launch_notes(path) if not problems else ():
+            print(f"{path}: note: {note}")
         for p in problems[: args.max_problems]:
             print(f"{path}: {p}")
         if len(problems) > args.max_problems:

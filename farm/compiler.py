@@ -15,6 +15,8 @@ import os
 import re
 import struct
 import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -222,3 +224,34 @@ def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], e
         source=str(source), arch=arch, options=options, nvrtc_version=version, cubin_path=cubin_path,
         lowered_names=lowered, resources=resources, cache_hit=False,
     )
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled module and the seconds NVRTC spent on it (0 when the cache hit)."""
+
+    module: CompiledModule
+    seconds: float
+
+
+def compile_timed(source: Path, arch: str, name_expressions: tuple[str, ...]) -> Compiled:
+    began = time.perf_counter()
+    module = compile_source(source, arch, name_expressions)
+    return Compiled(module, 0.0 if module.cache_hit else time.perf_counter() - began)
+
+
+class BackgroundCompiler:
+    """Compiles stages for one arch on the host's cores while cells run (NVRTC releases the GIL, so
+    threads compile in parallel); `result(stage)` waits for a submitted stage or compiles one now."""
+
+    def __init__(self, arch: str, stages: list, workers: int | None = None):
+        self._arch = arch
+        self._pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1, thread_name_prefix="nvrtc")
+        self._futures: dict[str, Future] = {}
+        for stage in stages:
+            if stage.launches and stage.name not in self._futures:
+                self._futures[stage.name] = self._pool.submit(compile_timed, stage.source_path, arch, stage.kernel_names)
+
+    def result(self, stage) -> Compiled:
+        future = self._futures.pop(stage.name, None)
+        return future.result() if future is not None else compile_timed(stage.source_path, self._arch, stage.kernel_names)

@@ -1,46 +1,179 @@
-"""cuBLAS baselines through CuPy's cublasGemmEx binding, row-major by operand swap.
+"""The vendor baselines: cuBLAS (cublasGemmEx) and cuBLASLt (its heuristic's best algorithm) through
+nvmath-python's bindings, row-major by operand swap, capturable in CUDA graphs.
 
-Row-major C = A.B is column-major C^T = B^T.A^T, and a row-major matrix read as
-column-major is its transpose: so we call gemmEx(N, M, K, B, A) with no transposes.
+Row-major C = A.B is column-major C^T = B^T.A^T, and a row-major matrix read as column-major is its
+transpose: so both libraries are asked for the column-major N x M product of B (N x K, ld N) and
+A (K x M, ld K), no transposes.
+
+Why nvmath-python: CuPy's own cuBLAS wrapper refuses every call while a stream captures, so its
+baselines could only be timed as direct Python launches (a 10-15 us host floor per GEMM) while our
+kernels replayed CUDA graphs. nvmath's bindings call the C API as it is, which cuBLAS allows in
+capture once the handle has a workspace of its own (it may not allocate one during capture).
+
+Each worker process owns one cuBLAS handle, one cuBLASLt handle and one workspace, bound to the
+stream of every call (the timer gives each series its own stream).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-# cublasComputeType_t values (cublas_api.h)
+# cuBLAS's guide recommends 32 MiB of workspace on Hopper (4 MiB on earlier chips); we give every chip
+# the larger size so that no library algorithm is ruled out for want of scratch space, and cuBLASLt's
+# heuristic is told the same bound, as PyTorch does.
+WORKSPACE_BYTES = 32 * 2**20
+
+# cublasComputeType_t and cudaDataType_t values (cublas_api.h, library_types.h)
 COMPUTE_TYPES = {"CUBLAS_COMPUTE_32F": 68, "CUBLAS_COMPUTE_32F_FAST_TF32": 77}
-# cudaDataType_t per input precision
-_DATA_TYPES = {"fp32": 0, "tf32": 0, "fp16": 2, "bf16": 14}  # TF32 is FP32 storage, a compute mode
-_CUBLAS_OP_N = 0
-_CUBLAS_GEMM_DEFAULT = -1
-_CUBLAS_DEFAULT_MATH = 0
+DATA_TYPES = {"fp32": 0, "tf32": 0, "fp16": 2, "bf16": 14}  # TF32 is FP32 storage, a compute mode
+_CUDA_R_32F = 0
+_OP_N = 0
+_GEMM_DEFAULT = -1
+_DEFAULT_MATH = 0
+# cublasLtMatmulPreferenceAttributes_t: CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+_PREF_MAX_WORKSPACE_BYTES = 1
 
 
-class Gemm:
-    """C (fp32, row-major MxN) = A (MxK) . B (KxN) with cuBLAS on the current device."""
+class Unavailable(RuntimeError):
+    """This host cannot run the baseline; the message is the reason to record."""
 
-    def __init__(self, compute_type: str, dtype: str):
+
+def _bindings(name: str):
+    """nvmath.bindings.<name>, or Unavailable with the reason."""
+    try:
+        import importlib
+
+        return importlib.import_module(f"nvmath.bindings.{name}")
+    except Exception as exc:  # noqa: BLE001 - any import failure means: not on this host
+        raise Unavailable(f"nvmath-python's {name} bindings are not usable on this host "
+                          f"({type(exc).__name__}: {str(exc)[:120]}); pip install nvmath-python") from None
+
+
+def _ptr(x) -> int:
+    """Device address of a CuPy array (or anything with .data.ptr)."""
+    return int(x.data.ptr)
+
+
+def _current_stream() -> int:
+    import cupy
+
+    return cupy.cuda.get_current_stream().ptr
+
+
+@dataclass
+class VendorContext:
+    """One worker's library handles and workspace; `blas`/`lt` are the binding modules (a stand-in in CPU tests)."""
+
+    blas: object
+    lt: object
+    workspace_ptr: int
+    workspace_bytes: int
+    _blas_handle: int | None = None
+    _lt_handle: int | None = None
+    _keep: object = None  # the workspace allocation, alive as long as the handles
+
+    @classmethod
+    def on_current_device(cls) -> "VendorContext":
+        """Bindings imported lazily: a host without them can still run every kernel and the other baselines."""
         import cupy
-        from cupy_backends.cuda.libs import cublas
 
-        self._cublas = cublas
-        self._handle = cupy.cuda.device.get_cublas_handle()
-        # No silent tensor-core downgrade: only the compute type we name decides precision.
-        cublas.setMathMode(self._handle, _CUBLAS_DEFAULT_MATH)
-        self.compute = COMPUTE_TYPES[compute_type]
-        self.in_type = _DATA_TYPES[dtype]
-        # Host scalars must outlive every (possibly graph-captured) call.
+        workspace = cupy.empty(WORKSPACE_BYTES, dtype=cupy.uint8)
+        return cls(blas=None, lt=None, workspace_ptr=int(workspace.data.ptr), workspace_bytes=WORKSPACE_BYTES, _keep=workspace)
+
+    def blas_handle(self) -> int:
+        if self._blas_handle is None:
+            self.blas = self.blas or _bindings("cublas")
+            handle = self.blas.create()
+            # No silent tensor-core downgrade: only the compute type we name decides precision.
+            self.blas.set_math_mode(handle, _DEFAULT_MATH)
+            self.blas.set_workspace(handle, self.workspace_ptr, self.workspace_bytes)
+            self._blas_handle = handle
+        return self._blas_handle
+
+    def lt_handle(self) -> int:
+        if self._lt_handle is None:
+            self.lt = self.lt or _bindings("cublasLt")
+            self._lt_handle = self.lt.create()
+        return self._lt_handle
+
+
+class CublasGemm:
+    """C (fp32, row-major M x N) = A (M x K) . B (K x N) through cublasGemmEx."""
+
+    library = "cuBLAS"
+
+    def __init__(self, ctx: VendorContext, compute_type: str, dtype: str, m: int, n: int, k: int):
+        self._ctx, self._handle = ctx, ctx.blas_handle()
+        self.compute, self.in_type = COMPUTE_TYPES[compute_type], DATA_TYPES[dtype]
+        self.m, self.n, self.k = m, n, k
+        # Host scalars read at enqueue time; kept alive with the object all the same.
         self._alpha = np.array(1.0, dtype=np.float32)
         self._beta = np.array(0.0, dtype=np.float32)
 
-    def __call__(self, a, b, c, m: int, n: int, k: int) -> None:
-        import cupy
+    def __call__(self, a, b, c, stream: int | None = None) -> None:
+        blas = self._ctx.blas
+        blas.set_stream(self._handle, _current_stream() if stream is None else stream)
+        m, n, k = self.m, self.n, self.k
+        blas.gemm_ex(self._handle, _OP_N, _OP_N, n, m, k,
+                     self._alpha.ctypes.data, _ptr(b), self.in_type, n,
+                     _ptr(a), self.in_type, k,
+                     self._beta.ctypes.data, _ptr(c), _CUDA_R_32F, n,
+                     self.compute, _GEMM_DEFAULT)
 
-        self._cublas.setStream(self._handle, cupy.cuda.get_current_stream().ptr)
-        self._cublas.gemmEx(
-            self._handle, _CUBLAS_OP_N, _CUBLAS_OP_N, n, m, k,
-            self._alpha.ctypes.data, b.data.ptr, self.in_type, n,
-            a.data.ptr, self.in_type, k,
-            self._beta.ctypes.data, c.data.ptr, _DATA_TYPES["fp32"], n,
-            self.compute, _CUBLAS_GEMM_DEFAULT,
-        )
+
+class CublasLtGemm:
+    """The same product through cublasLtMatmul with the algorithm its heuristic ranks first for this
+    shape, precision and workspace (what PyTorch calls for torch.mm); Unavailable when it has none."""
+
+    library = "cuBLASLt"
+
+    def __init__(self, ctx: VendorContext, compute_type: str, dtype: str, m: int, n: int, k: int):
+        lt_handle = ctx.lt_handle()
+        lt = ctx.lt
+        self._ctx, self._handle = ctx, lt_handle
+        in_type = DATA_TYPES[dtype]
+        self._desc = lt.matmul_desc_create(COMPUTE_TYPES[compute_type], _CUDA_R_32F)
+        # Column-major operands of the swapped product: B^T (n x k), A^T (k x m), C^T (n x m).
+        self._layouts = (lt.matrix_layout_create(in_type, n, k, n), lt.matrix_layout_create(in_type, k, m, k),
+                         lt.matrix_layout_create(_CUDA_R_32F, n, m, n))
+        pref = lt.matmul_preference_create()
+        limit = np.array(ctx.workspace_bytes, dtype=np.uint64)
+        lt.matmul_preference_set_attribute(pref, _PREF_MAX_WORKSPACE_BYTES, limit.ctypes.data, limit.nbytes)
+        self._heuristic = lt.MatmulHeuristicResult(1)
+        found = np.zeros(1, dtype=np.int32)
+        try:
+            lt.matmul_algo_get_heuristic(lt_handle, self._desc, *self._layouts, self._layouts[2], pref, 1,
+                                         self._heuristic.ptr, found.ctypes.data)
+        finally:
+            lt.matmul_preference_destroy(pref)
+        if found[0] < 1:
+            self.close()
+            raise Unavailable(f"cuBLASLt's heuristic offers no algorithm for {dtype} {m}x{n}x{k} "
+                              f"({compute_type}, workspace {ctx.workspace_bytes >> 20} MiB)")
+        self._alpha = np.array(1.0, dtype=np.float32)
+        self._beta = np.array(0.0, dtype=np.float32)
+
+    def __call__(self, a, b, c, stream: int | None = None) -> None:
+        b_layout, a_layout, c_layout = self._layouts
+        self._ctx.lt.matmul(self._handle, self._desc, self._alpha.ctypes.data, _ptr(b), b_layout, _ptr(a), a_layout,
+                            self._beta.ctypes.data, _ptr(c), c_layout, _ptr(c), c_layout,
+                            self._heuristic.ptr, self._ctx.workspace_ptr, self._ctx.workspace_bytes,
+                            _current_stream() if stream is None else stream)
+
+    def close(self) -> None:
+        lt = self._ctx.lt
+        for layout in self._layouts:
+            lt.matrix_layout_destroy(layout)
+        lt.matmul_desc_destroy(self._desc)
+        self._layouts = ()
+
+    def __del__(self):
+        if getattr(self, "_layouts", ()):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - interpreter shutdown may have unloaded the library
+                pass
+
+
+GEMMS = {"cuBLAS": CublasGemm, "cuBLASLt": CublasLtGemm}

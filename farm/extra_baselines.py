@@ -24,11 +24,10 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
+from farm.cublas import Unavailable
 from kernels.registry import Stage
 
 
-class Unavailable(RuntimeError):
-    """This host cannot run the baseline; the message is the reason to record."""
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -60,7 +59,6 @@ _TRITON_MIN = (3, 0)  # tl.dot(input_precision=...)
 class ExtraBaselineStage(Stage):
     """A library GEMM timed as a baseline of its own. `precision` says what it computes."""
 
-    library: str = ""  # "PyTorch" | "Triton"
     precision: str = ""
 
     @property

@@ -15,10 +15,10 @@ import numpy as np
 
 from farm.cell_timer import CellTimer, MeasureOptions
 from farm.cells import Cell
-from farm.compiler import CompileError, compile_source
-from farm.cublas import Gemm
+from farm.compiler import BackgroundCompiler, Compiled, CompileError
+from farm.cublas import GEMMS, Unavailable, VendorContext
 from farm.device import describe_device
-from farm.extra_baselines import ExtraBaselineStage, Unavailable
+from farm.extra_baselines import ExtraBaselineStage
 from farm.inputs import random_operands, to_float64
 from farm.rows import cell_row
 from farm.schema import TELEMETRY_KEY
@@ -27,6 +27,9 @@ from farm.verify import compare, poison
 from kernels.registry import Stage, catalog, stage_named
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024
+# Where a kernel's own baseline cannot run here, these libraries may stand in (same precision class, catalog
+# order); never our own Triton kernel: a kernel's % is against a vendor or framework library.
+FALLBACK_LIBRARIES = ("cuBLAS", "cuBLASLt", "PyTorch")
 _MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
 
 
@@ -38,27 +41,24 @@ def bytes_needed(stage: Stage, m: int, n: int, k: int) -> int:
     return fp32 + max(compare_tmp, fp64_ref + compare_tmp)
 
 
-def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, gemms: dict[str, Gemm] | None = None):
-    """A no-argument callable computing out = a.b with a baseline's library: cuBLAS (its Gemm taken from or
-    added to `gemms`, a cache by baseline name), or PyTorch / Triton (may raise Unavailable)."""
+def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None):
+    """A no-argument callable computing out = a.b with a baseline's library on the current stream: cuBLAS or
+    cuBLASLt through `vendor` (this worker's handles and workspace; a new one when None), or PyTorch /
+    Triton. Raises Unavailable where this host cannot run it."""
     if isinstance(spec, ExtraBaselineStage):
         return spec.launcher(a, b, out, m, n, k)
-    gemms = {} if gemms is None else gemms
-    if spec.name not in gemms:
-        gemms[spec.name] = Gemm(spec.cublas_compute, spec.dtype)
-    gemm = gemms[spec.name]
-    return lambda: gemm(a, b, out, m, n, k)
+    gemm = GEMMS[spec.library](vendor or VendorContext.on_current_device(), spec.cublas_compute, spec.dtype, m, n, k)
+    return lambda: gemm(a, b, out)
 
 
 class _Kernel:
     """A stage's compiled, loaded kernels and what ptxas said about them."""
 
-    def __init__(self, stage: Stage, arch: str):
+    def __init__(self, stage: Stage, compiled: Compiled):
         import cupy
 
-        began = time.perf_counter()
-        compiled = compile_source(stage.source_path, arch, stage.kernel_names)
-        self.compile_seconds = 0.0 if compiled.cache_hit else time.perf_counter() - began
+        self.compile_seconds = compiled.seconds
+        compiled = compiled.module
         module = cupy.RawModule(path=str(compiled.cubin_path))
         self.functions = []
         for launch in stage.launches:
@@ -98,8 +98,10 @@ class _Kernel:
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
-    def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, **plan_options):
-        """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins."""
+    def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, prewarm: tuple[str, ...] = (), **plan_options):
+        """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins.
+        `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
+        first cells run (a cell whose stage is still compiling waits for it)."""
         import cupy
 
         cupy.cuda.Device(ordinal).use()
@@ -110,9 +112,10 @@ class GpuMeasurer:
                                 self._device["l2_bytes"])
         self._stages = {s.name: s for s in catalog()}
         self._kernels: dict[str, _Kernel] = {}
-        self._gemms: dict[str, Gemm] = {}
+        self._vendor: VendorContext | None = None
         self._poisoned = False
         self._rng = np.random.default_rng()
+        self._compiling = BackgroundCompiler(self._device["arch"], [self._stage(name) for name in prewarm])
 
     def device_info(self) -> dict:
         return dict(self._device)
@@ -120,12 +123,21 @@ class GpuMeasurer:
     def needs_restart(self) -> bool:
         return self._poisoned
 
+    def _stage(self, name: str) -> Stage:
+        if name not in self._stages:  # a tuning configuration: not in the catalog
+            self._stages[name] = stage_named(name)
+        return self._stages[name]
+
+    def _vendor_context(self) -> VendorContext:
+        if self._vendor is None:
+            self._vendor = VendorContext.on_current_device()
+        return self._vendor
+
     def measure(self, cell: Cell, run_id: str) -> dict:
         import cupy
 
-        if cell.stage not in self._stages:  # a tuning configuration: not in the catalog
-            self._stages[cell.stage] = stage_named(cell.stage)
-        stage = self._stages[cell.stage]
+        began = time.perf_counter()
+        stage = self._stage(cell.stage)
         row = cell_row(self._device, stage, cell, run_id, "ok")
         if self._poisoned:
             return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
@@ -151,15 +163,34 @@ class GpuMeasurer:
             if not self._poisoned:
                 cupy.get_default_memory_pool().free_all_blocks()
         row["timestamp"] = datetime.datetime.now(datetime.timezone.utc)  # when the cell finished
+        row["cell_seconds"] = time.perf_counter() - began
         return row
+
+    def _baseline_call(self, stage: Stage, a, b, ref, m: int, n: int, k: int) -> tuple[Stage, object, str]:
+        """(baseline, its callable, note): the stage's own baseline or, where this host cannot run it, the
+        first vendor or framework library of the same precision class that it can (the note says why)."""
+        own = self._stages[stage.baseline]
+        candidates = [own] if stage.is_baseline else [own, *(s for s in self._stages.values() if s.is_baseline and s is not own
+                                                             and s.dtype == own.dtype and s.library in FALLBACK_LIBRARIES)]
+        passed_over = []
+        for spec in candidates:
+            if not isinstance(spec, ExtraBaselineStage) or spec.unavailable_reason() is None:
+                try:
+                    return spec, library_call(spec, a, b, ref, m, n, k, self._vendor_context()), "; ".join(passed_over)
+                except Unavailable as exc:
+                    passed_over.append(f"{spec.name} unavailable: {exc}")
+            else:
+                passed_over.append(f"{spec.name} unavailable: {spec.unavailable_reason()}")
+        raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
     def _run(self, stage: Stage, cell: Cell) -> dict:
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
+        began = time.perf_counter()
         a, b = random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
         ref = cupy.empty((m, n), dtype=cupy.float32)
-        baseline_run = library_call(self._stages[stage.baseline], a, b, ref, m, n, k, self._gemms)
+        baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
         tol = tolerance(stage.dtype, k)
         if stage.is_baseline:
             poison(ref)
@@ -167,24 +198,29 @@ class GpuMeasurer:
             exact = to_float64(a, stage.dtype) @ to_float64(b, stage.dtype)
             out = {**compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
             del exact
+            out["verify_seconds"] = time.perf_counter() - began
             return self._timed(out, {"baseline": baseline_run}, stage, cell, own="baseline")
 
         kernel = self._kernels.get(stage.name)
         if kernel is None:
-            kernel = self._kernels[stage.name] = _Kernel(stage, self._device["arch"])
+            kernel = self._kernels[stage.name] = _Kernel(stage, self._compiling.result(stage))
+        began = time.perf_counter()
         c = cupy.empty((m, n), dtype=cupy.float32)
         operands = {"A": a, "B": b, "C": c}
         if stage.workspace_floats_per_mn:
             operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
         run = kernel.launcher(operands, m, n, k)
         first = stage.launches[0]
-        out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n)))}
+        out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n))), "baseline": baseline.name}
+        if passed_over:
+            out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
         poison(ref)
         baseline_run()
         poison(c)
         run()
         cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-        out.update(compare(c, ref, tol), verify_reference=f"{stage.baseline} output for the same inputs")
+        out.update(compare(c, ref, tol), verify_reference=f"{baseline.name} output for the same inputs")
+        out["verify_seconds"] = time.perf_counter() - began
         if not out["verified"]:
             return {**out, "status": "failed_verification",
                     "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}

@@ -598,12 +598,13 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
             run = library_call(stage, a, b, c, m, n, k)
             launches: list[str] = []
         else:
+            from farm.compiler import compile_timed
             from farm.measure import _Kernel
 
             operands = {"A": a, "B": b, "C": c}
             if stage.workspace_floats_per_mn:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
-            run = _Kernel(stage, arch).launcher(operands, m, n, k)
+            run = _Kernel(stage, compile_timed(stage.source_path, arch, stage.kernel_names)).launcher(operands, m, n, k)
             launches = [launch.kernel for launch in stage.launches]
         stream = cupy.cuda.get_current_stream()
         for _ in range(2):  # warm-up, outside the profiled range

@@ -1,16 +1,38 @@
-"""Console tables from a dataset: per GPU and shape, each stage's time, throughput and % of its baseline;
-and the headline: per GPU model, family and shape, the stage closest to its cuBLAS."""
+"""Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline and of the
+faster vendor library; and the headline: per GPU model, family and shape, the stage closest to its cuBLAS.
+A % whose kernel and baseline were launched differently is marked (farm.derived.launch_mismatch), with the
+reasons listed under the table."""
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
 
 from farm.dataset import read_table
+from farm.derived import launch_mismatch, with_vendor_best
+
+FLAG = "(!)"
 
 
 def _rows(output: str, run_id: str | None) -> list[dict]:
-    rows = read_table(output).to_pylist()
-    return [r for r in rows if r["run_id"] == run_id] if run_id else rows
+    df = read_table(output).to_pandas()
+    if run_id:
+        df = df[df["run_id"] == run_id]
+    df = with_vendor_best(df).assign(launch_flag=launch_mismatch(df))
+    return df.astype(object).where(df.notna(), None).to_dict("records")
+
+
+def _flag(rows: list[dict]) -> str:
+    return f" {FLAG}" if any(r["launch_flag"] for r in rows) else ""
+
+
+def _flag_notes(rows: list[dict]) -> str:
+    reasons = sorted({r["launch_flag"] for r in rows if r["launch_flag"]})
+    return "".join(f"\n{FLAG} {reason}" for reason in reasons)
+
+
+def _pct(rows: list[dict], column: str) -> str:
+    values = [r[column] for r in rows if r[column] is not None]
+    return f"{statistics.median(values):.1f}" if values else ""
 
 
 def _no_rows(run_id: str | None) -> str:
@@ -32,24 +54,24 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
     out = []
     for (model, m, n, k), stages in sorted(groups.items()):
         out.append(f"\n### {model}, {m}x{n}x{k}\n")
-        out.append("| stage | family | ms (median of repeats) | TFLOPS | % baseline | repeat spread | IQR/median | status |")
-        out.append("|---|---|---|---|---|---|---|---|")
+        out.append("| stage | family | ms (median of repeats) | TFLOPS | % baseline | % vendor best | repeat spread | IQR/median | status |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
         order = sorted(stages.values(), key=lambda rs: (rs[0]["family"] != "baseline", rs[0]["family"], rs[0]["position"], rs[0]["stage"]))
         for rs in order:
             ok = [r for r in rs if r["status"] == "ok"]
             first = rs[0]
             if not ok:
                 reason = (first["status_reason"] or "")[:60]
-                out.append(f"| {first['stage']} | {first['family']} | | | | | | {first['status']}: {reason} |")
+                out.append(f"| {first['stage']} | {first['family']} | | | | | | | {first['status']}: {reason} |")
                 continue
             med = statistics.median(r["median_ms"] for r in ok)
             pct = _median_pct(ok)
             meds = [r["median_ms"] for r in ok]
             spread = (max(meds) - min(meds)) / med if len(meds) > 1 else 0.0
             iqr = statistics.median(r["iqr_ms"] / r["median_ms"] for r in ok)
-            out.append(f"| {first['stage']} | {first['family']} | {med:.4f} | {first['flops'] / med / 1e9:.2f} | {pct:.1f} | "
-                       f"{100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |")
-    return "\n".join(out)
+            out.append(f"| {first['stage']} | {first['family']} | {med:.4f} | {first['flops'] / med / 1e9:.2f} | {pct:.1f}{_flag(ok)} | "
+                       f"{_pct(ok, 'pct_of_vendor_best')} | {100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |")
+    return "\n".join(out) + _flag_notes(rows)
 
 
 def headline_table(output: str, run_id: str | None = None) -> str:
@@ -63,12 +85,13 @@ def headline_table(output: str, run_id: str | None = None) -> str:
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         cells[(r["gpu_model"], r["family"], r["m"] * r["n"] * r["k"], r["m"], r["n"], r["k"])][r["stage"]].append(r)
-    out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | spread | measurements |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | % of vendor best | spread | measurements |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for (model, family, _, m, n, k), stages in sorted(cells.items()):
         best = max(stages.values(), key=_median_pct)
         meds = [r["median_ms"] for r in best]
         med = statistics.median(meds)
         out.append(f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
-                   f"{_median_pct(best):.1f} of {best[0]['baseline']} | {100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
-    return "\n".join(out)
+                   f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | "
+                   f"{100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
+    return "\n".join(out) + _flag_notes(rows)

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Versions `farm validate` and the readers accept: 2 lacks the columns added in 3 (baseline_launch_method,
+# cell_seconds, verify_seconds, warmup_seconds), which read as null there.
+SUPPORTED_VERSIONS = ("2", "3")
+SCHEMA_V3_COLUMNS = ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds")
 # Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
@@ -39,14 +43,14 @@ _F = [
     ("stage_group", pa.string(), "ladder | traits | did_not_pan_out | geometry | baseline"),
     ("position", pa.int32(), "ladder position within the family"),
     ("dtype", pa.string(), "input precision (fp32, tf32, fp16, bf16); output is fp32"),
-    ("baseline", pa.string(), "the baseline stage this row's % is against"),
+    ("baseline", pa.string(), "the baseline stage this row's % is against (the catalog's, unless this host could not run it: status_reason then says why)"),
     ("m", pa.int32(), "rows of A and C"),
     ("n", pa.int32(), "columns of B and C"),
     ("k", pa.int32(), "columns of A, rows of B"),
     ("flops", pa.int64(), "2*M*N*K"),
     # outcome
     ("status", pa.string(), "ok | failed_verification | skipped | error | timeout"),
-    ("status_reason", pa.string(), "why skipped / failed / errored; empty when ok"),
+    ("status_reason", pa.string(), "why skipped / failed / errored; empty when ok, unless the row's baseline stood in for the catalog's (then why)"),
     # compilation
     ("compile_options", pa.string(), "NVRTC options, space separated"),
     ("registers", pa.int32(), "registers per thread of the loaded kernel (max over the stage's kernels)"),
@@ -56,7 +60,7 @@ _F = [
     ("local_bytes", pa.int32(), "local memory per thread of the loaded kernel (stack + spills), bytes; 0 is what we want"),
     ("threads_per_block", pa.int32(), "threads per block of the main launch"),
     ("grid_blocks", pa.int64(), "blocks in the main launch's grid"),
-    ("compile_seconds", pa.float64(), "NVRTC compile time (0 when the cache hit)"),
+    ("compile_seconds", pa.float64(), "NVRTC compile time (0 when the cache hit); since schema 3 often spent in the background while earlier cells ran"),
     # verification
     ("verified", pa.bool_(), "every element within tolerance of the baseline reference, no NaN"),
     ("verify_reference", pa.string(), "what the output was compared with"),
@@ -65,15 +69,19 @@ _F = [
     ("mismatches", pa.int64(), "elements outside tolerance (NaN counts)"),
     ("atol", pa.float64(), "absolute tolerance used"),
     ("rtol", pa.float64(), "relative tolerance used"),
+    ("verify_seconds", pa.float64(), "host time to make the inputs, run both sides once and compare (the FP64 product for baselines), s"),
     # timing
     ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm; cold: L2-sized write before every launch, outside the timed span"),
-    ("launch_method", pa.string(), "cuda_graph: a batch captured once and replayed; direct: Python launches; direct_cold: one launch per sample after a flush"),
+    ("launch_method", pa.string(), "cuda_graph: a batch captured once and replayed (cold: a graph of one launch after each flush); direct: Python launches; direct_cold: one direct launch per sample after a flush"),
+    ("baseline_launch_method", pa.string(), "launch_method of the baseline timed in this cell (a baseline row: its own); a % whose two sides differ is flagged (schema 3; null in schema 2 data)"),
     ("warmup_launches", pa.int32(), "launches before timing"),
-    ("warmup_reason", pa.string(), "clock_settled: SM clock spread < 2% over 100 ms; max_time: never settled in 3 s; no_telemetry"),
+    ("warmup_reason", pa.string(), "clock_settled: SM clock spread < 2% over 100 ms; clock_settled_earlier: so already in the 100 ms before the cell's first launch, with the GPU busy throughout; max_time: never settled in 3 s; no_telemetry"),
+    ("warmup_seconds", pa.float64(), "host time from the first warm-up launch to the first timed batch (graph capture included), s"),
     ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
     ("batches", pa.int32(), "timed batches (= samples)"),
     ("launches_timed", pa.int64(), "launches inside timed batches"),
     ("timed_seconds", pa.float64(), "GPU time inside the timed batches of this cell, its interleaved baseline's included, s"),
+    ("cell_seconds", pa.float64(), "host time the worker spent on the cell, from receiving it to its row (compile wait, inputs, verification, warm-up, timing), s"),
     ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/stopping.py)"),
     ("samples_ms", pa.list_(pa.float64()), "per-launch time of each batch (batch time / launches), ms"),
     ("median_ms", pa.float64(), "median of samples_ms"),

@@ -43,7 +43,13 @@ class StoppingRule:
 
 @dataclass(frozen=True)
 class WarmupRule:
-    """Warm up until the SM clock has settled: its spread over the last window is small."""
+    """Warm up until the SM clock has settled: its spread over the last window is small.
+
+    The window reaches back before the cell's first launch (the sampler runs for the worker's
+    life), so when the GPU was busy throughout it (no sample with NVML's GPU-idle reason), as when
+    the previous cell or this cell's verification ran moments ago, a settled clock ends warm-up at
+    once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`.
+    """
 
     min_s: float = 0.05
     max_s: float = 3.0
@@ -53,10 +59,11 @@ class WarmupRule:
     def settled(self, clocks: list[float]) -> bool:
         return len(clocks) >= 5 and (max(clocks) - min(clocks)) <= self.tolerance * max(clocks)
 
-    def decide(self, elapsed_s: float, recent_clocks: list[float] | None) -> str | None:
-        """Why warm-up ends ('clock_settled', 'max_time', 'no_telemetry'), or None to go on."""
+    def decide(self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False) -> str | None:
+        """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'no_telemetry'), or None
+        to go on. `busy`: no sample of the window had the GPU idle."""
         if elapsed_s < self.min_s:
-            return None
+            return "clock_settled_earlier" if busy and recent_clocks and self.settled(recent_clocks) else None
         if recent_clocks is None:
             return "no_telemetry"
         if self.settled(recent_clocks):

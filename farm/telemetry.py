@@ -3,12 +3,19 @@
 The sampler reads SM and memory clocks, temperature, power, the total energy counter
 and the clock-event reasons every `interval_s`; each sample has a host timestamp so
 the timing loop can attribute it to the batch (kernel or baseline) running then.
-One NVML query costs about 2 us; the thread sleeps between samples.
+One NVML query costs 2-400 us (more in a virtual machine); the thread sleeps between samples.
+
+The thread runs from the first cell on, between cells too, so that warm-up can see
+whether the clock was already settled before the cell began (farm.stopping.WarmupRule);
+a cell's samples are those taken since its `start()`.
 """
 from __future__ import annotations
 
 import threading
 import time
+
+_GPU_IDLE = 0x1  # nvmlClocksEventReasonGpuIdle
+_KEEP_S = 2.0  # samples older than this before a cell's start are dropped
 
 
 class NvmlSampler:
@@ -21,6 +28,8 @@ class NvmlSampler:
         self.interval_s = interval_s
         self.max_sm_clock_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._handle, pynvml.NVML_CLOCK_SM))
         self._samples: list[dict] = []
+        self._lock = threading.Lock()
+        self._cell_began = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -48,23 +57,35 @@ class NvmlSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._samples.append(self.sample())
+            sample = self.sample()
+            with self._lock:
+                self._samples.append(sample)
             self._stop.wait(self.interval_s)
 
     def start(self) -> None:
-        self._samples = []
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="nvml-sampler", daemon=True)
-        self._thread.start()
+        """A cell begins: its samples are those from now on (the thread starts on the first call)."""
+        self._cell_began = time.perf_counter()
+        with self._lock:
+            self._samples = [x for x in self._samples if x["t"] >= self._cell_began - _KEEP_S]
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="nvml-sampler", daemon=True)
+            self._thread.start()
 
     def stop(self) -> list[dict]:
+        """The samples taken since start(); the thread goes on sampling."""
+        with self._lock:
+            return [x for x in self._samples if x["t"] >= self._cell_began]
+
+    def close(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        return self._samples
 
-    def recent_sm_clocks(self, seconds: float) -> list[float]:
-        """SM clocks sampled in the last `seconds` (read while the thread runs)."""
+    def recent_sm_clocks(self, seconds: float) -> tuple[list[float], bool]:
+        """SM clocks sampled in the last `seconds`, and whether none of those samples saw the GPU idle."""
         now = time.perf_counter()
-        return [s["sm_clock_mhz"] for s in list(self._samples) if now - s["t"] <= seconds]
+        with self._lock:
+            recent = [x for x in self._samples if now - x["t"] <= seconds]
+        return [x["sm_clock_mhz"] for x in recent], not any(x["reasons"] & _GPU_IDLE for x in recent)

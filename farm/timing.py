@@ -2,10 +2,13 @@
 
 hot:  a batch is `launches_per_batch` back-to-back launches, captured once as a CUDA
       graph and replayed between two events (Python's launch overhead never shows
-      between launches). If capture fails, batches are direct launches, and the row
-      says which method produced its numbers.
+      between launches).
 cold: before every launch, a write of exactly the device's L2 size evicts the operands;
-      the flush sits outside the events, so a sample is one launch from a cold L2.
+      the flush sits outside the events, so a sample is one launch from a cold L2. The
+      launch is a captured graph of one launch too, so a library call's host-side cost
+      is no more part of the sample than a kernel launch's.
+If capture fails, batches are direct launches, and the row says which method produced
+its numbers (a kernel row also says how its baseline was launched).
 
 Series (a kernel and its cuBLAS baseline) alternate batch by batch, so both see the
 same clocks and temperature. Each batch's host-time window is kept so that telemetry
@@ -88,12 +91,11 @@ class _Series:
         self.warmup += 1
 
     def prepare(self) -> None:
-        """Size the hot batch from one warm launch and capture it as a graph."""
-        if self.cfg.mode == "cold":
-            return
-        per_launch = self.timed_ms(self.launch)
-        self.warmup += 1
-        self.per_batch = max(1, min(self.cfg.max_launches_per_batch, round(self.cfg.target_batch_ms / max(per_launch, 1e-4))))
+        """Size the hot batch from one warm launch (cold: one launch a sample) and capture it as a graph."""
+        if self.cfg.mode == "hot":
+            per_launch = self.timed_ms(self.launch)
+            self.warmup += 1
+            self.per_batch = max(1, min(self.cfg.max_launches_per_batch, round(self.cfg.target_batch_ms / max(per_launch, 1e-4))))
         if self.cfg.use_graphs:
             self._capture()
 
@@ -113,32 +115,32 @@ class _Series:
             self.stream.synchronize()
             self.graph, self.method = graph, "cuda_graph"
         except Exception:  # noqa: BLE001 - any capture failure means: time direct launches
-            self.graph, self.method = None, "direct"
+            self.graph, self.method = None, "direct_cold" if self.cfg.mode == "cold" else "direct"
 
     def batch_ms(self) -> float:
         if self.cfg.mode == "cold":
             with self.stream:
                 self.flush()  # outside the events: only the launch is timed
-            return self.timed_ms(self.launch)
         body = (lambda: self.graph.launch(self.stream)) if self.graph is not None else self._loop
         return self.timed_ms(body) / self.per_batch
 
 
 def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
-                     recent_clocks: Callable[[float], list[float]] | None = None,
+                     recent_clocks: Callable[[float], tuple[list[float], bool]] | None = None,
                      energy_mj: Callable[[], float | None] | None = None,
                      flush: Callable[[], None] | None = None) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
-    recent_clocks(seconds) -> SM clocks sampled lately (telemetry) decides when warm-up ends;
-    energy_mj() reads the energy counter around each batch; flush() evicts L2 (cold mode).
+    recent_clocks(seconds) -> (SM clocks sampled lately, whether the GPU was busy throughout) decides
+    when warm-up ends; energy_mj() reads the energy counter around each batch; flush() evicts L2 (cold).
     """
     import cupy
 
     if cfg.mode == "cold" and flush is None:
         raise ValueError("cold timing needs an L2 flush")
     series = {name: _Series(fn, cupy.cuda.Stream(non_blocking=True), cfg, flush) for name, fn in launches.items()}
-    warm_began = checked = time.perf_counter()
+    warm_began = time.perf_counter()
+    checked = None
     warmup_reason = None
     while not warmup_reason:
         for s in series.values():
@@ -146,10 +148,10 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
         for s in series.values():
             s.stream.synchronize()
         now = time.perf_counter()
-        if now - checked >= 0.01:  # telemetry moves every 10 ms: no need to look more often
+        if checked is None or now - checked >= 0.01:  # telemetry moves every 10 ms: no need to look more often
             checked = now
-            clocks = recent_clocks(cfg.warmup.window_s) if recent_clocks else None
-            warmup_reason = cfg.warmup.decide(now - warm_began, clocks)
+            clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
+            warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy)
     for s in series.values():
         s.prepare()
     warm_ended = time.perf_counter()

@@ -13,7 +13,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from farm.dataset import _TABLES, ROWS, resolve
-from farm.schema import PARTITION_KEYS, SCHEMA_VERSION, STATUSES
+from farm.derived import launch_mismatch
+from farm.schema import PARTITION_KEYS, SCHEMA_V3_COLUMNS, STATUSES, SUPPORTED_VERSIONS
 
 REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "gpu_uuid", "compute_capability", "arch",
             "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")
@@ -81,11 +82,14 @@ def validate(output: str) -> list[str]:
                 problems.append(f"{where}: unreadable ({exc})")
                 continue
             version = (data.schema.metadata or {}).get(b"gemm_farm_schema_version", b"").decode()
-            if version != SCHEMA_VERSION:
-                problems.append(f"{where}: schema version {version or 'missing'}, expected {SCHEMA_VERSION}")
+            if version not in SUPPORTED_VERSIONS:
+                problems.append(f"{where}: schema version {version or 'missing'}, expected one of {', '.join(SUPPORTED_VERSIONS)}")
                 continue
             for field in file_schema:
                 if field.name not in data.column_names:
+                    if version == "2" and field.name in SCHEMA_V3_COLUMNS:
+                        continue  # added in version 3: reads as null
+
                     problems.append(f"{where}: column {field.name} missing")
                 elif not data.schema.field(field.name).type.equals(field.type):
                     problems.append(f"{where}: column {field.name} is {data.schema.field(field.name).type}, expected {field.type}")
@@ -96,8 +100,28 @@ def validate(output: str) -> list[str]:
                 continue
             for r in data.to_pylist():
                 r.update(parts)
+                if version != "2" and r.get("status") == "ok" and not r.get("baseline_launch_method"):
+                    problems.append(f"{where}: {r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')}: ok row without baseline_launch_method")
                 cell = f"{r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} r{r.get('repeat')} on {r.get('gpu_uuid')}"
                 problems += [f"{where}: {cell}: {p}" for p in _check_row(r)]
                 keys[(r["run_id"], r.get("gpu_uuid"), r.get("stage"), r.get("m"), r.get("n"), r.get("k"), r.get("repeat"))] += 1
         problems += [f"{table}: cell {k} has {n} rows in one run" for k, n in keys.items() if n > 1]
     return problems
+
+
+def launch_notes(output: str) -> list[str]:
+    """Per run and GPU model, how many ok rows have a % whose baseline was launched otherwise than the
+    kernel (direct-launched baselines, in practice), and which baselines: not problems, but worth knowing."""
+    from farm.dataset import read_table
+    from farm.derived import baseline_launch_methods
+
+    df = read_table(output).to_pandas()
+    flagged = df[launch_mismatch(df) != ""].assign(base_method=baseline_launch_methods(df))
+    notes = []
+    for (model, run), group in flagged.groupby(["gpu_model", "run_id"]):
+        ok = int(((df["run_id"] == run) & (df["gpu_model"] == model) & (df["status"] == "ok")).sum())
+        kinds = "; ".join(f"{own} against {method} {', '.join(sorted(set(g['baseline'])))}"
+                          for (own, method), g in group.groupby(["launch_method", "base_method"]))
+        notes.append(f"run {run} on {model}: {len(group)} of {ok} ok rows compare a kernel with a baseline launched "
+                     f"differently ({kinds})")
+    return notes

@@ -100,7 +100,8 @@ class Stage:
     min_cc: int = 70  # compute capability as major*10+minor
     published: Published | None = None
     workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats
-    cublas_compute: str | None = None  # set on baselines: the cuBLAS compute type they run with
+    cublas_compute: str | None = None  # set on vendor baselines: the cuBLAS compute type they run with
+    library: str = ""  # set on baselines: the library that computes them (cuBLAS, cuBLASLt, PyTorch, Triton)
 
     @property
     def source_path(self) -> Path:
@@ -130,7 +131,7 @@ class Stage:
         if self.is_baseline:
             return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
                     "position": self.position, "dtype": self.dtype, "baseline": self.baseline,
-                    "library": "cuBLAS (cublasGemmEx)", "compute_type": self.cublas_compute,
+                    "library": self.library, "compute_type": self.cublas_compute,
                     "shapes": self.shapes.describe(), "min_compute_capability": self.min_cc / 10,
                     "what_changed": self.what_changed, "published": None}
         first = self.launches[0]
