@@ -74,3 +74,48 @@ def test_raw_telemetry_goes_to_its_own_table_and_joins(tmp_path):
 
 def test_absent_dataset_reads_empty(tmp_path):
     assert read_table(str(tmp_path / "nothing")).num_rows == 0
+
+
+def _timed(stage: str, ms: float, base_ms: float, method: str, base_method: str | None, repeat: int = 0) -> dict:
+    row = sample_row(stage, repeat=repeat)
+    return {**row, "median_ms": ms, "min_ms": ms, "max_ms": ms, "q1_ms": ms, "q3_ms": ms, "samples_ms": [ms],
+            "baseline_median_ms": base_ms, "pct_of_baseline": 100 * base_ms / ms, "timing_mode": "hot", "iqr_ms": 0.0,
+            "launch_method": method, "baseline_launch_method": base_method}
+
+
+def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
+    from farm.schema import SCHEMA_V3_COLUMNS
+    from farm.validate import launch_notes, validate
+
+    v3, v2 = tmp_path / "v3", tmp_path / "v2"
+    write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", "cuda_graph"), _timed("cublas_fp32", 1.0, 1.0, "cuda_graph", "cuda_graph")], str(v3))
+    assert validate(str(v3)) == [] and launch_notes(str(v3)) == []
+    # A schema-2 file: no version-3 columns, baseline launched directly (as CuPy's cuBLAS was).
+    write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", None), _timed("cublas_fp32", 1.0, 1.0, "direct", None)], str(v2))
+    for path in v2.rglob("*.parquet"):
+        table = pq.read_table(path)
+        table = table.drop_columns([c for c in SCHEMA_V3_COLUMNS if c in table.column_names])
+        pq.write_table(table.replace_schema_metadata({b"gemm_farm_schema_version": b"2"}), path)
+    assert validate(str(v2)) == []
+    assert read_table(str(v2)).column("baseline_launch_method").null_count == 2  # reads as null
+    (note,) = launch_notes(str(v2))
+    assert "1 of 2 ok rows" in note and "cuda_graph against direct cublas_fp32" in note
+    # Version 3 promises the column on every ok row; an unknown version is refused.
+    write_rows([_timed("tiled", 2.0, 1.0, "cuda_graph", None)], str(v3))
+    assert any("ok row without baseline_launch_method" in p for p in validate(str(v3)))
+    bad = next(v2.rglob("*.parquet"))
+    pq.write_table(pq.read_table(bad).replace_schema_metadata({b"gemm_farm_schema_version": b"1"}), bad)
+    assert any("schema version 1, expected one of 2, 3" in p for p in validate(str(v2)))
+
+
+def test_report_flags_a_percentage_of_unlike_timings(tmp_path):
+    from farm.report import FLAG, headline_table, ladder_table
+
+    write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", "direct"), _timed("tiled", 1.5, 1.0, "cuda_graph", "cuda_graph"),
+                _timed("cublas_fp32", 1.0, 1.0, "direct", "direct")], str(tmp_path))
+    ladder = ladder_table(str(tmp_path))
+    naive = next(line for line in ladder.splitlines() if line.startswith("| naive "))
+    tiled = next(line for line in ladder.splitlines() if line.startswith("| tiled "))
+    assert FLAG in naive and FLAG not in tiled
+    assert f"{FLAG} kernel timed as cuda_graph, baseline cublas_fp32 as direct" in ladder
+    assert FLAG not in headline_table(str(tmp_path)).split("\n")[2]  # tiled leads, launched alike

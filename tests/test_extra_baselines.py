@@ -24,8 +24,9 @@ def test_entries_state_library_and_precision():
     from kernels.registry import catalog
 
     names = [s.name for s in catalog()]
-    # In the catalog right after the cuBLAS entries, so an unfiltered plan runs them too.
-    assert names[:11] == ["cublas_fp32", "cublas_tf32", "cublas_fp16", "cublas_bf16", *by_name]
+    # In the catalog right after the vendor (cuBLAS, cuBLASLt) entries, so an unfiltered plan runs them too.
+    vendor = [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")]
+    assert names[:15] == [*vendor, *by_name]
 
 
 def test_missing_libraries_give_a_skip_reason(monkeypatch):

@@ -47,6 +47,10 @@ def test_warmup_waits_for_the_clock_to_settle():
     assert rule.decide(0.5, settled) == "clock_settled"
     assert rule.decide(3.5, ramping) == "max_time"
     assert rule.decide(0.5, None) == "no_telemetry"
+    # Settled under load before the cell began (the previous cell, or this one's verification): no wait.
+    assert rule.decide(0.0, settled, busy=True) == "clock_settled_earlier"
+    assert rule.decide(0.0, settled, busy=False) is None  # the GPU idled in the window: clocks may ramp yet
+    assert rule.decide(0.0, ramping, busy=True) is None
 
 
 def test_throttle_classes_from_recorded_bitmasks():

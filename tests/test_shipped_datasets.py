@@ -38,6 +38,8 @@ def test_shipped_dataset_is_valid_and_readable(path):
 # Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times.
 REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", "h100-ref"), "h200-reference": ("H200", "h200-ref"),
                   "h200x2-reference": ("H200", "h200x2-ref")}
+# Measured under schema 2, before the cuBLASLt baselines existed (datasets/README.md says so).
+BEFORE_CUBLASLT = {"h100-reference", "h200-reference", "h200x2-reference"}
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
@@ -53,7 +55,8 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     plan = load_plan(ROOT / "plans" / "reference.toml")
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
     for cell in {(c.stage, c.m, c.n, c.k) for c in plan.cells()}:
-        assert measured[cell] >= plan.repeats, (cell, measured[cell])
+        if name not in BEFORE_CUBLASLT or not cell[0].startswith("cublaslt_"):
+            assert measured[cell] >= plan.repeats, (cell, measured[cell])
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
 
 
@@ -65,7 +68,8 @@ def _ok(stage="naive", repeat=0, **kw):
     s = next(x for x in catalog() if x.name == stage)
     row = cell_row(DEVICE, s, Cell(stage, 64, 64, 64, repeat), "r1", "ok")
     row.update({"verified": True, "samples_ms": [1.0, 1.1], "median_ms": 1.05, "min_ms": 1.0, "max_ms": 1.1, "q1_ms": 1.0,
-                "q3_ms": 1.1, "tflops": 0.5, "baseline_median_ms": 0.9, "pct_of_baseline": 85.0, **kw})
+                "q3_ms": 1.1, "tflops": 0.5, "baseline_median_ms": 0.9, "pct_of_baseline": 85.0,
+                "launch_method": "cuda_graph", "baseline_launch_method": "cuda_graph", **kw})
     return row
 
 
