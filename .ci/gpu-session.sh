@@ -97,10 +97,13 @@ case "${1:-tests}" in
     nodes
     PLAN=plans/reference.toml sweep "$run" "$@"
     ray stop --force > /dev/null 2>&1
+    # Beside every reference run: its vendor baselines against torch.mm under Triton's timers (shipped with the dataset).
+    timeout "${DEADLINE:-3600}" python3 -m farm crosscheck --plan plans/reference.toml --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
+    tail -30 "$OUT/crosscheck-$run.md"
     python3 -m farm report "$RES" --run-id "$run" > "$OUT/report-$run.md" 2>&1
     python3 -m farm report "$RES" --run-id "$run" --headline | tee "$OUT/headline-$run.md" | grep -E "4096x|8192x" ;;
-  crosscheck)
-    python3 -m farm crosscheck --sizes 1024,2048,4096,8192 2>&1 | tee "$OUT/crosscheck.log" ;;
+  crosscheck)  # SIZES=256,1024 to choose
+    python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
 if [ -d "$RES" ]; then
   for r in one aa2 notele rep shard kill scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from farm.compiler import (
     CI_ARCHS,
@@ -98,9 +99,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
                      repeats=args.repeats, run_id=args.run_id, output=args.output)
-    measurer = GpuMeasurer(**plan.measure)
-    device = measurer.device_info()
     stages = {s.name: s for s in plan.stages()}
+    measurer = GpuMeasurer(prewarm=tuple(stages), **plan.measure)
+    device = measurer.device_info()
     cells = plan.cells()
     largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k))
     need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k)
@@ -173,15 +174,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.crosscheck import crosscheck
-    from farm.plan import parse_size
+    from farm.crosscheck import PRECISIONS, as_csv, as_table, crosscheck
+    from farm.plan import load_plan, parse_size
 
-    sizes = [parse_size(s)[0] for s in _split(args.sizes) or ["1024", "2048", "4096"]]
-    print(f"{'size':>6} {'ours cold ms':>13} {'ours hot ms':>12} {'do_bench ms':>12} {'cold vs do_bench':>17}")
-    for r in crosscheck(sizes):
-        print(f"{r['size']:>6} {r['ours_cold_ms']:>13.4f} {r['ours_hot_ms']:>12.4f} {r['do_bench_ms']:>12.4f} "
-              f"{100 * r['cold_vs_do_bench']:>+16.2f}%" + ("" if r["verified"] else "  (cuBLAS failed verification)"))
-    return 0
+    if args.plan:
+        sizes = sorted({c.m for c in load_plan(args.plan).cells() if c.m == c.n == c.k})
+    else:
+        sizes = [parse_size(s)[0] for s in _split(args.sizes) or ["256", "1024", "4096"]]
+    precisions = tuple(_split(args.precisions) or PRECISIONS)
+    unknown = sorted(set(precisions) - set(PRECISIONS))
+    if unknown:
+        print(f"unknown precision {', '.join(unknown)}; valid: {', '.join(PRECISIONS)}", file=sys.stderr)
+        return 2
+    records = crosscheck(sizes, precisions)
+    print(as_table(records))
+    if args.csv:
+        Path(args.csv).write_text(as_csv(records))
+    return 0 if all(r["verified"] for r in records) else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -286,8 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("crosscheck", help="cuBLAS FP32 timed by this harness and by triton.testing.do_bench (needs torch, triton)")
-    p.add_argument("--sizes", help="comma-separated cube edges (default 1024,2048,4096)")
+    p = sub.add_parser("crosscheck", help="the farm's cuBLAS and cuBLASLt medians (hot and cold) against torch.mm under "
+                                          "triton.testing.do_bench_cudagraph / do_bench, per precision and size (needs torch, triton)")
+    p.add_argument("--sizes", help="comma-separated cube edges (default 256,1024,4096)")
+    p.add_argument("--plan", help="take the cube sizes from this plan file instead")
+    p.add_argument("--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)")
+    p.add_argument("--csv", help="also write the records to this CSV file")
     p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("validate", help="check datasets against the schema; every problem reported, exit 1 if any")

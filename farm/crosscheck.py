@@ -1,33 +1,99 @@
-"""Our cuBLAS times against an independent harness: triton.testing.do_bench on torch.mm.
+"""The farm's vendor baselines against an independent harness: torch.mm under Triton's benchmarkers.
 
-do_bench clears the L2 (writes a 256 MB buffer) before each call and times every
-call with its own CUDA events, so it matches our cold mode; our hot numbers are
-printed beside it. TF32 is switched off in PyTorch so both sides run true FP32.
+For every precision class and size, the farm measures cublas_<p> and cublaslt_<p> as it measures any
+cell (verified, interleaved batches, CUDA graphs), in hot and in cold mode; PyTorch computes the same
+product with the same output dtype (FP32; FP16/BF16 inputs through `out_dtype`), timed by
+`triton.testing.do_bench_cudagraph` (hot: a graph of back-to-back calls) and `do_bench` (cold: it
+clears the L2 with a 256 MB write before each call). A ratio near 1.0 says our harness times the
+libraries as an outside tool does; where cuBLAS differs from torch.mm but cuBLASLt does not, the gap is
+the algorithm PyTorch's cuBLASLt call picks, not the harness.
 """
 from __future__ import annotations
 
+import csv
+import io
+
 from farm.cell_timer import MeasureOptions
 from farm.cells import Cell
+from farm.stopping import StoppingRule
 from farm.timing import TimingConfig
 
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+LIBRARIES = ("cublas", "cublaslt")
+MODES = ("hot", "cold")
+COLUMNS = ("precision", "size", "mode", "cublas_ms", "cublaslt_ms", "torch_ms", "cublas_vs_torch", "cublaslt_vs_torch",
+           "cublas_launch", "cublaslt_launch", "torch_timer", "verified")
 
-def crosscheck(sizes: list[int]) -> list[dict]:
+
+def _torch_call(precision: str, n: int):
+    """torch.mm on fresh N(0,1) operands of the precision class, FP32 output, TF32 as the class says."""
     import torch
+
+    dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+    a = torch.randn(n, n, device="cuda").to(dtype)
+    b = torch.randn(n, n, device="cuda").to(dtype)
+    c = torch.empty(n, n, device="cuda", dtype=torch.float32)
+    if dtype == torch.float32:
+        from farm.extra_baselines import _set_tf32
+
+        tf32 = precision == "tf32"
+
+        def run() -> None:
+            _set_tf32(torch, tf32)
+            torch.mm(a, b, out=c)
+    else:
+        def run() -> None:
+            torch.mm(a, b, out_dtype=torch.float32, out=c)
+    return run
+
+
+def crosscheck(sizes: list[int], precisions: tuple[str, ...] = PRECISIONS, max_time_s: float = 2.0) -> list[dict]:
+    """One record per (precision, size, mode); the farm's side stops each cell after `max_time_s` of batches."""
     import triton.testing
 
     from farm.measure import GpuMeasurer
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    ours = {mode: GpuMeasurer(options=MeasureOptions(timing=TimingConfig(mode=mode))) for mode in ("hot", "cold")}
+    ours = {mode: GpuMeasurer(options=MeasureOptions(timing=TimingConfig(mode=mode, stopping=StoppingRule(max_time_s=max_time_s))))
+            for mode in MODES}
     out = []
-    for n in sizes:
-        rows = {mode: m.measure(Cell("cublas_fp32", n, n, n), "crosscheck") for mode, m in ours.items()}
-        a = torch.randn(n, n, device="cuda", dtype=torch.float32)
-        b = torch.randn(n, n, device="cuda", dtype=torch.float32)
-        theirs = triton.testing.do_bench(lambda: torch.mm(a, b), warmup=100, rep=1000, return_mode="median")
-        out.append({"size": n, "ours_cold_ms": rows["cold"]["median_ms"], "ours_hot_ms": rows["hot"]["median_ms"],
-                    "do_bench_ms": theirs, "cold_vs_do_bench": rows["cold"]["median_ms"] / theirs - 1.0,
-                    "verified": rows["cold"]["verified"] and rows["hot"]["verified"]})
-        del a, b
+    for precision in precisions:
+        for n in sizes:
+            run = _torch_call(precision, n)
+            theirs = {"hot": triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median"),
+                      "cold": triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")}
+            for mode in MODES:
+                rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", n, n, n), "crosscheck") for lib in LIBRARIES}
+                record = {"precision": precision, "size": n, "mode": mode, "torch_ms": theirs[mode],
+                          "torch_timer": "do_bench_cudagraph" if mode == "hot" else "do_bench",
+                          "verified": all(r.get("verified") for r in rows.values())}
+                for lib, row in rows.items():
+                    ms = row.get("median_ms") if row["status"] == "ok" else None
+                    record[f"{lib}_ms"] = ms
+                    record[f"{lib}_vs_torch"] = ms / theirs[mode] if ms else None
+                    record[f"{lib}_launch"] = row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
+                out.append(record)
     return out
+
+
+def as_csv(records: list[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buf.getvalue()
+
+
+def as_table(records: list[dict]) -> str:
+    """A markdown table: times in microseconds, ratios to torch.mm."""
+    def us(x):
+        return f"{1000 * x:.1f}" if x else "-"
+
+    def ratio(x):
+        return f"{x:.3f}" if x else "-"
+
+    lines = ["| precision | size | mode | farm cuBLAS us | farm cuBLASLt us | torch.mm us | cuBLAS / torch | cuBLASLt / torch |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['precision']} | {r['size']} | {r['mode']} | {us(r['cublas_ms'])} | {us(r['cublaslt_ms'])} | {us(r['torch_ms'])} | "
+              f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} |" + ("" if r["verified"] else " not verified |")
+              for r in records]
+    return "\n".join(lines)

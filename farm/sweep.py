@@ -109,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     connected_here = connect(args.address)
     try:
-        workers = start_workers(plan.measurer, plan.measure, plan.gpus, plan.start_timeout_s)
+        # Each worker compiles the plan's stages for its chip in the background while its first cells run.
+        options = {**plan.measure, "prewarm": tuple(s.name for s in plan.stages())}
+        workers = start_workers(plan.measurer, options, plan.gpus, plan.start_timeout_s)
         log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()),
                  "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
         result = Dispatcher(plan, workers, started).run()

@@ -2,6 +2,7 @@
 
 Run with `pytest -m gpu`; skipped cleanly where no GPU is present.
 """
+import dataclasses
 import math
 
 import pytest
@@ -47,6 +48,24 @@ def test_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     assert all(t > 0 and math.isfinite(t) for t in row["samples_ms"])
     assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
     assert row["baseline_median_ms"] > 0 and row["pct_of_baseline"] > 0
+    if row["family"] != "baseline" or stage.startswith(("cublas_", "cublaslt_")):
+        # Our kernels and the vendor baselines (nvmath-python) are all replayed from CUDA graphs: no direct launches.
+        assert row["launch_method"] == row["baseline_launch_method"] == "cuda_graph", row["status_reason"]
+
+
+@pytest.fixture(scope="module")
+def cold_measurer():
+    from farm.measure import GpuMeasurer
+
+    return GpuMeasurer(options=MeasureOptions(timing=dataclasses.replace(QUICK.timing, mode="cold")))
+
+
+@pytest.mark.parametrize("stage", [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + ["naive"])
+def test_cold_mode_replays_one_launch_graphs_for_vendor_baselines_and_kernels(cold_measurer, stage):
+    row = cold_measurer.measure(Cell(stage, 257, 129, 520), "gpu-test")
+    assert row["status"] == "ok" and row["verified"], row["status_reason"]
+    assert row["timing_mode"] == "cold" and row["launches_per_batch"] == 1
+    assert row["launch_method"] == row["baseline_launch_method"] == "cuda_graph"
 
 
 def test_rows_carry_provenance(measurer):
