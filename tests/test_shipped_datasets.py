@@ -36,10 +36,10 @@ def test_shipped_dataset_is_valid_and_readable(path):
 
 
 # Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times.
-REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", "h100-ref"), "h200-reference": ("H200", "h200-ref"),
+REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", "h100-ref3"), "h200-reference": ("H200", "h200-ref3"),
                   "h200x2-reference": ("H200", "h200x2-ref")}
-# Measured under schema 2, before the cuBLASLt baselines existed (datasets/README.md says so).
-BEFORE_CUBLASLT = {"h100-reference", "h200-reference", "h200x2-reference"}
+# Measured under schema 2, with direct-launched cuBLAS baselines and before cuBLASLt (datasets/README.md says so).
+BEFORE_CUBLASLT = {"h200x2-reference"}
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
@@ -58,6 +58,25 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
         if name not in BEFORE_CUBLASLT or not cell[0].startswith("cublaslt_"):
             assert measured[cell] >= plan.repeats, (cell, measured[cell])
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
+    if name not in BEFORE_CUBLASLT:  # schema 3: every % compares two CUDA-graph timings
+        assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
+
+
+@pytest.mark.parametrize("name", sorted(set(REFERENCE_RUNS) - BEFORE_CUBLASLT))
+def test_reference_dataset_ships_its_crosscheck(name):
+    """`farm crosscheck` ran beside the run: every precision, plan size and mode, both vendor libraries timed."""
+    import csv
+
+    from farm.crosscheck import COLUMNS, MODES, PRECISIONS
+    from farm.plan import load_plan
+
+    with (ROOT / "datasets" / name / "crosscheck.csv").open() as f:
+        records = list(csv.DictReader(f))
+    assert records and tuple(records[0]) == COLUMNS
+    sizes = {c.m for c in load_plan(ROOT / "plans" / "reference.toml").cells()}
+    assert {(r["precision"], int(r["size"]), r["mode"]) for r in records} == {(p, s, m) for p in PRECISIONS for s in sizes for m in MODES}
+    assert all(r["verified"] == "True" and float(r["cublas_ms"]) > 0 and float(r["cublaslt_ms"]) > 0 and float(r["torch_ms"]) > 0
+               for r in records)
 
 
 DEVICE = {"host": "h", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_index": 0,
