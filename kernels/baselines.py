@@ -2,10 +2,10 @@
 
 All go through cublasGemmEx with FP32 output; `dtype` is the input precision and
 `cublas_compute` the compute type, so TF32 is never mistaken for FP32. The optional
-PyTorch and Triton baselines (farm/extra_baselines.py) follow them: skipped, with the
+PyTorch and Triton baselines (farm/measure/extra_baselines.py) follow them: skipped, with the
 reason, on hosts without those libraries.
 """
-from farm.extra_baselines import EXTRA_BASELINES
+from farm.measure.extra_baselines import EXTRA_BASELINES
 from kernels.registry import Stage
 
 

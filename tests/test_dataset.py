@@ -5,9 +5,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from farm.cells import Cell
-from farm.dataset import read_table, write_rows
-from farm.rows import cell_row
-from farm.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, columns_markdown, rows_to_table
+from farm.data.dataset import read_table, write_rows
+from farm.data.rows import cell_row
+from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, columns_markdown, rows_to_table
 from kernels.registry import catalog
 
 DEVICE = {"host": "node-a", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1234", "gpu_index": 0,
@@ -58,7 +58,7 @@ def test_the_dataset_card_documents_the_schema_as_it_is():
 
 
 def test_raw_telemetry_goes_to_its_own_table_and_joins(tmp_path):
-    from farm.schema import TELEMETRY_KEY
+    from farm.data.schema import TELEMETRY_KEY
 
     samples = [{"series": "kernel", "t_ms": 10.0 * i, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40,
                 "power_w": 512.5, "reasons": 0} for i in range(3)]

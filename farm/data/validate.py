@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.dataset import _TABLES, ROWS, resolve
-from farm.schema import PARTITION_KEYS, SCHEMA_VERSION, STATUSES
+from farm.data.dataset import _TABLES, ROWS, resolve
+from farm.data.schema import PARTITION_KEYS, SCHEMA_VERSION, STATUSES
 
 REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "gpu_uuid", "compute_capability", "arch",
             "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")

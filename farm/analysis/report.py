@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
-from farm.dataset import read_table
+from farm.data.dataset import read_table
 
 
 def _rows(output: str, run_id: str | None) -> list[dict]:

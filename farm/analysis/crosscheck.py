@@ -6,16 +6,16 @@ printed beside it. TF32 is switched off in PyTorch so both sides run true FP32.
 """
 from __future__ import annotations
 
-from farm.cell_timer import MeasureOptions
 from farm.cells import Cell
-from farm.timing import TimingConfig
+from farm.measure.cell_timer import MeasureOptions
+from farm.measure.timing import TimingConfig
 
 
 def crosscheck(sizes: list[int]) -> list[dict]:
     import torch
     import triton.testing
 
-    from farm.measure import GpuMeasurer
+    from farm.measure.gpu import GpuMeasurer
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
