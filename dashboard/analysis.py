@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from farm import compare as fcompare
-from farm import throttle
+from farm.analysis import compare as fcompare
+from farm.measure import throttle
 from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
 # ---------------------------------------------------------------- filters
@@ -287,7 +287,7 @@ def per_row_spread(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_records(rows: pd.DataFrame) -> list[dict]:
-    """Rows as the plain dicts farm.compare takes (samples as lists)."""
+    """Rows as the plain dicts farm.analysis.compare takes (samples as lists)."""
     cols = ["dataset", "run_id", "gpu_model", "gpu_uuid", "stage", "m", "n", "k", "repeat", "status", "median_ms", "samples_ms"]
     t = timed(rows)
     recs = t[cols].to_dict("records")
@@ -298,7 +298,7 @@ def compare_records(rows: pd.DataFrame) -> list[dict]:
 
 
 def comparisons_frame(comps: list[fcompare.Comparison], key_names: list[str], rows: pd.DataFrame) -> pd.DataFrame:
-    """farm.compare results as a table: key columns, A/B medians, diff and band in %, verdict."""
+    """farm.analysis.compare results as a table: key columns, A/B medians, diff and band in %, verdict."""
     cols = [*key_names, "a_ms", "b_ms", "a_rows", "b_rows", "diff_pct", "band_pct", "lo_pct", "hi_pct", "verdict"]
     recs = []
     for c in comps:

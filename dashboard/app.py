@@ -1,7 +1,7 @@
 """gemm-farm dashboard: `streamlit run dashboard/app.py -- --data PATH [--data PATH ...]`.
 
 Without --data: $GEMM_FARM_DATA (paths joined by os.pathsep), else the shipped datasets/
-plus the sweep's default output (farm.dataset.default_output()).
+plus the sweep's default output (farm.data.dataset.default_output()).
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Find and read result datasets for the dashboard: several at once, live, never failing the page.
 
 A *source* is a path (or filesystem URI) given with ``--data`` / $GEMM_FARM_DATA, or by
-default the shipped ``datasets/*`` plus ``farm.dataset.default_output()``. It may be
+default the shipped ``datasets/*`` plus ``farm.data.dataset.default_output()``. It may be
 
-- a dataset: ``<root>/rows/...`` and ``<root>/telemetry/...`` (farm.dataset's layout);
+- a dataset: ``<root>/rows/...`` and ``<root>/telemetry/...`` (farm.data.dataset's layout);
 - an older dataset with rows directly under ``<root>/gpu_model=...`` (schema version 1);
 - a folder of datasets: each subfolder holding a ``rows/`` table is one dataset.
 
@@ -28,8 +28,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import streamlit as st
 
-from farm import dataset as fds
-from farm.schema import PARTITION_KEYS, ROW_SCHEMA, TELEMETRY_SCHEMA
+from farm.data import dataset as fds
+from farm.data.schema import PARTITION_KEYS, ROW_SCHEMA, TELEMETRY_SCHEMA
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = REPO_ROOT / "datasets"
@@ -314,10 +314,10 @@ def load_uncached(paths: list[str]) -> Loaded:
 
 @st.cache_data(ttl=30, show_spinner=False)
 def profile_moves(paths: tuple[str, ...]) -> tuple[pd.DataFrame, list[str]]:
-    """Nsight Compute counters that moved per ladder step (farm.moves), from every dataset
+    """Nsight Compute counters that moved per ladder step (farm.analysis.moves), from every dataset
     with a profile table; datasets without one are skipped, unreadable ones named."""
-    from farm.dataset import exists
-    from farm.moves import moves_table
+    from farm.analysis.moves import moves_table
+    from farm.data.dataset import exists
 
     frames, problems = [], []
     for path in paths:

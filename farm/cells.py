@@ -18,10 +18,10 @@ class Cell:
 
 
 class Measurer(Protocol):
-    """What a GPU worker runs. farm.measure.GpuMeasurer is the real one; tests use a stand-in."""
+    """What a GPU worker runs. farm.measure.gpu.GpuMeasurer is the real one; tests use a stand-in."""
 
     def device_info(self) -> dict:
-        """Provenance columns of this GPU (gpu_name, gpu_uuid, arch, ...): see farm.schema."""
+        """Provenance columns of this GPU (gpu_name, gpu_uuid, arch, ...): see farm.data.schema."""
 
     def measure(self, cell: Cell, run_id: str) -> dict:
         """Compile (cached), verify and time one cell; one result row, whatever the outcome."""

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from farm.compiler import (
+from farm.measure.compiler import (
     CI_ARCHS,
     CompileError,
     check_arch,
@@ -93,8 +93,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a plan on this machine's GPU in this process (no Ray); rows written after every cell."""
-    from farm.dataset import completed_keys, write_rows
-    from farm.measure import GpuMeasurer, bytes_needed
+    from farm.data.dataset import completed_keys, write_rows
+    from farm.measure.gpu import GpuMeasurer, bytes_needed
     from farm.plan import load_plan
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
@@ -128,8 +128,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     """Profile each stage once under Nsight Compute on this machine's GPU; metrics to the profile table."""
+    from farm.analysis.profile import DEFAULT_TIMEOUT_S, run_local
     from farm.plan import load_plan
-    from farm.profile import DEFAULT_TIMEOUT_S, run_local
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
                      run_id=args.run_id, output=args.output)
@@ -137,16 +137,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from farm.report import headline_table, ladder_table
+    from farm.analysis.report import headline_table, ladder_table
 
     print((headline_table if args.headline else ladder_table)(args.path, args.run_id))
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Noise-aware comparison; thresholds and rules in farm/compare.py."""
-    from farm import compare
-    from farm.dataset import default_output, read_table
+    """Noise-aware comparison; thresholds and rules in farm/analysis/compare.py."""
+    from farm.analysis import compare
+    from farm.data.dataset import default_output, read_table
 
     rows = read_table(args.data or default_output()).to_pylist()
     runs = {r["run_id"] for r in rows}
@@ -174,7 +174,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.crosscheck import PRECISIONS, as_csv, as_table, crosscheck
+    from farm.analysis.crosscheck import PRECISIONS, as_csv, as_table, crosscheck
     from farm.plan import load_plan, parse_size
 
     if args.plan:
@@ -194,7 +194,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from farm.validate import launch_notes, validate
+    from farm.data.validate import launch_notes, validate
 
     failed = 0
     for path in args.paths:
@@ -211,7 +211,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    from farm.compact import compact
+    from farm.data.compact import compact
 
     for table, (before, after) in compact(args.path, args.telemetry_stride).items():
         print(f"{table}: {before} files -> {after}")
@@ -219,14 +219,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_published(args: argparse.Namespace) -> int:
-    from farm.published import published_csv
+    from farm.data.published import published_csv
 
     sys.stdout.write(published_csv())
     return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from farm.schema import SCHEMA_VERSION, columns_markdown
+    from farm.data.schema import SCHEMA_VERSION, columns_markdown
 
     print(f"schema version {SCHEMA_VERSION}\n\n{columns_markdown()}")
     return 0
@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Compare run B against run A per (GPU model, stage, shape). With --aa: every pair of "
                                    "repeats of one run on each GPU (the false-difference rate says how often identical "
                                    "code is called different). With --gpu-to-gpu: every pair of same-model GPUs of one run. "
-                                   "A verdict needs the ~95%% band of the difference to clear the tolerance: see farm/compare.py.")
+                                   "A verdict needs the ~95%% band of the difference to clear the tolerance: see farm/analysis/compare.py.")
     p.add_argument("run_a")
     p.add_argument("run_b", nargs="?")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from farm.cell_timer import MeasureOptions
 from farm.cells import Cell
-from farm.dataset import default_output
+from farm.data.dataset import default_output
+from farm.measure.cell_timer import MeasureOptions
 from kernels.registry import Stage, catalog, select
 from kernels.tuning import tuning_stages
 
@@ -25,7 +25,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MODES = ("replicate", "shard")
-DEFAULT_MEASURER = "farm.measure:GpuMeasurer"
+DEFAULT_MEASURER = "farm.measure.gpu:GpuMeasurer"
 
 Shape = tuple[int, int, int]
 
@@ -46,11 +46,11 @@ class Plan:
     gpus: tuple[str, ...] = ()  # GPU models to run on; empty = every GPU of the cluster
     mode: str = "replicate"  # replicate: every GPU runs every cell; shard: a model's GPUs share its cells
     run_id: str = ""  # empty: a new id is made; an existing id resumes that run
-    output: str = ""  # dataset location (path or pyarrow filesystem URI); empty: farm.dataset.default_output()
+    output: str = ""  # dataset location (path or pyarrow filesystem URI); empty: farm.data.dataset.default_output()
     cell_timeout_s: float = 600.0  # a cell running longer is killed and recorded as "timeout"
     start_timeout_s: float = 300.0  # a worker not ready (started or restarted) by then is given up
     measurer: str = DEFAULT_MEASURER  # "module:Class" the workers build with the measure options
-    measure: dict = field(default_factory=dict)  # [measure] table: timing mode, noise target, telemetry... (farm.cell_timer.MeasureOptions)
+    measure: dict = field(default_factory=dict)  # [measure] table: timing mode, noise target, telemetry... (farm.measure.cell_timer.MeasureOptions)
 
     def stages(self) -> list[Stage]:
         """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order,

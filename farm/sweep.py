@@ -3,7 +3,7 @@
     ray job submit --working-dir . -- python farm/sweep.py --plan plans/quick.toml
     python farm/sweep.py --gpus H200 --mode shard        # a lone machine: starts a local Ray
 
-The driver is the only writer; workers return rows (see farm.dispatch for the fault rules).
+The driver is the only writer; workers return rows (see farm.cluster.dispatch for the fault rules).
 """
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ import time
 
 import ray
 
-from farm.dataset import resolve
-from farm.dispatch import Dispatcher
-from farm.fleet import SweepError, start_workers
+from farm.cluster.dispatch import Dispatcher
+from farm.cluster.fleet import SweepError, start_workers
+from farm.data.dataset import resolve
+from farm.data.rows import REPO_ROOT
 from farm.plan import DEFAULT_MEASURER, MODES, PlanError, load_plan
-from farm.rows import REPO_ROOT
 
 DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
 log = logging.getLogger("farm.sweep")
@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurer", help=f"import path 'module:Class' of the measurer workers build (default {DEFAULT_MEASURER})")
     p.add_argument("--profile", action="store_true",
                    help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
-                        "ncu; metrics go to the dataset's profile table (farm/profile.py), never timed")
+                        "ncu; metrics go to the dataset's profile table (farm/analysis/profile.py), never timed")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
                                      "machine with `ray start`, else a new local Ray)")
     return p
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                  "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
         result = Dispatcher(plan, workers, started).run()
         if args.profile:
-            from farm.profile import profile_fleet
+            from farm.analysis.profile import profile_fleet
 
             profile_fleet(plan)  # starts its own workers: the dispatcher has stopped the sweep's
     except SweepError as exc:

@@ -3,10 +3,10 @@
 cuBLAS (cublasGemmEx) and cuBLASLt (cublasLtMatmul with its heuristic's best algorithm, what
 PyTorch calls) with FP32 output; `dtype` is the input precision and `cublas_compute` the compute
 type, so TF32 is never mistaken for FP32. Both go through nvmath-python's bindings and are timed
-as CUDA graphs like our kernels (farm/cublas.py). The optional PyTorch and Triton baselines
-(farm/extra_baselines.py) follow them: skipped, with the reason, on hosts without those libraries.
+as CUDA graphs like our kernels (farm/measure/cublas.py). The optional PyTorch and Triton baselines
+(farm/measure/extra_baselines.py) follow them: skipped, with the reason, on hosts without those libraries.
 """
-from farm.extra_baselines import EXTRA_BASELINES
+from farm.measure.extra_baselines import EXTRA_BASELINES
 from kernels.registry import Stage
 
 # (dtype, compute type, min compute capability, what the inputs and compute are)

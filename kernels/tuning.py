@@ -31,7 +31,7 @@ from kernels.simt_fp32_c import stages as fp32
 # Largest dynamic shared memory one block may opt in to, per arch (CUDA programming guide, compute capabilities).
 SMEM_LIMIT = {"sm_70": 96 * 1024, "sm_75": 64 * 1024, "sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024,
               "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_100": 227 * 1024, "sm_120": 99 * 1024}
-PORTABLE_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120")  # farm.compiler.CI_ARCHS
+PORTABLE_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120")  # farm.measure.compiler.CI_ARCHS
 REGISTERS_PER_SM = 65536
 MAX_REGISTERS = 255  # per thread; above it ptxas spills to local memory
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import ray
 
 from farm.cells import Cell
-from farm.device import model_from_name
-from farm.rows import cell_row
+from farm.data.rows import cell_row
+from farm.measure.device import model_from_name
 from kernels.registry import select
 
 FAULTS_ENV = "GEMM_FARM_STANDIN_FAULTS"

@@ -62,7 +62,7 @@ class _FakeMeasurer:
         return dict(self._device)
 
     def measure(self, cell, run_id):
-        from farm.rows import cell_row
+        from farm.data.rows import cell_row
         from kernels.registry import stage_named
 
         _FakeMeasurer.measured.append(cell.key())
@@ -70,9 +70,9 @@ class _FakeMeasurer:
 
 
 def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch, capsys):
-    import farm.measure
+    import farm.measure.gpu
 
-    monkeypatch.setattr(farm.measure, "GpuMeasurer", _FakeMeasurer)
+    monkeypatch.setattr(farm.measure.gpu, "GpuMeasurer", _FakeMeasurer)
     args = ["bench", "--kernels", "naive", "--sizes", "128,256", "--run-id", "r1", "--output", str(tmp_path)]
     main(args)
     assert len(_FakeMeasurer.measured) == 4  # naive and cublas_fp32 at two sizes
@@ -85,8 +85,8 @@ def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch,
 
 def test_report_headline_picks_the_stage_closest_to_cublas(tmp_path, capsys):
     from farm.cells import Cell
-    from farm.dataset import write_rows
-    from farm.rows import cell_row
+    from farm.data.dataset import write_rows
+    from farm.data.rows import cell_row
     from kernels.registry import stage_named
 
     device = {"host": "h", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_index": 0,

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from farm.cli import main
-from farm.compiler import (
+from farm.measure.compiler import (
     CI_ARCHS,
     CompileError,
     code_sha256,

@@ -20,9 +20,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboard import analysis, charts, data  # noqa: E402
 from farm.cells import Cell  # noqa: E402
-from farm.dataset import write_rows  # noqa: E402
-from farm.rows import cell_row  # noqa: E402
-from farm.schema import TELEMETRY_KEY  # noqa: E402
+from farm.data.dataset import write_rows  # noqa: E402
+from farm.data.rows import cell_row  # noqa: E402
+from farm.data.schema import TELEMETRY_KEY  # noqa: E402
 from kernels.registry import catalog  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")

@@ -5,9 +5,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from farm.cells import Cell
-from farm.dataset import read_table, write_rows
-from farm.rows import cell_row
-from farm.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, columns_markdown, rows_to_table
+from farm.data.dataset import read_table, write_rows
+from farm.data.rows import cell_row
+from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, columns_markdown, rows_to_table
 from kernels.registry import catalog
 
 DEVICE = {"host": "node-a", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1234", "gpu_index": 0,
@@ -58,7 +58,7 @@ def test_the_dataset_card_documents_the_schema_as_it_is():
 
 
 def test_raw_telemetry_goes_to_its_own_table_and_joins(tmp_path):
-    from farm.schema import TELEMETRY_KEY
+    from farm.data.schema import TELEMETRY_KEY
 
     samples = [{"series": "kernel", "t_ms": 10.0 * i, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40,
                 "power_w": 512.5, "reasons": 0} for i in range(3)]
@@ -84,8 +84,8 @@ def _timed(stage: str, ms: float, base_ms: float, method: str, base_method: str 
 
 
 def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
-    from farm.schema import SCHEMA_V3_COLUMNS
-    from farm.validate import launch_notes, validate
+    from farm.data.schema import SCHEMA_V3_COLUMNS
+    from farm.data.validate import launch_notes, validate
 
     v3, v2 = tmp_path / "v3", tmp_path / "v2"
     write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", "cuda_graph"), _timed("cublas_fp32", 1.0, 1.0, "cuda_graph", "cuda_graph")], str(v3))
@@ -109,7 +109,7 @@ def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
 
 
 def test_report_flags_a_percentage_of_unlike_timings(tmp_path):
-    from farm.report import FLAG, headline_table, ladder_table
+    from farm.analysis.report import FLAG, headline_table, ladder_table
 
     write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", "direct"), _timed("tiled", 1.5, 1.0, "cuda_graph", "cuda_graph"),
                 _timed("cublas_fp32", 1.0, 1.0, "direct", "direct")], str(tmp_path))

@@ -4,8 +4,8 @@ import types
 
 import pytest
 
-from farm import extra_baselines as eb
-from farm.extra_baselines import EXTRA_BASELINES, ExtraBaselineStage, Unavailable
+from farm.measure import extra_baselines as eb
+from farm.measure.extra_baselines import EXTRA_BASELINES, ExtraBaselineStage, Unavailable
 
 
 def test_entries_state_library_and_precision():

@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from farm.cell_timer import MeasureOptions
 from farm.cells import Cell
-from farm.extra_baselines import EXTRA_BASELINES
-from farm.stopping import StoppingRule, WarmupRule
-from farm.timing import TimingConfig
+from farm.measure.cell_timer import MeasureOptions
+from farm.measure.extra_baselines import EXTRA_BASELINES
+from farm.measure.stopping import StoppingRule, WarmupRule
+from farm.measure.timing import TimingConfig
 from kernels.registry import catalog
 
 pytestmark = pytest.mark.gpu
@@ -26,7 +26,7 @@ QUICK = MeasureOptions(timing=TimingConfig(
 
 @pytest.fixture(scope="module")
 def measurer():
-    from farm.measure import GpuMeasurer
+    from farm.measure.gpu import GpuMeasurer
 
     return GpuMeasurer(options=QUICK)
 
@@ -55,7 +55,7 @@ def test_stage_verifies_or_skips_with_reason(measurer, stage, shape):
 
 @pytest.fixture(scope="module")
 def cold_measurer():
-    from farm.measure import GpuMeasurer
+    from farm.measure.gpu import GpuMeasurer
 
     return GpuMeasurer(options=MeasureOptions(timing=dataclasses.replace(QUICK.timing, mode="cold")))
 

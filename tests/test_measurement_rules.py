@@ -3,11 +3,11 @@ import math
 
 import pytest
 
-from farm import compare
-from farm.cell_timer import MeasureOptions
-from farm.stats import summarize
-from farm.stopping import StoppingRule, WarmupRule, relative_noise
-from farm.throttle import reason_names, sample_flags, summarize_samples
+from farm.analysis import compare
+from farm.measure.cell_timer import MeasureOptions
+from farm.measure.stats import summarize
+from farm.measure.stopping import StoppingRule, WarmupRule, relative_noise
+from farm.measure.throttle import reason_names, sample_flags, summarize_samples
 
 
 def test_summarize_quartiles_and_cv():
@@ -113,7 +113,7 @@ def test_aa_and_gpu_to_gpu_pairs_and_summary():
 
 
 def test_tolerances_per_precision_class():
-    from farm.tolerance import tolerance
+    from farm.measure.tolerance import tolerance
 
     assert tolerance("fp32", 4096).atol == pytest.approx(4 * 2**-23 * 4096)
     assert tolerance("fp16", 1024).atol == tolerance("bf16", 1024).atol == pytest.approx(16 * 2**-23 * 1024)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-import farm.profile as fp
+import farm.analysis.profile as fp
+from farm.analysis.moves import compare, ladder_moves, moves_table, stage_moves, stage_values
 from farm.cells import Cell
-from farm.dataset import PROFILE, read_table, write_table
-from farm.moves import compare, ladder_moves, moves_table, stage_moves, stage_values
-from farm.profile import (DERIVED, METRICS, Profiler, classify_failure, find_ncu, metrics_markdown, named_metrics,
+from farm.data.dataset import PROFILE, read_table, write_table
+from farm.analysis.profile import (DERIVED, METRICS, Profiler, classify_failure, find_ncu, metrics_markdown, named_metrics,
                           parse_query_metrics, parse_raw_csv, parse_value)
-from farm.schema import PROFILE_SCHEMA, SCHEMA_VERSION, profile_columns_markdown
+from farm.data.schema import PROFILE_SCHEMA, SCHEMA_VERSION, profile_columns_markdown
 from kernels.registry import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +71,7 @@ def raw_csv(kernels: list[tuple[str, dict[str, float | None]]], pid: int = 48211
 
 
 def metrics_for(**quantities: float) -> dict[str, float]:
-    """{ncu metric: value} for quantities named as in farm.profile.METRICS."""
+    """{ncu metric: value} for quantities named as in farm.analysis.profile.METRICS."""
     return {BY_QUANTITY[q].metric: v for q, v in quantities.items()}
 
 
@@ -278,7 +278,7 @@ def test_profiling_a_cell_through_ncu(fake_ncu):
     assert "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active" in metrics
     assert "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active" not in metrics  # the chip lacks it
     program = args[args.index("--log-file") + 2:]
-    assert program[1:4] == ["-m", "farm.profile", "child"] and program[program.index("--stage") + 1] == "splitk"
+    assert program[1:4] == ["-m", "farm.analysis.profile", "child"] and program[program.index("--stage") + 1] == "splitk"
     ok = [r for r in records if r["status"] == "ok"]
     assert {(r["kernel"], r["launch_index"]) for r in ok} == {("sgemm_splitk_partial", 0), ("sgemm_splitk_reduce", 1)}
     assert all(r["ncu_version"] == "2025.3.0.0" and "--clock-control none" in r["ncu_options"] for r in records)
@@ -327,7 +327,7 @@ def test_the_real_child_runs_under_the_command_ncu_gets(fake_ncu):
 
 
 def test_child_reports_failure_as_a_line():
-    proc = subprocess.run([sys.executable, "-m", "farm.profile", "child", "--stage", "naive", "--m", "32", "--n", "32",
+    proc = subprocess.run([sys.executable, "-m", "farm.analysis.profile", "child", "--stage", "naive", "--m", "32", "--n", "32",
                            "--k", "32"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("GEMM_FARM_PROFILE_")]
     assert len(lines) == 1
@@ -370,7 +370,7 @@ def test_the_dataset_card_documents_the_profile_table():
 
 
 def test_every_quantity_is_unique_and_every_kind_known():
-    from farm.schema import PROFILE_KINDS
+    from farm.data.schema import PROFILE_KINDS
 
     names = [s.quantity for s in (*METRICS, *DERIVED)]
     assert len(names) == len(set(names))
@@ -534,7 +534,7 @@ def test_sweep_profile_pass_on_a_ray_cluster_without_ncu(tmp_path):
 @pytest.mark.gpu
 def test_real_pass_on_this_gpu(tmp_path):
     """On a GPU box: the real ncu pass on naive and its baseline, or one recorded reason per cell."""
-    from farm.device import describe_device
+    from farm.measure.device import describe_device
 
     profiler = Profiler(describe_device(0), timeout_s=600)
     records = profiler.run([Cell("naive", 512, 512, 512), Cell("cublas_fp32", 512, 512, 512)], "r-gpu")

@@ -5,10 +5,10 @@ import pyarrow.dataset as ds
 import pytest
 
 from farm.cells import Cell
-from farm.compact import compact
-from farm.dataset import read_table, write_rows
-from farm.rows import cell_row
-from farm.validate import validate
+from farm.data.compact import compact
+from farm.data.dataset import read_table, write_rows
+from farm.data.rows import cell_row
+from farm.data.validate import validate
 from kernels.registry import catalog
 
 ROOT = Path(__file__).parent.parent
@@ -67,7 +67,7 @@ def test_reference_dataset_ships_its_crosscheck(name):
     """`farm crosscheck` ran beside the run: every precision, plan size and mode, both vendor libraries timed."""
     import csv
 
-    from farm.crosscheck import COLUMNS, MODES, PRECISIONS
+    from farm.analysis.crosscheck import COLUMNS, MODES, PRECISIONS
     from farm.plan import load_plan
 
     with (ROOT / "datasets" / name / "crosscheck.csv").open() as f:
@@ -104,7 +104,7 @@ def test_validation_reports_each_problem(tmp_path):
 
 
 def test_compaction_keeps_every_row_and_sample(tmp_path):
-    from farm.schema import TELEMETRY_KEY
+    from farm.data.schema import TELEMETRY_KEY
 
     tele = [{"series": "kernel", "t_ms": float(i), "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_w": 500.0,
              "reasons": 0} for i in range(8)]
@@ -120,7 +120,7 @@ def test_compaction_keeps_every_row_and_sample(tmp_path):
 def test_published_reference_table_is_current_and_cited():
     import csv
 
-    from farm.published import published_csv
+    from farm.data.published import published_csv
 
     path = ROOT / "datasets" / "published.csv"
     assert path.read_text() == published_csv(), "regenerate with: python -m farm published > datasets/published.csv"

@@ -17,9 +17,9 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
-from farm.dataset import open_dataset, read_table
-from farm.fleet import start_workers
-from farm.rows import cell_row, git_commit
+from farm.cluster.fleet import start_workers
+from farm.data.dataset import open_dataset, read_table
+from farm.data.rows import cell_row, git_commit
 from farm.sweep import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,7 +148,7 @@ def test_resume_skips_cells_already_written(cluster, faults, tmp_path):
 def test_resume_on_a_card_new_to_the_run(cluster, faults, tmp_path, caplog):
     """A run continued on another card of the model (a rented machine): replicate mode warns and measures every
     cell again on the new card; shard mode skips the model's cells the other card already has."""
-    from farm.dataset import write_rows
+    from farm.data.dataset import write_rows
     from farm.plan import load_plan
     from kernels.registry import stage_named
 

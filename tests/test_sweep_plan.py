@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from farm.cells import Cell
-from farm.dataset import completed_keys, default_output, write_rows
-from farm.fleet import model_wanted
+from farm.cluster.fleet import model_wanted
+from farm.cluster.worker import gpu_model
+from farm.data.dataset import completed_keys, default_output, write_rows
+from farm.data.rows import cell_row
 from farm.plan import PlanError, load_plan, parse_size
-from farm.rows import cell_row
-from farm.worker import gpu_model
 from kernels.registry import select
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def test_bad_sizes_are_rejected(size):
     ({"sizes": []}, "sizes"),
     ({"sizes": [64], "repeats": 0}, "repeats"),
     ({"sizes": [64], "cell_timeout_s": -1}, "cell_timeout_s"),
-    ({"sizes": [64], "measurer": "farm.measure.GpuMeasurer"}, "measurer"),
+    ({"sizes": [64], "measurer": "farm.measure.gpu.GpuMeasurer"}, "measurer"),
     ({"sizes": [64], "families": ["no_such_family"]}, "unknown family"),
     ({"sizes": [64], "kernel": ["naive"]}, "unknown plan field kernel"),
 ])

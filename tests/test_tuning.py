@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from farm.cli import main
-from farm.compiler import CI_ARCHS, compile_source
+from farm.measure.compiler import CI_ARCHS, compile_source
 from farm.plan import PlanError, load_plan
 from kernels import tuning
 from kernels.registry import catalog

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from farm.cublas import COMPUTE_TYPES, DATA_TYPES, CublasGemm, CublasLtGemm, Unavailable, VendorContext
+from farm.measure.cublas import COMPUTE_TYPES, DATA_TYPES, CublasGemm, CublasLtGemm, Unavailable, VendorContext
 
 _NUMPY = {0: np.float32, 2: np.float16}  # cudaDataType_t -> storage; 14 (bf16) is uint16 bits
 

@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
-from farm.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, TELEMETRY_SCHEMA
+from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, TELEMETRY_SCHEMA
 
 st.title("Data")
 
@@ -66,7 +66,7 @@ def body() -> None:
             "import duckdb\n"
             "duckdb.sql(\"SELECT * FROM read_parquet('DATASET/rows/**/*.parquet',\"\n"
             "           \" hive_partitioning=true, union_by_name=true)\")\n\n"
-            "from farm.dataset import read_table\n"
+            "from farm.data.dataset import read_table\n"
             "rows, tele = read_table('DATASET'), read_table('DATASET', 'telemetry')", language="python")
 
 

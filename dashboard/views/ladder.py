@@ -66,7 +66,7 @@ def body() -> None:
 
 
 def counters_that_moved(L, lad, family: str, size: str) -> None:
-    """Per step, the profiler counters that moved most (farm.moves), beside the measured step gain."""
+    """Per step, the profiler counters that moved most (farm.analysis.moves), beside the measured step gain."""
     st.subheader("Counters that moved")
     moves, problems = data.profile_moves(tuple(s.path for s in L.sources))
     for p in problems:
@@ -83,7 +83,7 @@ def counters_that_moved(L, lad, family: str, size: str) -> None:
              .groupby(["gpu_model", "previous", "stage", "position"], sort=False)["text"].apply(" · ".join).reset_index())
     steps["step gain (measured)"] = [gains.get((model, stage)) for model, stage in zip(steps["gpu_model"], steps["stage"])]
     st.caption("One profiled launch per stage under `ncu` (never timed there); counters ranked by how far they moved: "
-               "percentages by percentage points, counts and bytes by log ratio (farm/moves.py).")
+               "percentages by percentage points, counts and bytes by log ratio (farm/analysis/moves.py).")
     steps = steps.rename(columns={"gpu_model": "GPU model", "previous": "from", "stage": "to", "text": "counters that moved most"})
     st.dataframe(steps[["GPU model", "from", "to", "step gain (measured)", "counters that moved most"]], hide_index=True,
                  column_config={"step gain (measured)": st.column_config.NumberColumn(format="%.2f×"),

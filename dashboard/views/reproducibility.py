@@ -2,11 +2,11 @@
 import streamlit as st
 
 from dashboard import analysis, charts, ui
-from farm.compare import DEFAULT_TOLERANCE
+from farm.analysis.compare import DEFAULT_TOLERANCE
 
 st.title("Reproducibility")
 st.caption("Can the numbers be trusted? Cells that cannot (unverified, throttled, noisy) come first; then the spread "
-           "of each cell's samples, and noise-aware comparisons (farm.compare) of repeats, GPUs and runs.")
+           "of each cell's samples, and noise-aware comparisons (farm.analysis.compare) of repeats, GPUs and runs.")
 
 
 def comparison(df, tol: float, title: str, key: str, empty: str = "Nothing to compare.") -> None:
@@ -42,7 +42,7 @@ def body() -> None:
                                help="a cell is noisy when a repeat's CV or IQR/median, its repeats' (max−min)/median, or an A/A "
                                     "band exceed this, or when an A/A pair of its repeats is FASTER/SLOWER")
     tol = c2.number_input("Comparison tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
-                          key="repro_tol", help="farm.compare: SAME when the whole ~95 % band lies within ±tolerance") / 100
+                          key="repro_tol", help="farm.analysis.compare: SAME when the whole ~95 % band lies within ±tolerance") / 100
 
     cells = analysis.cell_spread(rows, cv_limit / 100, analysis.aa_disagreements(rows, tol, cv_limit / 100))
     bad = cells[cells["severity"] > 0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from farm.dataset import _TABLES, resolve, write_partition_file
+from farm.data.dataset import _TABLES, resolve, write_partition_file
 
 _SORT = {"rows": ["stage", "m", "n", "k", "repeat", "gpu_uuid"],
          "telemetry": ["stage", "m", "n", "k", "repeat", "gpu_uuid", "t_ms"],

@@ -1,7 +1,7 @@
 """Element-wise verification on the GPU: poison, compare with tolerance, NaN never passes."""
 from __future__ import annotations
 
-from farm.tolerance import Tolerance
+from farm.measure.tolerance import Tolerance
 
 
 def poison(c) -> None:

@@ -1,14 +1,14 @@
 """Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline and of the
 faster vendor library; and the headline: per GPU model, family and shape, the stage closest to its cuBLAS.
-A % whose kernel and baseline were launched differently is marked (farm.derived.launch_mismatch), with the
+A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
 reasons listed under the table."""
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
 
-from farm.dataset import read_table
-from farm.derived import launch_mismatch, with_vendor_best
+from farm.data.dataset import read_table
+from farm.data.derived import launch_mismatch, with_vendor_best
 
 FLAG = "(!)"
 

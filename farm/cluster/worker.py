@@ -6,7 +6,7 @@ import importlib
 import ray
 
 from farm.cells import Cell, Measurer
-from farm.device import model_from_name
+from farm.measure.device import model_from_name
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
@@ -19,7 +19,7 @@ def load_measurer(path: str) -> type:
 
 
 def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
-    """The node's farm.gpu-model label, else the model named from NVML (farm.device.model_from_name).
+    """The node's farm.gpu-model label, else the model named from NVML (farm.measure.device.model_from_name).
 
     Ray's own accelerator_type is never used: its spelling changed between Ray versions.
     """
@@ -48,11 +48,11 @@ class GpuWorker:
         return row, self._measurer.needs_restart()
 
     def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:
-        """Profile records of `cells` under Nsight Compute on this GPU (farm.profile; no timing taken).
+        """Profile records of `cells` under Nsight Compute on this GPU (farm.analysis.profile; no timing taken).
 
         The profiler (which finds ncu and the chip's metrics) is built on the first call and kept.
         """
-        from farm.profile import DEFAULT_TIMEOUT_S, Profiler
+        from farm.analysis.profile import DEFAULT_TIMEOUT_S, Profiler
 
         if getattr(self, "_profiler", None) is None:
             self._profiler = Profiler(self._device, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.dataset import _TABLES, ROWS, resolve
-from farm.derived import launch_mismatch
-from farm.schema import PARTITION_KEYS, SCHEMA_V3_COLUMNS, STATUSES, SUPPORTED_VERSIONS
+from farm.data.dataset import _TABLES, ROWS, resolve
+from farm.data.derived import launch_mismatch
+from farm.data.schema import PARTITION_KEYS, SCHEMA_V3_COLUMNS, STATUSES, SUPPORTED_VERSIONS
 
 REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "gpu_uuid", "compute_capability", "arch",
             "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")
@@ -112,8 +112,8 @@ def validate(output: str) -> list[str]:
 def launch_notes(output: str) -> list[str]:
     """Per run and GPU model, how many ok rows have a % whose baseline was launched otherwise than the
     kernel (direct-launched baselines, in practice), and which baselines: not problems, but worth knowing."""
-    from farm.dataset import read_table
-    from farm.derived import baseline_launch_methods
+    from farm.data.dataset import read_table
+    from farm.data.derived import baseline_launch_methods
 
     df = read_table(output).to_pandas()
     flagged = df[launch_mismatch(df) != ""].assign(base_method=baseline_launch_methods(df))

@@ -13,10 +13,10 @@ from __future__ import annotations
 import csv
 import io
 
-from farm.cell_timer import MeasureOptions
+from farm.measure.cell_timer import MeasureOptions
 from farm.cells import Cell
-from farm.stopping import StoppingRule
-from farm.timing import TimingConfig
+from farm.measure.stopping import StoppingRule
+from farm.measure.timing import TimingConfig
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 LIBRARIES = ("cublas", "cublaslt")
@@ -34,7 +34,7 @@ def _torch_call(precision: str, n: int):
     b = torch.randn(n, n, device="cuda").to(dtype)
     c = torch.empty(n, n, device="cuda", dtype=torch.float32)
     if dtype == torch.float32:
-        from farm.extra_baselines import _set_tf32
+        from farm.measure.extra_baselines import _set_tf32
 
         tf32 = precision == "tf32"
 
@@ -51,7 +51,7 @@ def crosscheck(sizes: list[int], precisions: tuple[str, ...] = PRECISIONS, max_t
     """One record per (precision, size, mode); the farm's side stops each cell after `max_time_s` of batches."""
     import triton.testing
 
-    from farm.measure import GpuMeasurer
+    from farm.measure.gpu import GpuMeasurer
 
     ours = {mode: GpuMeasurer(options=MeasureOptions(timing=TimingConfig(mode=mode, stopping=StoppingRule(max_time_s=max_time_s))))
             for mode in MODES}

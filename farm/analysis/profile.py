@@ -6,9 +6,9 @@ Per cell (stage, shape) the GPU's process starts a small child Python process un
 
     ncu --csv --page raw --print-units base --metrics <METRICS> --clock-control none
         --cache-control all --target-processes all --profile-from-start off
-        --launch-count <launches> --log-file <tmp> python -m farm.profile child ...
+        --launch-count <launches> --log-file <tmp> python -m farm.analysis.profile child ...
 
-The child compiles the stage (farm.compiler, cached), makes fresh operands, launches the
+The child compiles the stage (farm.measure.compiler, cached), makes fresh operands, launches the
 stage twice as warm-up outside the profiled range, then brackets one launch of the stage
 (every kernel of a multi-launch stage; whatever cuBLAS launches for a baseline) with
 cudaProfilerStart/Stop. Only that range is profiled, so no kernel-name filter is needed:
@@ -51,7 +51,7 @@ from pathlib import Path
 
 from farm import __version__
 from farm.cells import Cell
-from farm.rows import REPO_ROOT, git_commit
+from farm.data.rows import REPO_ROOT, git_commit
 
 log = logging.getLogger("farm.sweep")
 
@@ -64,14 +64,14 @@ class MetricSpec:
     """One Nsight Compute metric the pass collects.
 
     `quantity` is the farm's stable name (the profile table's `quantity` column), `kind`
-    says how farm.moves aggregates and ranks it, `group` gathers quantities that tell the
+    says how farm.analysis.moves aggregates and ranks it, `group` gathers quantities that tell the
     same story (moves keeps the largest mover per group), `ranked` False keeps a raw
     component out of the moves, `optional` marks metrics that not every chip offers.
     """
 
     quantity: str
     metric: str
-    kind: str  # pct | ratio | count | bytes | time | per_thread (farm.schema.PROFILE_KINDS)
+    kind: str  # pct | ratio | count | bytes | time | per_thread (farm.data.schema.PROFILE_KINDS)
     group: str
     label: str
     cited: str = ""  # where the write-ups use it
@@ -178,7 +178,7 @@ DERIVED: tuple[DerivedSpec, ...] = (
                 "global-store bytes used per 32-byte sector", "walk A tiled_coalesced: st bytes/sector 16 -> 32"),
 )
 
-# What every quantity is, by name: for farm.moves and the docs.
+# What every quantity is, by name: for farm.analysis.moves and the docs.
 QUANTITIES: dict[str, MetricSpec | DerivedSpec] = {s.quantity: s for s in (*METRICS, *DERIVED)}
 
 # ---------------------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ def ncu_options(launch_count: int) -> list[str]:
 class Profiler:
     """Profiles cells on the GPU this process sees (device 0), one ncu child process per cell.
 
-    `device` is the GPU's provenance (farm.device.describe_device or a worker's device_info,
+    `device` is the GPU's provenance (farm.measure.device.describe_device or a worker's device_info,
     gpu_model included). Built once per GPU process: it finds ncu and asks which metrics the
     chip offers once, and remembers a host-level failure so later cells skip straight away.
     """
@@ -457,7 +457,7 @@ class Profiler:
         when ncu rejected metrics by name (the reason holds its message)."""
         with tempfile.TemporaryDirectory(prefix="gemm-farm-ncu-") as tmp:
             log_file = os.path.join(tmp, "ncu.csv")
-            child = [self.python, "-m", "farm.profile", "child", "--stage", stage.name, "--m", str(cell.m),
+            child = [self.python, "-m", "farm.analysis.profile", "child", "--stage", stage.name, "--m", str(cell.m),
                      "--n", str(cell.n), "--k", str(cell.k), "--arch", str(self.device.get("arch", ""))]
             cmd = [self.ncu, *options, "--metrics", ",".join(metrics), "--log-file", log_file, *child]
             env = {**os.environ, "LC_ALL": "C", "LANG": "C",
@@ -582,7 +582,7 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
     try:
         import cupy
 
-        from farm.inputs import random_operands
+        from farm.measure.inputs import random_operands
         from kernels.registry import stage_named
 
         stage = stage_named(stage_name)
@@ -593,13 +593,13 @@ def _child(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int
         a, b = random_operands(stage.dtype, m, n, k, seed)
         c = cupy.empty((m, n), dtype=cupy.float32)
         if stage.is_baseline:
-            from farm.measure import library_call
+            from farm.measure.gpu import library_call
 
             run = library_call(stage, a, b, c, m, n, k)
             launches: list[str] = []
         else:
-            from farm.compiler import compile_timed
-            from farm.measure import _Kernel
+            from farm.measure.compiler import compile_timed
+            from farm.measure.gpu import _Kernel
 
             operands = {"A": a, "B": b, "C": c}
             if stage.workspace_floats_per_mn:
@@ -632,7 +632,7 @@ def profile_cells(stages, sizes) -> list[Cell]:
 
 def profiled_keys(output: str, run_id: str, scope: str = "gpu_uuid") -> set[tuple]:
     """(row[scope], stage, m, n, k) of the cells of run `run_id` that already have profile records."""
-    from farm.dataset import PROFILE, exists, open_dataset
+    from farm.data.dataset import PROFILE, exists, open_dataset
     import pyarrow.dataset as pds
 
     if not exists(output, PROFILE):
@@ -655,8 +655,8 @@ def run_local(plan, ncu: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
 
     0 when every cell was profiled or skipped for its shape, 1 otherwise.
     """
-    from farm.dataset import PROFILE, write_table
-    from farm.device import describe_device
+    from farm.data.dataset import PROFILE, write_table
+    from farm.measure.device import describe_device
 
     try:
         device = describe_device(0)
@@ -691,9 +691,9 @@ def profile_fleet(plan, poll_s: float = 10.0) -> list[str]:
     import ray
     from ray.exceptions import RayActorError, RayTaskError
 
-    from farm.dataset import PROFILE, write_table
-    from farm.dispatch import scope_column
-    from farm.fleet import SweepError, start_workers
+    from farm.cluster.dispatch import scope_column
+    from farm.cluster.fleet import SweepError, start_workers
+    from farm.data.dataset import PROFILE, write_table
 
     stages = {s.name: s for s in plan.stages()}  # the cells below come from these
     try:
@@ -764,8 +764,8 @@ def profile_fleet(plan, poll_s: float = 10.0) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The child entry point: `python -m farm.profile child --stage S --m M --n N --k K [--arch sm_XX]`."""
-    p = argparse.ArgumentParser(prog="python -m farm.profile", description="internal: the process ncu profiles")
+    """The child entry point: `python -m farm.analysis.profile child --stage S --m M --n N --k K [--arch sm_XX]`."""
+    p = argparse.ArgumentParser(prog="python -m farm.analysis.profile", description="internal: the process ncu profiles")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("child")
     c.add_argument("--stage", required=True)

@@ -34,7 +34,7 @@ def describe_device(ordinal: int = 0) -> dict:
     import cupy
     from cupy.cuda import runtime
 
-    from farm.compiler import nvrtc_version
+    from farm.measure.compiler import nvrtc_version
 
     props = runtime.getDeviceProperties(ordinal)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]

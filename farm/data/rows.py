@@ -10,7 +10,7 @@ from farm import __version__
 from farm.cells import Cell
 from kernels.registry import Stage
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @functools.lru_cache(maxsize=1)

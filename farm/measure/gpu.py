@@ -13,17 +13,16 @@ import time
 
 import numpy as np
 
-from farm.cell_timer import CellTimer, MeasureOptions
 from farm.cells import Cell
-from farm.compiler import BackgroundCompiler, Compiled, CompileError
-from farm.cublas import GEMMS, Unavailable, VendorContext
-from farm.device import describe_device
-from farm.extra_baselines import ExtraBaselineStage
-from farm.inputs import random_operands, to_float64
-from farm.rows import cell_row
-from farm.schema import TELEMETRY_KEY
-from farm.tolerance import tolerance
-from farm.verify import compare, poison
+from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
+from farm.measure.cublas import GEMMS, Unavailable, VendorContext
+from farm.measure.device import describe_device
+from farm.measure.extra_baselines import ExtraBaselineStage
+from farm.measure.inputs import random_operands, to_float64
+from farm.data.rows import cell_row
+from farm.data.schema import TELEMETRY_KEY
+from farm.measure.tolerance import tolerance
+from farm.measure.verify import compare, poison
 from kernels.registry import Stage, catalog, stage_named
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024

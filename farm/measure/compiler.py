@@ -212,7 +212,7 @@ def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], e
     by_symbol = parse_ptxas_log(log)
     # Some NVRTC builds (13.0 seen on an H200 host) return an empty log for a source
     # compiled before in the same machine: resources then come from the loaded
-    # function's attributes (farm.measure), and `farm compile` reports the gap.
+    # function's attributes (farm.measure.gpu), and `farm compile` reports the gap.
     resources = {name: by_symbol[sym] for name, sym in lowered.items() if sym in by_symbol}
     # Write to a temporary name then rename: concurrent workers never read half a file.
     for path, payload in ((cubin_path, cubin), (meta_path, json.dumps({"lowered_names": lowered, "resources": {k: asdict(v) for k, v in resources.items()}, "log": log}).encode())):

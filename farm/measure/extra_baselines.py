@@ -11,7 +11,7 @@ Hosts without torch / triton (or too old ones) keep the entries: their cells are
 skipped with the reason (`unsupported_reason`), like a shape a kernel does not take.
 
 Wiring: kernels.baselines.BASELINES lists these after the cuBLAS entries, so plans can
-name them and a plan with no stage filter runs them. farm.measure treats them like the
+name them and a plan with no stage filter runs them. farm.measure.gpu treats them like the
 cuBLAS entries (their own baseline, verified against the FP64 product of the same
 inputs, then timed) but launches `stage.launcher(a, b, c, m, n, k)`, a callable on
 CuPy's current stream (timing brackets it with CuPy events; graph capture works once
@@ -24,7 +24,7 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from farm.cublas import Unavailable
+from farm.measure.cublas import Unavailable
 from kernels.registry import Stage
 
 

@@ -2,7 +2,7 @@
 
 Each side of a comparison is one or more rows of one cell (repeats). Its estimate is
 the median of the rows' medians; its relative standard error is the larger of
-  - within: the robust standard error of each row's samples (farm.stopping.relative_noise),
+  - within: the robust standard error of each row's samples (farm.measure.stopping.relative_noise),
     combined over the rows (root of the mean square over sqrt of the row count), and
   - between: the spread of the row medians, std / sqrt(rows) / estimate (two rows or more),
 so drift between repeats, which no single repeat's samples can show, widens the band.
@@ -21,7 +21,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-from farm.stopping import relative_noise
+from farm.measure.stopping import relative_noise
 
 DEFAULT_TOLERANCE = 0.01
 

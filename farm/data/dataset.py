@@ -20,7 +20,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, TELEMETRY_FILE_SCHEMA,
+from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, TELEMETRY_FILE_SCHEMA,
                          TELEMETRY_JOIN_KEYS, TELEMETRY_KEY, TELEMETRY_SCHEMA, rows_to_table)
 
 ROWS, TELEMETRY, PROFILE = "rows", "telemetry", "profile"

@@ -24,11 +24,11 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
 
 from farm.cells import Cell
-from farm.dataset import completed_keys, write_rows
-from farm.fleet import Worker
+from farm.cluster.fleet import Worker
+from farm.cluster.progress import Progress
+from farm.data.dataset import completed_keys, write_rows
+from farm.data.rows import cell_row
 from farm.plan import Plan
-from farm.progress import Progress
-from farm.rows import cell_row
 
 log = logging.getLogger("farm.sweep")
 

@@ -1,6 +1,6 @@
 """Time one cell with telemetry: the timing columns, telemetry summary and raw samples of a row.
 
-Wraps farm.timing with the NVML sampler, the L2 flush of cold mode and the throttle
+Wraps farm.measure.timing with the NVML sampler, the L2 flush of cold mode and the throttle
 policy: `flag` keeps the measurement and flags the row; `remeasure` measures again
 (up to `max_remeasures` times) while any timed sample was throttled, and keeps the
 least throttled attempt, flagged if it still is.
@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from farm.stats import summarize
-from farm.stopping import StoppingRule, WarmupRule
-from farm.telemetry import NvmlSampler
-from farm.throttle import summarize_samples
-from farm.timing import CellTiming, TimingConfig, launches_in, time_interleaved
+from farm.measure.stats import summarize
+from farm.measure.stopping import StoppingRule, WarmupRule
+from farm.measure.telemetry import NvmlSampler
+from farm.measure.throttle import summarize_samples
+from farm.measure.timing import CellTiming, TimingConfig, launches_in, time_interleaved
 
 POLICIES = ("flag", "remeasure")
 

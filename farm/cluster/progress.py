@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from farm.cells import Cell
-from farm.schema import STATUSES
+from farm.data.schema import STATUSES
 
 log = logging.getLogger("farm.sweep")
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from farm.stopping import StoppingRule, WarmupRule
+from farm.measure.stopping import StoppingRule, WarmupRule
 
 MODES = ("hot", "cold")
 

@@ -82,7 +82,7 @@ _F = [
     ("launches_timed", pa.int64(), "launches inside timed batches"),
     ("timed_seconds", pa.float64(), "GPU time inside the timed batches of this cell, its interleaved baseline's included, s"),
     ("cell_seconds", pa.float64(), "host time the worker spent on the cell, from receiving it to its row (compile wait, inputs, verification, warm-up, timing), s"),
-    ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/stopping.py)"),
+    ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/measure/stopping.py)"),
     ("samples_ms", pa.list_(pa.float64()), "per-launch time of each batch (batch time / launches), ms"),
     ("median_ms", pa.float64(), "median of samples_ms"),
     ("min_ms", pa.float64(), "min of samples_ms"),
@@ -154,7 +154,7 @@ def columns_markdown() -> str:
 
 # ---------------------------------------------------------------------------------------------
 # The profile table: Nsight Compute counters of one profiled launch per (GPU, stage, shape).
-# Written by farm/profile.py, read by farm/moves.py; datasets/README.md documents it.
+# Written by farm/analysis/profile.py, read by farm/analysis/moves.py; datasets/README.md documents it.
 PROFILE_STATUSES = ("ok", "unavailable", "skipped", "no_ncu", "no_permission", "ncu_unusable", "ncu_failed",
                     "no_kernels", "error", "timeout")
 PROFILE_KINDS = ("pct", "ratio", "count", "bytes", "time", "per_thread")
@@ -178,11 +178,11 @@ _P = [
     ("kernel", pa.string(), "the registry's kernel name expression (cuBLAS: the name ncu printed); null on a cell-level status row"),
     ("kernel_symbol", pa.string(), "the kernel name as ncu printed it"),
     ("launch_index", pa.int32(), "order of the launch within the stage's profiled launches (0-based); null on a cell-level status row"),
-    ("quantity", pa.string(), "the farm's stable name for what was measured (farm.profile.METRICS); null on a cell-level status row"),
+    ("quantity", pa.string(), "the farm's stable name for what was measured (farm.analysis.profile.METRICS); null on a cell-level status row"),
     ("metric", pa.string(), "the Nsight Compute metric, or the formula of a derived quantity"),
     ("value", pa.float64(), "the metric's value in `unit`; null unless status is ok"),
     ("unit", pa.string(), "unit, in base units: %, byte, ns, sector, register/thread, byte/sector, ..."),
-    ("kind", pa.string(), "pct, ratio, count, bytes, time or per_thread: how farm.moves aggregates and ranks it"),
+    ("kind", pa.string(), "pct, ratio, count, bytes, time or per_thread: how farm.analysis.moves aggregates and ranks it"),
     ("status", pa.string(), "ok, unavailable, skipped, no_ncu, no_permission, ncu_unusable, ncu_failed, no_kernels, error or timeout (datasets/README.md)"),
     ("status_reason", pa.string(), "why the value is missing or the cell was not profiled; empty when ok"),
     ("ncu_version", pa.string(), "Nsight Compute version that collected the metrics"),

@@ -6,7 +6,7 @@ the timing loop can attribute it to the batch (kernel or baseline) running then.
 One NVML query costs 2-400 us (more in a virtual machine); the thread sleeps between samples.
 
 The thread runs from the first cell on, between cells too, so that warm-up can see
-whether the clock was already settled before the cell began (farm.stopping.WarmupRule);
+whether the clock was already settled before the cell began (farm.measure.stopping.WarmupRule);
 a cell's samples are those taken since its `start()`.
 """
 from __future__ import annotations

@@ -9,8 +9,8 @@ from ray.actor import ActorHandle
 from ray.exceptions import RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from farm.rows import git_commit
-from farm.worker import GPU_MODEL_LABEL, GpuWorker
+from farm.cluster.worker import GPU_MODEL_LABEL, GpuWorker
+from farm.data.rows import git_commit
 
 log = logging.getLogger("farm.sweep")
 
