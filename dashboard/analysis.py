@@ -92,15 +92,19 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     q1-q3 of its own samples.
     """
     t = timed(rows)
-    cols = [*keys, "rows", "median_ms", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", "spread",
-            "cv_max", "runs", "datasets", "gpus", "flops"]
+    cols = [*keys, "rows", "median_ms", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", "pct_vendor",
+            "unlike_launches", "spread", "cv_max", "runs", "datasets", "gpus", "flops"]
     if t.empty:
         return pd.DataFrame(columns=cols)
-    t = t.assign(_pct=t["pct_of_baseline"].astype("float64"), _tf=t["flops"] / t["median_ms"] / 1e9)
+    t = t.assign(_pct=t["pct_of_baseline"].astype("float64"), _tf=t["flops"] / t["median_ms"] / 1e9,
+                 # derived by data.enrich; frames built elsewhere may lack them
+                 _vendor=t.get("pct_of_vendor_best", pd.Series(np.nan, index=t.index)).astype("float64"),
+                 _unlike=t.get("launch_flag", pd.Series("", index=t.index)).fillna("").ne(""))
     g = t.groupby(keys, dropna=False, sort=False)
     out = g.agg(rows=("median_ms", "size"), median_ms=("median_ms", "median"), flops=("flops", "first"),
                 tf_min=("_tf", "min"), tf_max=("_tf", "max"), pct=("_pct", "median"), pct_min=("_pct", "min"),
-                pct_max=("_pct", "max"), q1=("q1_ms", "first"), q3=("q3_ms", "first"), cv_max=("cv", "max"),
+                pct_max=("_pct", "max"), pct_vendor=("_vendor", "median"), unlike_launches=("_unlike", "sum"),
+                q1=("q1_ms", "first"), q3=("q3_ms", "first"), cv_max=("cv", "max"),
                 gpus=("gpu_uuid", "nunique")).reset_index()
     out["runs"] = g["run_id"].agg(_join).values
     out["datasets"] = g["dataset"].agg(_join).values
@@ -135,8 +139,8 @@ def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label:
     base = rows[(rows["stage"].isin(baselines)) & (rows["size_label"] == size_label)]
     cells = cell_stats(pd.concat([fam, base]), LADDER_KEYS)
     cols = ["source", "kind", "family", "stage", "stage_group", "dtype", "order", "position", "size_label", "pct", "pct_lo",
-            "pct_hi", "tflops", "tflops_lo", "tflops_hi", "median_ms", "gain", "prev_stage", "rows", "runs", "spread",
-            "citation", "what_changed"]
+            "pct_hi", "pct_vendor", "unlike_launches", "tflops", "tflops_lo", "tflops_hi", "median_ms", "gain", "prev_stage",
+            "rows", "runs", "spread", "citation", "what_changed"]
     parts = []
     if not cells.empty:
         cells["order"] = np.where(cells["family"] == "baseline", 1e9, cells["order"])  # cuBLAS closes the ladder

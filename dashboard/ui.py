@@ -123,6 +123,20 @@ def messages(L: data.Loaded, missing_sources: bool = False) -> None:
         st.caption("Not found (skipped): " + ", ".join(f"`{s.path}`" for s in missing))
 
 
+def launch_warning(rows: pd.DataFrame) -> None:
+    """Flag, on every page that shows a % of cuBLAS, the rows whose kernel and baseline were launched differently."""
+    timed = rows[rows["status"].eq("ok")]
+    flagged = timed[timed["launch_flag"].fillna("").ne("")]
+    if flagged.empty:
+        return
+    runs = ", ".join(sorted(set(flagged["dataset"].astype(str) + "/" + flagged["run_id"].astype(str))))
+    st.warning(f"⚑ {len(flagged)} of {len(timed)} timed rows shown compare a kernel with a baseline launched differently "
+               f"(runs {runs}): their % of cuBLAS is not like-for-like. These are schema-2 data, whose cuBLAS baselines "
+               "were launched directly from Python (a 10-18 µs floor per call below 2048³) while the kernels replayed "
+               "CUDA graphs; compare their times, or use the re-measured datasets. Reasons: "
+               + "; ".join(sorted(set(flagged["launch_flag"])))[:600])
+
+
 def stop_if_empty(L: data.Loaded, rows: pd.DataFrame) -> bool:
     """Say clearly why there is nothing to show; True when the page should show nothing else."""
     if L.rows.empty:

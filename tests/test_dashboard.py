@@ -395,3 +395,29 @@ def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monk
     assert not at.exception
     assert "No tuning rows in the loaded data" in texts(at) and "python farm/sweep.py --plan plans/tune.toml" in texts(at)
     assert not at.get("vega_lite_chart")
+
+
+def test_unlike_launches_are_flagged_wherever_a_percentage_is_shown(tmp_path, monkeypatch):
+    """Schema-2 style data (cuBLAS launched directly, kernels from CUDA graphs) carries a warning on every page with a %."""
+    rows = make_rows("v2", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2), seed=3, gpus=GPUS[2:])
+    for r in rows:
+        if r["stage"] == "cublas_fp32" and r["status"] == "ok":
+            r["launch_method"] = "direct"
+    write_rows(rows, str(tmp_path / "old"))
+    write_rows(make_rows("v3", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1), seed=4, gpus=GPUS[2:]), str(tmp_path / "new"))
+    at = app(monkeypatch, str(tmp_path / "old"))
+    for page in ("ladder", "scaling", "data"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, page
+        warning = next(w.value for w in at.warning if "⚑" in w.value)
+        assert "launched differently (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning, page
+    at.switch_page("views/ladder.py").run()
+    table = at.dataframe[0].value
+    measured = table[table["rows"].notna()]  # the published figures have no rows
+    assert (measured.loc[measured["stage"] != "cublas_fp32", "unlike_launches"] > 0).all()
+    assert measured["pct_vendor"].notna().all()
+    at = app(monkeypatch, str(tmp_path / "new"))  # launched alike: no warning, nothing flagged
+    at.switch_page("views/ladder.py").run()
+    assert not any("⚑" in w.value for w in at.warning)
+    table = at.dataframe[0].value
+    assert (table.loc[table["rows"].notna(), "unlike_launches"] == 0).all()

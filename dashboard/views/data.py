@@ -40,11 +40,13 @@ def body() -> None:
     L, rows, tele = ui.filtered()
     ui.messages(L)
     if not ui.stop_if_empty(L, rows):
+        ui.launch_warning(rows)
         st.subheader("Filtered rows")
         st.caption(f"{len(rows)} rows and {len(tele)} telemetry samples pass the sidebar filters. Downloads carry every "
                    "schema column plus `dataset` and `schema_version`; in CSV, list columns are written as text.")
         buttons("gemm-farm-filtered", rows, tele, "filtered")
         first = ["dataset", "run_id", "gpu", "stage", "size_label", "repeat", "status", "median_ms", "tflops", "pct_of_baseline",
+                 "pct_of_vendor_best", "launch_flag",
                  "cv", "throttled_fraction"]
         rest = [c for c in rows.columns if c not in first and c not in ("samples_ms", "order", "size", "shape")]
         preview = rows.sort_values("timestamp", ascending=False)[first + rest].head(500)

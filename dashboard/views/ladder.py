@@ -15,6 +15,7 @@ def body() -> None:
     ui.messages(L)
     if ui.stop_if_empty(L, rows):
         return
+    ui.launch_warning(rows)
     published = data.published_figures()
     timed_rows = analysis.timed(rows)
     families = sorted((f for f in analysis.options(timed_rows, "family") if f != "baseline"),
@@ -55,6 +56,10 @@ def body() -> None:
         "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
         "pct_lo": st.column_config.NumberColumn("% low", format="%.1f"),
         "pct_hi": st.column_config.NumberColumn("% high", format="%.1f"),
+        "pct_vendor": st.column_config.NumberColumn("% of vendor best", format="%.1f",
+                                                    help="of the faster of cuBLAS and cuBLASLt of the same precision"),
+        "unlike_launches": st.column_config.NumberColumn("⚑ unlike launches", format="%d",
+                                                         help="rows whose baseline was launched differently from the kernel"),
         "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
         "tflops_lo": st.column_config.NumberColumn("TFLOP/s low", format="%.2f"),
         "tflops_hi": st.column_config.NumberColumn("TFLOP/s high", format="%.2f"),

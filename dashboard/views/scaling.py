@@ -13,6 +13,7 @@ def body() -> None:
     ui.messages(L)
     if ui.stop_if_empty(L, rows):
         return
+    ui.launch_warning(rows)
     t = analysis.timed(rows)
     groups = analysis.options(t, "stage_group")
     chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,

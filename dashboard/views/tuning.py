@@ -103,6 +103,7 @@ def body() -> None:
     ui.messages(L)
     if no_tuning(L, rows):
         return
+    ui.launch_warning(rows)
     cells = analysis.tuning_cells(rows, data.ladder_configs())
     if cells.empty:  # ok and verified, yet no time recorded
         st.warning("No tuning row under the current filters has a median time: nothing to rank.")

@@ -47,7 +47,7 @@ VENDOR_LIBRARIES = ("cublas", "cublaslt")  # stage-name prefixes of the vendor b
 
 
 def _vendor_prefix(stage: pd.Series) -> pd.Series:
-    return stage.str.rsplit("_", n=1).str[0]
+    return stage.astype("string").str.rsplit("_", n=1).str[0]
 
 
 def with_vendor_best(df: pd.DataFrame) -> pd.DataFrame:
