@@ -20,10 +20,11 @@ from farm.measure.cell_timer import CellTimer, MeasureOptions
 from farm.measure.compiler import CompileError, compile_source
 from farm.measure.cublas import Gemm
 from farm.measure.device import describe_device
-from farm.measure.extra_baselines import ExtraBaselineStage, Unavailable
+from farm.measure.extra_baselines import Unavailable, launcher, unavailable_reason
 from farm.measure.inputs import random_operands, to_float64
 from farm.measure.tolerance import tolerance
 from farm.measure.verify import compare, poison
+from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage, catalog, stage_named
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024
@@ -42,7 +43,7 @@ def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, gemms: dict[str
     """A no-argument callable computing out = a.b with a baseline's library: cuBLAS (its Gemm taken from or
     added to `gemms`, a cache by baseline name), or PyTorch / Triton (may raise Unavailable)."""
     if isinstance(spec, ExtraBaselineStage):
-        return spec.launcher(a, b, out, m, n, k)
+        return launcher(spec, a, b, out, m, n, k)
     gemms = {} if gemms is None else gemms
     if spec.name not in gemms:
         gemms[spec.name] = Gemm(spec.cublas_compute, spec.dtype)
@@ -129,7 +130,7 @@ class GpuMeasurer:
         row = cell_row(self._device, stage, cell, run_id, "ok")
         if self._poisoned:
             return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
-        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc)
+        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc) or unavailable_reason(stage)
         if reason is None:
             free, _ = cupy.cuda.runtime.memGetInfo()
             need = bytes_needed(stage, cell.m, cell.n, cell.k)
