@@ -128,7 +128,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     """Profile each stage once under Nsight Compute on this machine's GPU; metrics to the profile table."""
-    from farm.analysis.profile import DEFAULT_TIMEOUT_S, run_local
+    from farm.measure.profiler import DEFAULT_TIMEOUT_S, run_local
     from farm.plan import load_plan
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),

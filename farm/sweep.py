@@ -25,6 +25,7 @@ import ray
 
 from farm.cluster.dispatch import Dispatcher
 from farm.cluster.fleet import SweepError, start_workers
+from farm.cluster.profile_fleet import profile_fleet
 from farm.data.dataset import resolve
 from farm.data.rows import REPO_ROOT
 from farm.plan import DEFAULT_MEASURER, MODES, PlanError, load_plan
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurer", help=f"import path 'module:Class' of the measurer workers build (default {DEFAULT_MEASURER})")
     p.add_argument("--profile", action="store_true",
                    help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
-                        "ncu; metrics go to the dataset's profile table (farm/analysis/profile.py), never timed")
+                        "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
                                      "machine with `ray start`, else a new local Ray)")
     return p
@@ -116,8 +117,6 @@ def main(argv: list[str] | None = None) -> int:
                  "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
         result = Dispatcher(plan, workers, started).run()
         if args.profile:
-            from farm.analysis.profile import profile_fleet
-
             profile_fleet(plan)  # starts its own workers: the dispatcher has stopped the sweep's
     except SweepError as exc:
         log.error("%s", exc)

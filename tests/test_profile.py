@@ -12,13 +12,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-import farm.analysis.profile as fp
+import farm.measure.ncu
+import farm.measure.profiler
 from farm.analysis.moves import compare, ladder_moves, moves_table, stage_moves, stage_values
 from farm.cells import Cell
 from farm.data.dataset import PROFILE, read_table, write_table
-from farm.analysis.profile import (DERIVED, METRICS, Profiler, classify_failure, find_ncu, metrics_markdown, named_metrics,
-                          parse_query_metrics, parse_raw_csv, parse_value)
+from farm.data.profile_metrics import DERIVED, METRICS, QUANTITIES, metrics_markdown
 from farm.data.schema import PROFILE_SCHEMA, SCHEMA_VERSION, profile_columns_markdown
+from farm.measure.ncu import (NcuMissing, classify_failure, find_ncu, named_metrics, parse_query_metrics, parse_raw_csv,
+                              parse_value)
+from farm.measure.profiler import Profiler
 from kernels.registry import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,13 +74,13 @@ def raw_csv(kernels: list[tuple[str, dict[str, float | None]]], pid: int = 48211
 
 
 def metrics_for(**quantities: float) -> dict[str, float]:
-    """{ncu metric: value} for quantities named as in farm.analysis.profile.METRICS."""
+    """{ncu metric: value} for quantities named as in farm.data.profile_metrics.METRICS."""
     return {BY_QUANTITY[q].metric: v for q, v in quantities.items()}
 
 
 def no_ncu(monkeypatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
-    monkeypatch.setattr(fp, "NCU_FALLBACKS", ())
+    monkeypatch.setattr(farm.measure.ncu, "NCU_FALLBACKS", ())
     monkeypatch.delenv("GEMM_FARM_NCU", raising=False)
 
 
@@ -176,7 +179,7 @@ def test_na_is_an_unavailable_row_not_a_zero():
 
 def test_without_ncu_every_cell_gets_a_reason(monkeypatch, tmp_path):
     no_ncu(monkeypatch)
-    with pytest.raises(fp.NcuMissing, match="not on PATH"):
+    with pytest.raises(NcuMissing, match="not on PATH"):
         find_ncu()
     profiler = Profiler(DEVICE)
     cells = [Cell("naive", 256, 256, 256), Cell("cublas_fp32", 256, 256, 256), Cell("gmem_vec", 255, 255, 255)]
@@ -193,10 +196,10 @@ def test_without_ncu_every_cell_gets_a_reason(monkeypatch, tmp_path):
 
 def test_ncu_can_be_switched_off_and_pointed_at(monkeypatch, tmp_path):
     monkeypatch.setenv("GEMM_FARM_NCU", "none")
-    with pytest.raises(fp.NcuMissing, match="switched off"):
+    with pytest.raises(NcuMissing, match="switched off"):
         find_ncu()
     monkeypatch.setenv("GEMM_FARM_NCU", str(tmp_path / "nowhere" / "ncu"))
-    with pytest.raises(fp.NcuMissing, match="not found at"):
+    with pytest.raises(NcuMissing, match="not found at"):
         find_ncu()
 
 
@@ -278,7 +281,7 @@ def test_profiling_a_cell_through_ncu(fake_ncu):
     assert "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active" in metrics
     assert "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active" not in metrics  # the chip lacks it
     program = args[args.index("--log-file") + 2:]
-    assert program[1:4] == ["-m", "farm.analysis.profile", "child"] and program[program.index("--stage") + 1] == "splitk"
+    assert program[1:3] == ["-m", "farm.measure.profile_child"] and program[program.index("--stage") + 1] == "splitk"
     ok = [r for r in records if r["status"] == "ok"]
     assert {(r["kernel"], r["launch_index"]) for r in ok} == {("sgemm_splitk_partial", 0), ("sgemm_splitk_reduce", 1)}
     assert all(r["ncu_version"] == "2025.3.0.0" and "--clock-control none" in r["ncu_options"] for r in records)
@@ -303,7 +306,7 @@ def test_counters_not_readable_skip_the_rest_of_the_gpu(fake_ncu):
 
 
 def test_a_metric_ncu_rejects_is_dropped_and_the_cell_retried(fake_ncu, monkeypatch):
-    monkeypatch.setattr(fp, "query_metrics", lambda ncu: None)  # no listing: everything is asked for
+    monkeypatch.setattr(farm.measure.profiler, "query_metrics", lambda ncu: None)  # no listing: everything is asked for
     fake_ncu.mode("reject_once")
     fake_ncu.report([("sgemm_naive", metrics_for(duration=1e6, lsu_pipe_pct=96.0))], ["sgemm_naive"])
     records = Profiler(DEVICE).profile(Cell("naive", 256, 256, 256), "r-retry")
@@ -327,7 +330,7 @@ def test_the_real_child_runs_under_the_command_ncu_gets(fake_ncu):
 
 
 def test_child_reports_failure_as_a_line():
-    proc = subprocess.run([sys.executable, "-m", "farm.analysis.profile", "child", "--stage", "naive", "--m", "32", "--n", "32",
+    proc = subprocess.run([sys.executable, "-m", "farm.measure.profile_child", "--stage", "naive", "--m", "32", "--n", "32",
                            "--k", "32"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("GEMM_FARM_PROFILE_")]
     assert len(lines) == 1
@@ -439,7 +442,7 @@ def test_each_ladder_step_names_the_counter_the_write_up_cites(walk_a):
 def test_one_mover_per_group_and_raw_components_never_ranked(walk_a):
     for step in ladder_moves(walk_a, top=None):
         quantities = [m["quantity"] for m in step["moves"]]
-        groups = [fp.QUANTITIES[q].group for q in quantities]
+        groups = [QUANTITIES[q].group for q in quantities]
         assert len(groups) == len(set(groups))
         assert not {"duration", "gst_bytes", "gst_sectors", "gst_data_bytes"} & set(quantities)
         assert all(m["score"] > 0 for m in step["moves"])

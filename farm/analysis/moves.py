@@ -6,7 +6,7 @@ and shape, in `position` order, each paired with the one before. Stages that sha
 position (a sweep such as the block-geometry variants) are not ladder steps and are left
 out; baselines (family "baseline") have no ladder.
 
-Each quantity of the profile table (farm.analysis.profile.METRICS, DERIVED) is first reduced to one
+Each quantity of the profile table (farm.data.profile_metrics.METRICS, DERIVED) is first reduced to one
 value per stage: a multi-kernel stage (split-K, or a cuBLAS call of several kernels) sums
 its counts, bytes and durations, keeps the largest registers-per-thread, and averages its
 percentages and ratios weighted by each kernel's duration. Where a GPU has profiles of a
@@ -33,7 +33,7 @@ import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
-from farm.analysis.profile import QUANTITIES
+from farm.data.profile_metrics import QUANTITIES
 
 PCT_POINTS_PER_DOUBLING = 10.0
 # Below these, a count is noise: added to both sides before the log ratio.

@@ -7,6 +7,7 @@ import ray
 
 from farm.cells import Cell, Measurer
 from farm.measure.device import model_from_name
+from farm.measure.profiler import DEFAULT_TIMEOUT_S, Profiler
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
@@ -48,12 +49,10 @@ class GpuWorker:
         return row, self._measurer.needs_restart()
 
     def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:
-        """Profile records of `cells` under Nsight Compute on this GPU (farm.analysis.profile; no timing taken).
+        """Profile records of `cells` under Nsight Compute on this GPU (farm.measure.profiler; no timing taken).
 
         The profiler (which finds ncu and the chip's metrics) is built on the first call and kept.
         """
-        from farm.analysis.profile import DEFAULT_TIMEOUT_S, Profiler
-
         if getattr(self, "_profiler", None) is None:
             self._profiler = Profiler(self._device, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
         if timeout_s:

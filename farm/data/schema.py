@@ -154,7 +154,7 @@ def columns_markdown() -> str:
 
 # ---------------------------------------------------------------------------------------------
 # The profile table: Nsight Compute counters of one profiled launch per (GPU, stage, shape).
-# Written by farm/analysis/profile.py, read by farm/analysis/moves.py; datasets/README.md documents it.
+# Written by farm/measure/profiler.py, read by farm/analysis/moves.py; datasets/README.md documents it.
 PROFILE_STATUSES = ("ok", "unavailable", "skipped", "no_ncu", "no_permission", "ncu_unusable", "ncu_failed",
                     "no_kernels", "error", "timeout")
 PROFILE_KINDS = ("pct", "ratio", "count", "bytes", "time", "per_thread")
@@ -178,7 +178,7 @@ _P = [
     ("kernel", pa.string(), "the registry's kernel name expression (cuBLAS: the name ncu printed); null on a cell-level status row"),
     ("kernel_symbol", pa.string(), "the kernel name as ncu printed it"),
     ("launch_index", pa.int32(), "order of the launch within the stage's profiled launches (0-based); null on a cell-level status row"),
-    ("quantity", pa.string(), "the farm's stable name for what was measured (farm.analysis.profile.METRICS); null on a cell-level status row"),
+    ("quantity", pa.string(), "the farm's stable name for what was measured (farm.data.profile_metrics.METRICS); null on a cell-level status row"),
     ("metric", pa.string(), "the Nsight Compute metric, or the formula of a derived quantity"),
     ("value", pa.float64(), "the metric's value in `unit`; null unless status is ok"),
     ("unit", pa.string(), "unit, in base units: %, byte, ns, sector, register/thread, byte/sector, ..."),
