@@ -4,9 +4,11 @@ cuBLAS (cublasGemmEx) and cuBLASLt (cublasLtMatmul with its heuristic's best alg
 PyTorch calls) with FP32 output; `dtype` is the input precision and `cublas_compute` the compute
 type, so TF32 is never mistaken for FP32. Both go through nvmath-python's bindings and are timed
 as CUDA graphs like our kernels (farm/measure/cublas.py). The optional PyTorch and Triton baselines
-(farm/measure/extra_baselines.py) follow them: skipped, with the reason, on hosts without those libraries.
+follow them, each stating the precision it computes in. This file is what they are; how they run,
+and why a host without those libraries skips them, is farm/measure/extra_baselines.py.
 """
-from farm.measure.extra_baselines import EXTRA_BASELINES
+from dataclasses import dataclass
+
 from kernels.registry import Stage
 
 # (dtype, compute type, min compute capability, what the inputs and compute are)
@@ -31,5 +33,45 @@ def _baseline(prefix: str, library: str, first: int, call: str, i: int, dtype: s
 
 VENDOR_BASELINES = [_baseline(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)]
 CUBLAS_BASELINES = [s for s in VENDOR_BASELINES if s.library == "cuBLAS"]
+
+
+@dataclass(frozen=True)
+class ExtraBaselineStage(Stage):
+    """A library GEMM timed as a baseline of its own. `precision` says what it computes.
+
+    Catalog data only: farm/measure/extra_baselines.py finds the library and launches it.
+    """
+
+    precision: str = ""
+
+    @property
+    def is_baseline(self) -> bool:  # noqa: D401 - a baseline, not a compiled kernel
+        return True
+
+    def describe(self) -> dict:
+        return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
+                "position": self.position, "dtype": self.dtype, "baseline": self.baseline, "library": self.library,
+                "compute_type": self.precision, "shapes": self.shapes.describe(),
+                "min_compute_capability": self.min_cc / 10, "what_changed": self.what_changed, "published": None}
+
+
+def _extra(position: int, name: str, library: str, dtype: str, min_cc: int, precision: str) -> ExtraBaselineStage:
+    return ExtraBaselineStage(name=name, family="baseline", walk="-", group="baseline_extra", position=position, source="",
+                              launches=(), what_changed=f"{library}: {precision}", dtype=dtype, baseline=name,
+                              min_cc=min_cc, library=library, precision=precision)
+
+
+EXTRA_BASELINES: list[ExtraBaselineStage] = [
+    _extra(10, "torch_fp32", "PyTorch", "fp32", 50,
+           "torch.mm, FP32 in/out, TF32 off (allow_tf32=False / fp32_precision='ieee' before every call)"),
+    _extra(11, "torch_tf32", "PyTorch", "tf32", 80,
+           "torch.mm on FP32 tensors with TF32 on (allow_tf32=True): what 'PyTorch FP32' often silently is"),
+    _extra(12, "torch_fp16", "PyTorch", "fp16", 70, "torch.mm, FP16 in, FP32 out (out_dtype=torch.float32), FP32 accumulate"),
+    _extra(13, "torch_bf16", "PyTorch", "bf16", 80, "torch.mm, BF16 in, FP32 out (out_dtype=torch.float32), FP32 accumulate"),
+    _extra(14, "triton_fp32", "Triton", "fp32", 80,
+           "persistent Triton matmul, FP32 in/out, tl.dot(input_precision='ieee'): no TF32"),
+    _extra(15, "triton_fp16", "Triton", "fp16", 80, "persistent Triton matmul, FP16 in, FP32 accumulate and out"),
+    _extra(16, "triton_bf16", "Triton", "bf16", 80, "persistent Triton matmul, BF16 in, FP32 accumulate and out"),
+]
 
 BASELINES = [*VENDOR_BASELINES, *EXTRA_BASELINES]

@@ -5,7 +5,9 @@ import types
 import pytest
 
 from farm.measure import extra_baselines as eb
-from farm.measure.extra_baselines import EXTRA_BASELINES, ExtraBaselineStage, Unavailable
+from farm.measure.cublas import Unavailable
+from kernels.baselines import EXTRA_BASELINES, ExtraBaselineStage
+from kernels.registry import stage_named
 
 
 def test_entries_state_library_and_precision():
@@ -35,11 +37,12 @@ def test_missing_libraries_give_a_skip_reason(monkeypatch):
     monkeypatch.setitem(sys.modules, "triton", None)
     try:
         for s in EXTRA_BASELINES:
-            reason = s.unsupported_reason(1024, 1024, 1024, 90)
+            reason = eb.unavailable_reason(s)
             assert reason and "torch is not installed" in reason, (s.name, reason)
         assert EXTRA_BASELINES[0].unsupported_reason(1024, 1024, 1024, 40).startswith("needs compute capability")
+        assert eb.unavailable_reason(stage_named("cublas_fp32")) is None  # only library baselines depend on the host
         with pytest.raises(Unavailable, match="not installed"):
-            EXTRA_BASELINES[0].launcher(None, None, None, 1, 1, 1)
+            eb.launcher(EXTRA_BASELINES[0], None, None, None, 1, 1, 1)
     finally:
         eb._import_reason.cache_clear()
 
@@ -52,9 +55,9 @@ def test_old_libraries_give_a_skip_reason(monkeypatch):
     monkeypatch.setitem(sys.modules, "triton", triton)
     try:
         by_name = {s.name: s for s in EXTRA_BASELINES}
-        assert by_name["torch_fp32"].unavailable_reason() is None
-        assert "older than 2.8" in by_name["torch_fp16"].unavailable_reason()
-        assert "triton 2.3.0 is older than 3.0" in by_name["triton_bf16"].unavailable_reason()
+        assert eb.unavailable_reason(by_name["torch_fp32"]) is None
+        assert "older than 2.8" in eb.unavailable_reason(by_name["torch_fp16"])
+        assert "triton 2.3.0 is older than 3.0" in eb.unavailable_reason(by_name["triton_bf16"])
     finally:
         eb._import_reason.cache_clear()
 

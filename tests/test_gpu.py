@@ -9,9 +9,9 @@ import pytest
 
 from farm.cells import Cell
 from farm.measure.cell_timer import MeasureOptions
-from farm.measure.extra_baselines import EXTRA_BASELINES
 from farm.measure.stopping import StoppingRule, WarmupRule
 from farm.measure.timing import TimingConfig
+from kernels.baselines import EXTRA_BASELINES
 from kernels.registry import catalog
 
 pytestmark = pytest.mark.gpu

@@ -8,12 +8,13 @@ arrays shared with PyTorch through DLPack (no copies; bf16 bits arrive as uint16
 are viewed as torch.bfloat16); C is the farm's FP32 output array, written in place.
 
 Hosts without torch / triton (or too old ones) keep the entries: their cells are
-skipped with the reason (`unsupported_reason`), like a shape a kernel does not take.
+skipped with the reason (`unavailable_reason`), like a shape a kernel does not take.
 
-Wiring: kernels.baselines.BASELINES lists these after the cuBLAS entries, so plans can
-name them and a plan with no stage filter runs them. farm.measure.gpu treats them like the
-cuBLAS entries (their own baseline, verified against the FP64 product of the same
-inputs, then timed) but launches `stage.launcher(a, b, c, m, n, k)`, a callable on
+Wiring: kernels/baselines.py lists these (ExtraBaselineStage entries, pure catalog data)
+after the cuBLAS entries, so plans can name them and a plan with no stage filter runs
+them. farm.measure.gpu treats them like the cuBLAS entries (their own baseline, verified
+against the FP64 product of the same inputs, then timed) but launches
+`launcher(stage, a, b, c, m, n, k)`, a callable on
 CuPy's current stream (timing brackets it with CuPy events; graph capture works once
 the first call has warmed the library up, which verification does). `Unavailable`
 (a probe on the device failed) becomes a skipped row with its message.
@@ -21,13 +22,11 @@ the first call has warmed the library up, which verification does). `Unavailable
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Callable
 
 from farm.measure.cublas import Unavailable
+from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage
-
-
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -55,42 +54,26 @@ _TORCH_OUT_DTYPE_MIN = (2, 8)  # torch.mm(..., out_dtype=torch.float32) for fp16
 _TRITON_MIN = (3, 0)  # tl.dot(input_precision=...)
 
 
-@dataclass(frozen=True)
-class ExtraBaselineStage(Stage):
-    """A library GEMM timed as a baseline of its own. `precision` says what it computes."""
+def unavailable_reason(stage: Stage) -> str | None:
+    """Why this host cannot run a library baseline (missing or old library), or None (also for every other stage)."""
+    if not isinstance(stage, ExtraBaselineStage):
+        return None
+    if stage.library == "PyTorch":
+        minimum = _TORCH_OUT_DTYPE_MIN if stage.dtype in ("fp16", "bf16") else _TORCH_MIN
+        reason = _import_reason("torch", minimum)
+        return reason and (f"{reason} (needed: torch.mm with out_dtype for FP32 output)" if minimum == _TORCH_OUT_DTYPE_MIN else reason)
+    return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
 
-    precision: str = ""
 
-    @property
-    def is_baseline(self) -> bool:  # noqa: D401 - a baseline, not a compiled kernel
-        return True
-
-    def unavailable_reason(self) -> str | None:
-        """Why this host cannot run it (missing or old library), or None."""
-        if self.library == "PyTorch":
-            minimum = _TORCH_OUT_DTYPE_MIN if self.dtype in ("fp16", "bf16") else _TORCH_MIN
-            reason = _import_reason("torch", minimum)
-            return reason and (f"{reason} (needed: torch.mm with out_dtype for FP32 output)" if minimum == _TORCH_OUT_DTYPE_MIN else reason)
-        return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
-
-    def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
-        return super().unsupported_reason(m, n, k, cc) or self.unavailable_reason()
-
-    def describe(self) -> dict:
-        return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
-                "position": self.position, "dtype": self.dtype, "baseline": self.baseline, "library": self.library,
-                "compute_type": self.precision, "shapes": self.shapes.describe(),
-                "min_compute_capability": self.min_cc / 10, "what_changed": self.what_changed, "published": None}
-
-    def launcher(self, a, b, c, m: int, n: int, k: int) -> Callable[[], None]:
-        """A no-argument callable computing c = a.b on CuPy's current stream (at call time)."""
-        reason = self.unavailable_reason()
-        if reason:
-            raise Unavailable(reason)
-        ta, tb, tc = _torch_views(a, b, c, self.dtype)
-        if self.library == "PyTorch":
-            return _torch_launcher(ta, tb, tc, self.dtype)
-        return _triton_launcher(ta, tb, tc, m, n, k, self.dtype)
+def launcher(stage: ExtraBaselineStage, a, b, c, m: int, n: int, k: int) -> Callable[[], None]:
+    """A no-argument callable computing c = a.b with the stage's library on CuPy's current stream (at call time)."""
+    reason = unavailable_reason(stage)
+    if reason:
+        raise Unavailable(reason)
+    ta, tb, tc = _torch_views(a, b, c, stage.dtype)
+    if stage.library == "PyTorch":
+        return _torch_launcher(ta, tb, tc, stage.dtype)
+    return _triton_launcher(ta, tb, tc, m, n, k, stage.dtype)
 
 
 def _torch_views(a, b, c, dtype: str):
@@ -202,23 +185,3 @@ def _triton_launcher(ta, tb, tc, m: int, n: int, k: int, dtype: str) -> Callable
         with torch.cuda.device(tc.device), torch.cuda.stream(_current_torch_stream(torch, tc.device)):
             kernel[grid](ta, tb, tc, m, n, k, IEEE_FP32=dtype == "fp32")
     return run
-
-
-def _extra(position: int, name: str, library: str, dtype: str, min_cc: int, precision: str) -> ExtraBaselineStage:
-    return ExtraBaselineStage(name=name, family="baseline", walk="-", group="baseline_extra", position=position, source="",
-                              launches=(), what_changed=f"{library}: {precision}", dtype=dtype, baseline=name,
-                              min_cc=min_cc, library=library, precision=precision)
-
-
-EXTRA_BASELINES: list[ExtraBaselineStage] = [
-    _extra(10, "torch_fp32", "PyTorch", "fp32", 50,
-           "torch.mm, FP32 in/out, TF32 off (allow_tf32=False / fp32_precision='ieee' before every call)"),
-    _extra(11, "torch_tf32", "PyTorch", "tf32", 80,
-           "torch.mm on FP32 tensors with TF32 on (allow_tf32=True): what 'PyTorch FP32' often silently is"),
-    _extra(12, "torch_fp16", "PyTorch", "fp16", 70, "torch.mm, FP16 in, FP32 out (out_dtype=torch.float32), FP32 accumulate"),
-    _extra(13, "torch_bf16", "PyTorch", "bf16", 80, "torch.mm, BF16 in, FP32 out (out_dtype=torch.float32), FP32 accumulate"),
-    _extra(14, "triton_fp32", "Triton", "fp32", 80,
-           "persistent Triton matmul, FP32 in/out, tl.dot(input_precision='ieee'): no TF32"),
-    _extra(15, "triton_fp16", "Triton", "fp16", 80, "persistent Triton matmul, FP16 in, FP32 accumulate and out"),
-    _extra(16, "triton_bf16", "Triton", "bf16", 80, "persistent Triton matmul, BF16 in, FP32 accumulate and out"),
-]

@@ -14,15 +14,16 @@ import time
 import numpy as np
 
 from farm.cells import Cell
+from farm.data.rows import cell_row
+from farm.data.schema import TELEMETRY_KEY
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
-from farm.measure.extra_baselines import ExtraBaselineStage
+from farm.measure.extra_baselines import launcher, unavailable_reason
 from farm.measure.inputs import random_operands, to_float64
-from farm.data.rows import cell_row
-from farm.data.schema import TELEMETRY_KEY
 from farm.measure.tolerance import tolerance
 from farm.measure.verify import compare, poison
+from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage, catalog, stage_named
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024
@@ -45,7 +46,7 @@ def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorC
     cuBLASLt through `vendor` (this worker's handles and workspace; a new one when None), or PyTorch /
     Triton. Raises Unavailable where this host cannot run it."""
     if isinstance(spec, ExtraBaselineStage):
-        return spec.launcher(a, b, out, m, n, k)
+        return launcher(spec, a, b, out, m, n, k)
     gemm = GEMMS[spec.library](vendor or VendorContext.on_current_device(), spec.cublas_compute, spec.dtype, m, n, k)
     return lambda: gemm(a, b, out)
 
@@ -140,7 +141,7 @@ class GpuMeasurer:
         row = cell_row(self._device, stage, cell, run_id, "ok")
         if self._poisoned:
             return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
-        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc)
+        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc) or unavailable_reason(stage)
         if reason is None:
             free, _ = cupy.cuda.runtime.memGetInfo()
             need = bytes_needed(stage, cell.m, cell.n, cell.k)
@@ -173,13 +174,14 @@ class GpuMeasurer:
                                                              and s.dtype == own.dtype and s.library in FALLBACK_LIBRARIES)]
         passed_over = []
         for spec in candidates:
-            if not isinstance(spec, ExtraBaselineStage) or spec.unavailable_reason() is None:
+            reason = unavailable_reason(spec)
+            if reason is None:
                 try:
                     return spec, library_call(spec, a, b, ref, m, n, k, self._vendor_context()), "; ".join(passed_over)
                 except Unavailable as exc:
                     passed_over.append(f"{spec.name} unavailable: {exc}")
             else:
-                passed_over.append(f"{spec.name} unavailable: {spec.unavailable_reason()}")
+                passed_over.append(f"{spec.name} unavailable: {reason}")
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
     def _run(self, stage: Stage, cell: Cell) -> dict:

@@ -45,6 +45,7 @@ from farm import __version__
 from farm.cells import Cell
 from farm.data.profile_metrics import DERIVED, METRICS
 from farm.data.rows import REPO_ROOT, git_commit
+from farm.measure.extra_baselines import unavailable_reason
 from farm.measure.ncu import NcuMissing, ProfiledKernel, classify_failure, find_ncu, named_metrics, ncu_version, parse_raw_csv, query_metrics
 from farm.measure.profile_child import CHILD_ERROR, CHILD_MARKER
 
@@ -105,7 +106,8 @@ class Profiler:
 
         stage = stage_named(cell.stage)
         cc = _cc(self.device.get("compute_capability"))
-        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, cc) if cc else stage.shapes.rejects(cell.m, cell.n, cell.k)
+        reason = (stage.unsupported_reason(cell.m, cell.n, cell.k, cc) or unavailable_reason(stage) if cc
+                  else stage.shapes.rejects(cell.m, cell.n, cell.k))
         if reason:
             return self.status_records(stage, cell, run_id, "skipped", reason)
         if self._host_failure:
