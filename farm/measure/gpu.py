@@ -16,6 +16,7 @@ import numpy as np
 from farm.cells import Cell
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
+from farm.measure.cell_timer import CellTimer, MeasureOptions
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
