@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from farm.analysis import compare as fcompare
-from farm.measure import throttle
+from farm.data import throttle
 from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
 # ---------------------------------------------------------------- filters

@@ -15,6 +15,7 @@ from typing import Any
 
 from farm.cells import Cell
 from farm.data.dataset import default_output
+from farm.measure import measurers
 from farm.measure.cell_timer import MeasureOptions
 from kernels.registry import Stage, catalog, select
 from kernels.tuning import tuning_stages
@@ -25,7 +26,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MODES = ("replicate", "shard")
-DEFAULT_MEASURER = "farm.measure.gpu:GpuMeasurer"
 
 Shape = tuple[int, int, int]
 
@@ -49,7 +49,7 @@ class Plan:
     output: str = ""  # dataset location (path or pyarrow filesystem URI); empty: farm.data.dataset.default_output()
     cell_timeout_s: float = 600.0  # a cell running longer is killed and recorded as "timeout"
     start_timeout_s: float = 300.0  # a worker not ready (started or restarted) by then is given up
-    measurer: str = DEFAULT_MEASURER  # "module:Class" the workers build with the measure options
+    measurer: str = measurers.DEFAULT  # a name from farm/measure/measurers.py: what the workers build with the measure options
     measure: dict = field(default_factory=dict)  # [measure] table: timing mode, noise target, telemetry... (farm.measure.cell_timer.MeasureOptions)
 
     def stages(self) -> list[Stage]:
@@ -118,9 +118,11 @@ def _validate(raw: dict[str, Any]) -> Plan:
     mode = raw.get("mode", "replicate")
     if mode not in MODES:
         raise PlanError(f"mode {mode!r} is not one of {', '.join(MODES)}")
-    measurer = raw.get("measurer", DEFAULT_MEASURER)
-    if not isinstance(measurer, str) or measurer.count(":") != 1:
-        raise PlanError(f"measurer {measurer!r}: give an import path 'module:Class'")
+    measurer = raw.get("measurer", measurers.DEFAULT)
+    if not isinstance(measurer, str) or measurer not in measurers.names():
+        # Plans are data: they pick a measurer by name and never name code to import.
+        path = " (a plan names a measurer, it cannot give an import path)" if ":" in str(measurer) else ""
+        raise PlanError(f"measurer {measurer!r} is not a known measurer{path}; valid: {', '.join(measurers.names())}")
     measure = raw.get("measure", {})
     if not isinstance(measure, dict):
         raise PlanError("measure: give a table of measurement options, e.g. [measure] mode = 'cold'")

@@ -28,7 +28,8 @@ from farm.cluster.fleet import SweepError, start_workers
 from farm.cluster.profile_fleet import profile_fleet
 from farm.data.dataset import resolve
 from farm.data.rows import REPO_ROOT
-from farm.plan import DEFAULT_MEASURER, MODES, PlanError, load_plan
+from farm.measure import measurers
+from farm.plan import MODES, PlanError, load_plan
 
 DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
 log = logging.getLogger("farm.sweep")
@@ -69,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="flag: keep throttled measurements, flagged (default); remeasure: measure again while throttled")
     p.add_argument("--target-noise", type=float, help="stop sampling a cell once the median's relative standard "
                                                        "error is at or below this (default 0.005)")
-    p.add_argument("--measurer", help=f"import path 'module:Class' of the measurer workers build (default {DEFAULT_MEASURER})")
+    p.add_argument("--measurer", help=f"name of the measurer workers build: {', '.join(measurers.names())} "
+                                      f"(default {measurers.DEFAULT})")
     p.add_argument("--profile", action="store_true",
                    help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
                         "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed")

@@ -4,9 +4,8 @@ cuBLAS (cublasGemmEx) and cuBLASLt (cublasLtMatmul with its heuristic's best alg
 PyTorch calls) with FP32 output; `dtype` is the input precision and `cublas_compute` the compute
 type, so TF32 is never mistaken for FP32. Both go through nvmath-python's bindings and are timed
 as CUDA graphs like our kernels (farm/measure/cublas.py). The optional PyTorch and Triton baselines
-follow them: each states the precision it computes in, so a % is never taken across precision
-classes, and a host without those libraries skips them. This file is what the baselines are;
-how they run is farm/measure/.
+follow them, each stating the precision it computes in. This file is what they are; how they run,
+and why a host without those libraries skips them, is farm/measure/extra_baselines.py.
 """
 from dataclasses import dataclass
 

@@ -6,6 +6,8 @@ import datetime as dt
 import json
 import random
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -421,3 +423,10 @@ def test_unlike_launches_are_flagged_wherever_a_percentage_is_shown(tmp_path, mo
     assert not any("⚑" in w.value for w in at.warning)
     table = at.dataframe[0].value
     assert (table.loc[table["rows"].notna(), "unlike_launches"] == 0).all()
+
+
+def test_dashboard_listens_on_localhost_when_started_from_the_repo_root():
+    root = Path(APP).parent.parent
+    shown = subprocess.run([sys.executable, "-m", "streamlit", "config", "show"], cwd=root, capture_output=True,
+                           text=True, timeout=120).stdout
+    assert '\naddress = "localhost"' in shown  # from .streamlit/config.toml, not a default (Streamlit's is all interfaces)

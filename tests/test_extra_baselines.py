@@ -5,7 +5,7 @@ import types
 import pytest
 
 from farm.measure import extra_baselines as eb
-from farm.measure.extra_baselines import Unavailable
+from farm.measure.cublas import Unavailable
 from kernels.baselines import EXTRA_BASELINES, ExtraBaselineStage
 from kernels.registry import stage_named
 

@@ -4,10 +4,10 @@ import math
 import pytest
 
 from farm.analysis import compare
+from farm.data.throttle import reason_names, sample_flags, summarize_samples
 from farm.measure.cell_timer import MeasureOptions
 from farm.measure.stats import summarize
 from farm.measure.stopping import StoppingRule, WarmupRule, relative_noise
-from farm.measure.throttle import reason_names, sample_flags, summarize_samples
 
 
 def test_summarize_quartiles_and_cv():

@@ -515,7 +515,7 @@ def test_sweep_profile_pass_on_a_ray_cluster_without_ncu(tmp_path):
         ray.init(address=c.address, log_to_driver=False,
                  runtime_env={"working_dir": str(ROOT), "env_vars": {"GEMM_FARM_NCU": "none"}})
         out = tmp_path / "ds"
-        rc = main(["--kernels", "naive", "--sizes", "64,30x30x30", "--repeats", "1", "--measurer", "tests.standin:StandinMeasurer",
+        rc = main(["--kernels", "naive", "--sizes", "64,30x30x30", "--repeats", "1", "--measurer", "standin",
                    "--output", str(out), "--run-id", "r-prof", "--profile"])
         assert rc == 0
         rows = read_table(str(out)).to_pylist()
@@ -526,7 +526,7 @@ def test_sweep_profile_pass_on_a_ray_cluster_without_ncu(tmp_path):
         assert all("GEMM_FARM_NCU" in r["status_reason"] and r["run_id"] == "r-prof" and r["gpu_model"] == "H200"
                    for r in profile)
         # a second pass with the same run id has nothing left to do
-        assert main(["--kernels", "naive", "--sizes", "64,30x30x30", "--repeats", "1", "--measurer", "tests.standin:StandinMeasurer",
+        assert main(["--kernels", "naive", "--sizes", "64,30x30x30", "--repeats", "1", "--measurer", "standin",
                      "--output", str(out), "--run-id", "r-prof", "--profile"]) == 0
         assert len(read_table(str(out), PROFILE).to_pylist()) == 8
     finally:

@@ -23,7 +23,7 @@ from farm.data.rows import cell_row, git_commit
 from farm.sweep import main
 
 ROOT = Path(__file__).resolve().parent.parent
-STANDIN = "tests.standin:StandinMeasurer"
+STANDIN = "standin"  # registered in conftest.py
 H200 = {"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"}
 RTX4090 = {"standin.gpu-name": "NVIDIA_GeForce_RTX_4090"}
 # naive, tiled and their baseline cublas_fp32, at two shapes, twice: 12 cells.
@@ -233,11 +233,18 @@ def test_dataset_readable_with_pyarrow_and_pandas(cluster, faults, tmp_path):
     assert len(frame) == CELLS and set(frame["run_id"].astype(str)) == {"read"}
 
 
+# Only code can register a measurer, so the script's process registers the stand-in first, then runs
+# farm/sweep.py as `python farm/sweep.py` does (as __main__, from its file).
+AS_SCRIPT = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); from farm.measure import measurers; "
+             "measurers.register('standin', 'tests.standin:StandinMeasurer'); "
+             "sys.argv = sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
 def test_script_runs_against_the_cluster(cluster, tmp_path):
     """`python farm/sweep.py` as a script (its own driver, shipping the repo to the workers)."""
     env = {**os.environ, "RAY_ADDRESS": cluster[0].address}
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "farm" / "sweep.py"), *PLAN, "--gpus", "GeForce-RTX-4090", "--output", str(tmp_path), "--run-id", "script"],
+        [sys.executable, "-c", AS_SCRIPT, str(ROOT), str(ROOT / "farm" / "sweep.py"), *PLAN, "--gpus", "GeForce-RTX-4090", "--output", str(tmp_path), "--run-id", "script"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

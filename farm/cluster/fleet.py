@@ -11,6 +11,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from farm.cluster.worker import GPU_MODEL_LABEL, GpuWorker
 from farm.data.rows import git_commit
+from farm.measure import measurers
 
 log = logging.getLogger("farm.sweep")
 
@@ -71,20 +72,22 @@ def model_wanted(model: str, wanted: tuple[str, ...]) -> bool:
     return not wanted or _canonical(model) in {_canonical(w) for w in wanted}
 
 
-def _spawn(node: GpuNode, measurer: str, options: dict) -> ActorHandle:
+def _spawn(node: GpuNode, measurer_path: str, options: dict) -> ActorHandle:
     return GpuWorker.options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
         runtime_env={"env_vars": {"GEMM_FARM_GIT_COMMIT": git_commit()}},
-    ).remote(measurer, options)
+    ).remote(measurer_path, options)
 
 
 def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_timeout_s: float) -> list[Worker]:
-    """One worker per GPU of the wanted models, each ready (its device_info answered).
+    """One worker per GPU of the wanted models, each ready (its device_info answered), building the measurer
+    registered under the name `measurer` (farm/measure/measurers.py).
 
     Nodes labelled with an unwanted model get no worker; unlabelled nodes get one so that
     NVML can name their model, and it is stopped if unwanted. Raises SweepError, with no
     worker left running, when the cluster has no GPU or lacks a wanted model.
     """
+    measurer_path = measurers.path_of(measurer)  # the workers import a registered path, never a plan's text
     nodes = gpu_nodes()
     if not nodes:
         raise SweepError("the Ray cluster has no alive node with a GPU resource (ray status shows what it has)")
@@ -92,7 +95,7 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
     for node in nodes:
         if node.model_label is None or model_wanted(node.model_label, wanted):
             for _ in range(node.gpus):
-                actor = _spawn(node, measurer, options)
+                actor = _spawn(node, measurer_path, options)
                 pending[actor.device_info.remote()] = (actor, node)
     ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=start_timeout_s)
     workers: list[Worker] = []

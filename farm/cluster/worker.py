@@ -1,22 +1,15 @@
 """The Ray actor that owns one GPU: builds the measurer there and measures cells on request."""
 from __future__ import annotations
 
-import importlib
-
 import ray
 
 from farm.cells import Cell, Measurer
+from farm.measure import measurers
 from farm.measure.device import model_from_name
 from farm.measure.profiler import DEFAULT_TIMEOUT_S, Profiler
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
-
-
-def load_measurer(path: str) -> type:
-    """The class at import path "module:Class"."""
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
@@ -32,8 +25,9 @@ def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
 class GpuWorker:
     """One per GPU, pinned to its node by the driver; restarted by Ray when it dies or is killed."""
 
-    def __init__(self, measurer: str, options: dict) -> None:
-        self._measurer: Measurer = load_measurer(measurer)(**options)
+    def __init__(self, measurer_path: str, options: dict) -> None:
+        # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
+        self._measurer: Measurer = measurers.load(measurer_path)(**options)
         info = self._measurer.device_info()
         labels = ray.get_runtime_context().get_node_labels()
         self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}

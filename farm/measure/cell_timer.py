@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from farm.data.throttle import summarize_samples
 from farm.measure.stats import summarize
 from farm.measure.stopping import StoppingRule, WarmupRule
 from farm.measure.telemetry import NvmlSampler
-from farm.measure.throttle import summarize_samples
 from farm.measure.timing import CellTiming, TimingConfig, launches_in, time_interleaved
 
 POLICIES = ("flag", "remeasure")

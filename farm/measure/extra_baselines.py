@@ -8,7 +8,7 @@ arrays shared with PyTorch through DLPack (no copies; bf16 bits arrive as uint16
 are viewed as torch.bfloat16); C is the farm's FP32 output array, written in place.
 
 Hosts without torch / triton (or too old ones) keep the entries: their cells are
-skipped with the reason (`unsupported_reason`), like a shape a kernel does not take.
+skipped with the reason (`unavailable_reason`), like a shape a kernel does not take.
 
 Wiring: kernels/baselines.py lists these (ExtraBaselineStage entries, pure catalog data)
 after the cuBLAS entries, so plans can name them and a plan with no stage filter runs
@@ -27,8 +27,6 @@ from typing import Callable
 from farm.measure.cublas import Unavailable
 from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage
-
-
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -1,0 +1,199 @@
+"""The import graph of farm/, kernels/ and dashboard/: no cycles, and arrows only in the allowed directions.
+
+Every import counts, those inside functions too (a lazy import is still a dependency).
+README "Layout" draws the same rooms and arrows.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("farm", "kernels", "dashboard")
+SUBPACKAGES = ("farm.measure", "farm.cluster", "farm.data", "farm.analysis")
+
+# What each room may import besides itself. The order is the house's: each room lists only rooms above it
+# in this table, so the rooms themselves cannot form a cycle (test_the_rules_themselves_point_one_way).
+ALLOWED: dict[str, set[str]] = {
+    "kernels": set(),  # the catalog: imports nothing from farm/
+    "farm": set(),  # the package itself (its version)
+    "farm.cells": {"kernels"},
+    "farm.data": {"farm", "farm.cells", "kernels"},
+    "farm.measure": {"farm", "farm.cells", "farm.data", "kernels"},
+    "farm.plan": {"farm", "farm.cells", "farm.data", "farm.measure", "kernels"},
+    "farm.cluster": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "kernels"},
+    # Analysis reads datasets and uses measure's statistics (the noise of a row is stopping.relative_noise)
+    # and, for crosscheck, its measurer; it never reaches the cluster.
+    "farm.analysis": {"farm", "farm.cells", "farm.data", "farm.measure", "kernels"},
+    "farm.sweep": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "kernels"},
+    "farm.cli": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.analysis", "kernels"},
+    "farm.__main__": {"farm.cli"},
+    # The dashboard reads datasets through farm.data, their analyses through farm.analysis, and the
+    # catalog (stage names, ladder order, tuning configurations) from kernels.
+    "dashboard": {"farm.data", "farm.analysis", "kernels"},
+}
+
+# Two known back edges inside kernels/, which may only go away: kernels/registry.py's catalog() and
+# stage_named() import the baselines and the tuning configurations, which build on its Stage. Moving
+# Stage and its parts out of registry.py ends both. Without them the graph must have no cycle at all.
+KNOWN_BACK_EDGES = {("kernels.registry", "kernels.baselines"), ("kernels.registry", "kernels.tuning")}
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every .py under the packages."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the packages it imports, anywhere in its body."""
+    mods = modules(root)
+
+    def known(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the package, up level - 1
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                targets = [f"{base}.{alias.name}" for alias in node.names]  # a submodule, or a name in `base`
+            else:
+                continue
+            graph[name] |= {t for t in map(known, targets) if t and t != name}
+    return graph
+
+
+def room(module: str) -> str:
+    for sub in SUBPACKAGES:
+        if module == sub or module.startswith(sub + "."):
+            return sub
+    top = module.split(".")[0]
+    return module if top == "farm" else top
+
+
+def forbidden(graph: dict[str, set[str]]) -> list[str]:
+    """'a -> b (room -> room)' for every import whose direction the rules do not allow."""
+    return [f"{a} -> {b} ({room(a)} -> {room(b)})" for a in sorted(graph) for b in sorted(graph[a])
+            if room(b) != room(a) and room(b) not in ALLOWED[room(a)]]
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def cycle_edges(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    members = set(component)
+    return [f"{a} -> {b}" for a in component for b in sorted(graph[a] & members)]
+
+
+def without_known_back_edges(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {a: {b for b in targets if (a, b) not in KNOWN_BACK_EDGES} for a, targets in graph.items()}
+
+
+def test_no_import_cycles():
+    graph = without_known_back_edges(import_graph(ROOT))
+    found = cycles(graph)
+    assert not found, "import cycles:\n" + "\n".join("  " + ", ".join(cycle_edges(graph, c)) for c in found)
+
+
+def test_known_back_edges_still_close_a_cycle():
+    # The list only shrinks: an edge that no longer closes a cycle must leave KNOWN_BACK_EDGES.
+    graph = import_graph(ROOT)
+    in_cycle = {(a, b) for c in cycles(graph) for a in c for b in graph[a] & set(c)}
+    assert KNOWN_BACK_EDGES <= in_cycle, f"take out of KNOWN_BACK_EDGES: {sorted(KNOWN_BACK_EDGES - in_cycle)}"
+
+
+def test_arrows_point_one_way():
+    bad = forbidden(import_graph(ROOT))
+    assert not bad, "imports against the layout (README 'Layout'):\n" + "\n".join("  " + e for e in bad)
+
+
+def test_every_module_is_in_a_room():
+    assert {room(m) for m in import_graph(ROOT)} <= set(ALLOWED)
+
+
+def test_the_rules_themselves_point_one_way():
+    order = list(ALLOWED)
+    for r, allowed in ALLOWED.items():
+        assert all(order.index(a) < order.index(r) for a in allowed), r
+
+
+# The checker itself, on graphs and trees made to break the rules.
+
+def test_a_cycle_is_found_and_named():
+    graph = {"farm.data.rows": {"farm.data.schema"}, "farm.data.schema": {"farm.data.dataset"},
+             "farm.data.dataset": {"farm.data.rows"}, "farm.cells": set()}
+    assert cycles(graph) == [["farm.data.dataset", "farm.data.rows", "farm.data.schema"]]
+    assert "farm.data.dataset -> farm.data.rows" in cycle_edges(graph, cycles(graph)[0])
+
+
+def test_a_forbidden_direction_is_named():
+    graph = {"kernels.baselines": {"farm.measure.extra_baselines", "kernels.registry"}, "kernels.registry": set(),
+             "farm.measure.extra_baselines": {"kernels.registry"},
+             "dashboard.analysis": {"farm.measure.throttle", "farm.data.dataset"},
+             "farm.measure.throttle": set(), "farm.data.dataset": set(),
+             "farm.cluster.worker": {"farm.analysis.profile"}, "farm.analysis.profile": set()}
+    assert forbidden(graph) == [
+        "dashboard.analysis -> farm.measure.throttle (dashboard -> farm.measure)",
+        "farm.cluster.worker -> farm.analysis.profile (farm.cluster -> farm.analysis)",
+        "kernels.baselines -> farm.measure.extra_baselines (kernels -> farm.measure)",
+    ]
+
+
+def test_imports_inside_functions_and_relative_imports_count(tmp_path):
+    (tmp_path / "farm" / "cluster").mkdir(parents=True)
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "dashboard").mkdir()
+    for init in ("farm", "farm/cluster", "kernels", "dashboard"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "farm" / "cluster" / "dispatch.py").write_text("from farm.cluster.fleet import Worker\n")
+    (tmp_path / "farm" / "cluster" / "fleet.py").write_text("def start():\n    from . import dispatch\n")
+    (tmp_path / "kernels" / "registry.py").write_text("def catalog():\n    import farm.cluster.fleet\n")
+    graph = import_graph(tmp_path)
+    assert graph["farm.cluster.fleet"] == {"farm.cluster.dispatch"}
+    assert cycles(graph) == [["farm.cluster.dispatch", "farm.cluster.fleet"]]
+    assert forbidden(graph) == ["kernels.registry -> farm.cluster.fleet (kernels -> farm.cluster)"]
