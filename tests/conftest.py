@@ -1,6 +1,5 @@
 """Shared fixtures; GPU tests (marker `gpu`) skip cleanly where no NVIDIA GPU is usable."""
 import functools
-import os
 import sys
 from pathlib import Path
 
