@@ -64,17 +64,26 @@ case "${1:-tests}" in
     python3 -m farm compare rep --gpu-to-gpu --data "$RES" > "$OUT/compare-gpu-to-gpu.txt"
     python3 -m farm compare rep kill --data "$RES" > "$OUT/compare-kill-vs-rep.txt"
     tail -qn1 "$OUT"/compare-gpu*.txt "$OUT"/compare-kill*.txt ;;
-  scaling)  # the default plan on N GPUs, each its own Ray node, replicate and shard: bash .ci/gpu-session.sh scaling 4 2 1
+  scaling)  # the default plan on N GPUs, each its own Ray node, shard (and replicate unless REPLICATE=0), from a
+    # cold CUBIN cache when COLD=1: bash .ci/gpu-session.sh scaling 4 2 1
     shift
     for n in "$@"; do
+      [ "${COLD:-0}" = 1 ] && rm -rf ~/.cache/gemm-farm
       node 0 head
       for i in $(seq 1 $((n - 1))); do node "$i"; done
       sleep 3
       PLAN=plans/default.toml sweep "scale$n-shard" --mode shard
-      [ "$n" -gt 1 ] && PLAN=plans/default.toml sweep "scale$n-rep" --mode replicate
+      [ "$n" -gt 1 ] && [ "${REPLICATE:-1}" = 1 ] && PLAN=plans/default.toml sweep "scale$n-rep" --mode replicate
       ray stop > /dev/null
     done
     grep -h "wall time" "$OUT"/sweep-scale*.log ;;
+  overhead)  # issue 16: the default plan as a new user runs it, from a cold CUBIN cache, no Ray running, on GPU 0
+    ray stop --force > /dev/null 2>&1
+    rm -rf ~/.cache/gemm-farm
+    t0=$(date +%s.%N)
+    CUDA_VISIBLE_DEVICES=0 timeout "${DEADLINE:-3600}" python3 farm/sweep.py --run-id cold1 --output "$RES" > "$OUT/sweep-cold1.log" 2>&1
+    echo "sweep cold1 rc=$? command_to_exit_s=$(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$OUT/walltimes.txt"
+    grep -E "ETA|summary|wall time" "$OUT/sweep-cold1.log" | head -3; tail -4 "$OUT/sweep-cold1.log" ;;
   walkb)  # the TF32 ladder at the issue's sizes, three repeats
     python3 -m farm bench --families tf32 --sizes 2048,4096,8192 --repeats 3 --run-id walkB --output "$RES" > "$OUT/bench-walkB.log" 2>&1
     python3 -m farm report "$RES" --run-id walkB | tee "$OUT/report-walkB.md" | grep -E "###|tf32" ;;
@@ -90,12 +99,12 @@ case "${1:-tests}" in
     python3 -m farm profile --families tf32 --sizes 4096 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkB.log" 2>&1
     python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
       | tee "$OUT/moves.txt" | head -70 ;;
-  reference)  # plans/reference.toml on every GPU here (DEADLINE=secs stops it early; call again to resume)
+  reference)  # plans/reference.toml (or REF_PLAN) on every GPU here (DEADLINE=secs stops it early; call again to resume)
     shift; run=$1; shift
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 | tee "$OUT/libraries.txt"
     prewarm
     nodes
-    PLAN=plans/reference.toml sweep "$run" "$@"
+    PLAN=${REF_PLAN:-plans/reference.toml} sweep "$run" "$@"
     ray stop --force > /dev/null 2>&1
     # Beside every reference run: its vendor baselines against torch.mm under Triton's timers (shipped with the dataset;
     # CROSSCHECK=0 leaves it to the call that finishes the run).
@@ -107,7 +116,7 @@ case "${1:-tests}" in
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
 if [ -d "$RES" ]; then
-  for r in one aa2 notele rep shard kill scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
+  for r in one aa2 notele rep shard kill cold1 scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
     python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
   done
   tar czf "$FINAL/results-$STEP.tgz" -C /tmp farm-results
