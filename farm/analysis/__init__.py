@@ -1,0 +1,1 @@
+"""Reading datasets: noise-aware comparisons, reports, the counters that moved, the cross-check of the baselines."""

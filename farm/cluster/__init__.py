@@ -1,0 +1,1 @@
+"""Ray: one worker per GPU, cells handed out and rows brought back to the driver, the only writer."""

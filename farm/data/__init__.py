@@ -1,0 +1,1 @@
+"""The dataset: its schema, the rows and what their columns mean, reading, writing, compacting and validating it."""

@@ -48,6 +48,7 @@ from farm.data.rows import REPO_ROOT, git_commit
 from farm.measure.extra_baselines import unavailable_reason
 from farm.measure.ncu import NcuMissing, ProfiledKernel, classify_failure, find_ncu, named_metrics, ncu_version, parse_raw_csv, query_metrics
 from farm.measure.profile_child import CHILD_ERROR, CHILD_MARKER
+from kernels.registry import stage_named
 
 # Statuses that are about the host, not the cell: the rest of that GPU's cells get them too.
 HOST_STATUSES = ("no_ncu", "no_permission", "ncu_unusable")
@@ -102,8 +103,6 @@ class Profiler:
 
     def profile(self, cell: Cell, run_id: str) -> list[dict]:
         """The profile records of one cell: a row per (kernel, quantity), or one status row."""
-        from kernels.registry import stage_named
-
         stage = stage_named(cell.stage)
         cc = _cc(self.device.get("compute_capability"))
         reason = (stage.unsupported_reason(cell.m, cell.n, cell.k, cc) or unavailable_reason(stage) if cc
