@@ -286,8 +286,8 @@ def test_driver_killed_outright_loses_at_most_one_flush_interval_and_resumes(clu
 
 
 def test_ray_job_stop_writes_every_finished_row_and_the_runs_rows(cluster, faults, tmp_path):
-    proc = start_script(cluster, tmp_path, "--run-id", "stopped", "--flush-every", "30")
-    time.sleep(1.0)
+    proc = start_script(cluster, tmp_path, "--run-id", "stopped", "--flush-every", "1")
+    time.sleep(0.5)  # rows arrive that no timed flush has written yet
     proc.send_signal(signal.SIGTERM)  # what `ray job stop` sends
     assert proc.wait(timeout=60) == 130, proc.stderr.read()[-2000:]
     [run] = read_table(str(tmp_path), "runs").to_pylist()
