@@ -15,6 +15,16 @@ SCHEMA_V3_COLUMNS = ("baseline_launch_method", "cell_seconds", "verify_seconds",
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
 
+def _tables(fields: list[tuple[str, pa.DataType, str]]) -> tuple[pa.Schema, dict[str, str], pa.Schema]:
+    """(the table's schema, its column docs, the schema of its files: the partition keys live in the directories)."""
+    schema = pa.schema([pa.field(n, t) for n, t, _ in fields], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
+    return schema, {n: doc for n, _, doc in fields}, _file_schema(schema)
+
+
+def _file_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f for f in schema if f.name not in PARTITION_KEYS], metadata=schema.metadata)
+
+
 _F = [
     # provenance
     ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
@@ -131,10 +141,8 @@ TELEMETRY_SCHEMA = pa.schema([
 ], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
 TELEMETRY_JOIN_KEYS = ("gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k", "repeat")
 
-ROW_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _F], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
-COLUMN_DOCS = {n: doc for n, _, doc in _F}
-FILE_SCHEMA = pa.schema([f for f in ROW_SCHEMA if f.name not in PARTITION_KEYS], metadata=ROW_SCHEMA.metadata)
-TELEMETRY_FILE_SCHEMA = pa.schema([f for f in TELEMETRY_SCHEMA if f.name not in PARTITION_KEYS], metadata=TELEMETRY_SCHEMA.metadata)
+ROW_SCHEMA, COLUMN_DOCS, FILE_SCHEMA = _tables(_F)
+TELEMETRY_FILE_SCHEMA = _file_schema(TELEMETRY_SCHEMA)
 
 
 def check_columns(rows: list[dict]) -> None:
@@ -199,9 +207,7 @@ _P = [
     ("farm_version", pa.string(), "gemm-farm version"),
     ("git_commit", pa.string(), "commit of the farm's code"),
 ]
-PROFILE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _P], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
-PROFILE_COLUMN_DOCS = {n: doc for n, _, doc in _P}
-PROFILE_FILE_SCHEMA = pa.schema([f for f in PROFILE_SCHEMA if f.name not in PARTITION_KEYS], metadata=PROFILE_SCHEMA.metadata)
+PROFILE_SCHEMA, PROFILE_COLUMN_DOCS, PROFILE_FILE_SCHEMA = _tables(_P)
 # Joins to result rows on these (a profile has no repeat: one profiled launch per GPU, stage and shape).
 PROFILE_JOIN_KEYS = ("gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k")
 
@@ -244,9 +250,7 @@ _R = [
     ("driver_version", pa.string(), "NVIDIA driver version of the GPU's host"),
     ("cuda_runtime_version", pa.string(), "CUDA runtime version CuPy runs on"),
 ]
-RUNS_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _R], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
-RUNS_COLUMN_DOCS = {n: doc for n, _, doc in _R}
-RUNS_FILE_SCHEMA = pa.schema([f for f in RUNS_SCHEMA if f.name not in PARTITION_KEYS], metadata=RUNS_SCHEMA.metadata)
+RUNS_SCHEMA, RUNS_COLUMN_DOCS, RUNS_FILE_SCHEMA = _tables(_R)
 
 
 def runs_columns_markdown() -> str:
