@@ -19,7 +19,7 @@ def test_a_registered_name_is_a_valid_plan_field():
 
 @pytest.mark.parametrize("name, match", [
     ("gpu2", r"unknown|not a known measurer"),
-    ("tests.standin:StandinMeasurer", "cannot give an import path"),
+    ("farm.cluster.standin:StandinMeasurer", "cannot give an import path"),
     ("os:system", "cannot give an import path"),
     ("farm.measure.gpu:GpuMeasurer", "cannot give an import path"),
     (42, "not a known measurer"),

@@ -2,14 +2,14 @@
 
 Each GPU pulls from a queue: its own (replicate: every GPU runs every cell) or its
 model's (shard: the model's GPUs share the cells), ordered longest expected cell first
-within each repeat (farm.cost). A GPU gets a batch of cells at a time, sized to a few
+within each repeat (farm.cluster.cost). A GPU gets a batch of cells at a time, sized to a few
 seconds of expected work and smaller near the end of its queue so that its GPUs finish
 together; one more batch waits on the worker, so the GPU never waits on the driver.
 
 Batches are Ray streaming generators (GpuWorker.measure_batch): one actor call per batch,
 its results reaching the driver as they are made, through Ray's own transport and fault
 reporting, so the driver knows at every moment which cell of a batch runs. Rows go to a
-BufferedWriter (farm.writer). Faults, per cell:
+BufferedWriter (farm.data.writer). Faults, per cell:
 
 - the worker process dies: the cell it was running counts a death and, with the rest of
   its batches, goes back to the front of the queue; a cell that killed a worker runs
