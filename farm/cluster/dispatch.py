@@ -30,7 +30,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import ray
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayError, RayTaskError
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
 
 from farm.cells import Cell
 from farm.cluster.cost import CostModel
@@ -321,7 +321,7 @@ class Dispatcher:
             slot.probe = None
         except ActorUnavailableError:  # still restarting: ask again
             slot.probe = slot.worker.actor.device_info.remote()
-        except (ActorDiedError, RayError) as exc:
+        except ActorDiedError as exc:
             self._lose(slot, f"cannot be restarted: {_first_line(exc)}")
 
     def _expire(self) -> None:
