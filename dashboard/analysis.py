@@ -735,3 +735,18 @@ def tuning_lines(cells: pd.DataFrame) -> pd.DataFrame:
     df["highlight"] = hl
     df["best_here"] = df["rank"].eq(1)
     return df
+
+
+def run_overheads(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, run and sweep command (a resumed run has several): GPUs, cells, start-up, wall time, summed timed
+    GPU windows and the overhead: (wall - start-up) x GPUs / timed GPU seconds, farm time per timed GPU second."""
+    if runs.empty:
+        return pd.DataFrame(columns=["dataset", "run_id", "started_at", "gpus", "cells", "startup_s", "first_row_s",
+                                     "wall_s", "timed_gpu_s", "overhead", "stopped"])
+    cells = runs.filter(like="cells_").drop(columns=["cells_not_run", "cells_resumed"]).sum(axis=1)
+    g = runs.assign(cells=cells).groupby(["dataset", "run_id", "started_at"], as_index=False).agg(
+        gpus=("gpu_uuid", "nunique"), cells=("cells", "sum"), startup_s=("startup_seconds", "first"),
+        first_row_s=("first_row_seconds", "min"), wall_s=("wall_seconds", "first"), timed_gpu_s=("timed_seconds", "sum"),
+        stopped=("interrupted", "any"))
+    busy = (g["wall_s"] - g["startup_s"]) * g["gpus"]
+    return g.assign(overhead=(busy / g["timed_gpu_s"]).where(g["timed_gpu_s"] > 0)).sort_values("started_at", ascending=False)

@@ -30,7 +30,7 @@ import streamlit as st
 
 from farm.data import dataset as fds
 from farm.data.derived import launch_mismatch, with_vendor_best
-from farm.data.schema import PARTITION_KEYS, ROW_SCHEMA, TELEMETRY_SCHEMA
+from farm.data.schema import PARTITION_KEYS, ROW_SCHEMA, RUNS_SCHEMA, TELEMETRY_SCHEMA
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = REPO_ROOT / "datasets"
@@ -289,6 +289,14 @@ def assemble(listed) -> Loaded:
     rows = _table_of(parts[fds.ROWS], ROW_SCHEMA)
     tele = _table_of(parts[fds.TELEMETRY], TELEMETRY_SCHEMA)
     return Loaded(sources=sources, rows=enrich(to_pandas(rows)), telemetry=to_pandas(tele), files=files, problems=problems)
+
+
+def runs(sources: list[Source]) -> pd.DataFrame:
+    """The runs tables of `sources` (farm.data.schema RUNS_SCHEMA columns + dataset); datasets written before the
+    runs table existed add nothing."""
+    frames = [fds.read_table(s.path, fds.RUNS).to_pandas().assign(dataset=s.name)
+              for s in sources if s.layout == "tables" and fds.exists(s.path, fds.RUNS)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*RUNS_SCHEMA.names, "dataset"])
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:

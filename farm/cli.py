@@ -137,9 +137,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from farm.analysis.report import headline_table, ladder_table
+    from farm.analysis.report import headline_table, ladder_table, runs_table
 
     print((headline_table if args.headline else ladder_table)(args.path, args.run_id))
+    runs = runs_table(args.path, args.run_id)
+    if runs:
+        print(f"\n### Runs: one row per sweep and GPU; overhead = (wall - start-up) / timed GPU seconds\n\n{runs}")
     return 0
 
 
@@ -225,10 +228,17 @@ def cmd_published(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    from farm.data.schema import SCHEMA_VERSION, columns_markdown
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from farm.simulate import report, simulate
 
-    print(f"schema version {SCHEMA_VERSION}\n\n{columns_markdown()}")
+    print(report(simulate(args.gpus, args.cells, args.cell_ms, args.output, args.flush_every, args.profile_driver)))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from farm.data.schema import SCHEMA_VERSION, columns_markdown, runs_columns_markdown
+
+    print(f"schema version {SCHEMA_VERSION}\n\n## rows\n\n{columns_markdown()}\n\n## runs\n\n{runs_columns_markdown()}")
     return 0
 
 
@@ -274,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="seconds one cell may take under ncu before it is killed (default 600)")
     p.set_defaults(func=cmd_profile)
 
-    p = sub.add_parser("report", help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset")
+    p = sub.add_parser("report", help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset, then "
+                                      "its runs (start-up, cells, overhead per sweep and GPU)")
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
     p.add_argument("--headline", action="store_true", help="one table instead: per GPU model, family and shape, the stage "
@@ -316,7 +327,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("published", help="the write-ups' published figures as CSV (datasets/published.csv)")
     p.set_defaults(func=cmd_published)
 
-    p = sub.add_parser("schema", help="print the dataset's columns, types and meanings (markdown)")
+    p = sub.add_parser("simulate", help="the sweep driver on a local Ray with N declared GPUs and stand-in cells (no GPU): "
+                                        "rows/s, driver CPU and memory, files, busy fraction, tail")
+    p.add_argument("--gpus", type=int, default=8, help="declared GPUs, one stand-in worker each (default 8)")
+    p.add_argument("--cells", type=int, default=2000, help="cells to run, shard mode (default 2000; rounded up to even)")
+    p.add_argument("--cell-ms", type=float, default=10.0, help="milliseconds each cell sleeps (default 10; 0: instant)")
+    p.add_argument("--flush-every", type=float, default=10.0, help="seconds between writes of buffered rows (default 10)")
+    p.add_argument("--output", help="keep the dataset here (default: a temporary directory, removed)")
+    p.add_argument("--profile-driver", help="write a cProfile of the driver's sweep to this file (pstats)")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("schema", help="print the columns, types and meanings of the dataset's rows and runs tables (markdown)")
     p.set_defaults(func=cmd_schema)
     return parser
 

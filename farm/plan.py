@@ -49,6 +49,7 @@ class Plan:
     output: str = ""  # dataset location (path or pyarrow filesystem URI); empty: farm.data.dataset.default_output()
     cell_timeout_s: float = 600.0  # a cell running longer is killed and recorded as "timeout"
     start_timeout_s: float = 300.0  # a worker not ready (started or restarted) by then is given up
+    flush_s: float = 10.0  # the driver writes buffered rows at least this often: what a killed driver can lose
     measurer: str = measurers.DEFAULT  # a name from farm/measure/measurers.py: what the workers build with the measure options
     measure: dict = field(default_factory=dict)  # [measure] table: timing mode, noise target, telemetry... (farm.measure.cell_timer.MeasureOptions)
 
@@ -142,6 +143,7 @@ def _validate(raw: dict[str, Any]) -> Plan:
         output=str(raw.get("output") or default_output()),
         cell_timeout_s=_positive("cell_timeout_s", raw.get("cell_timeout_s", 600.0), float),
         start_timeout_s=_positive("start_timeout_s", raw.get("start_timeout_s", 300.0), float),
+        flush_s=_positive("flush_s", raw.get("flush_s", 10.0), float),
         measurer=measurer,
         measure=dict(measure),
     )

@@ -19,17 +19,23 @@ import argparse
 import json
 import logging
 import os
+import signal
+import threading
 import time
 
 import ray
 
-from farm.cluster.dispatch import Dispatcher
-from farm.cluster.fleet import SweepError, start_workers
+from farm.cluster.cost import CostModel, rates_from_dataset
+from farm.cluster.dispatch import PROGRESS_EVERY_S, Dispatcher, SweepResult
+from farm.cluster.fleet import SweepError, Worker, start_workers
 from farm.cluster.profile_fleet import profile_fleet
-from farm.data.dataset import resolve
+from farm.cluster.progress import Progress
+from farm.cluster.runs import Clock, run_records
+from farm.data.dataset import RUNS, resolve, write_table
 from farm.data.rows import REPO_ROOT
+from farm.data.writer import BufferedWriter
 from farm.measure import measurers
-from farm.plan import MODES, PlanError, load_plan
+from farm.plan import MODES, Plan, PlanError, load_plan
 
 DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
 log = logging.getLogger("farm.sweep")
@@ -63,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds one cell may run before its worker is killed and restarted (default 600)")
     p.add_argument("--start-timeout", type=float, dest="start_timeout_s",
                    help="seconds a worker may take to start or restart before its GPU is given up (default 300)")
+    p.add_argument("--flush-every", type=float, dest="flush_s",
+                   help="seconds between writes of the buffered rows (default 10): a driver killed outright loses at "
+                        "most this much of its rows; Ctrl-C and `ray job stop` lose none")
     p.add_argument("--timing-mode", choices=("hot", "cold"), help="hot: back-to-back launches (default); "
                                                                   "cold: an L2-sized write before every timed launch")
     p.add_argument("--no-telemetry", action="store_true", help="do not sample NVML during timing")
@@ -94,10 +103,29 @@ def connect(address: str | None) -> bool:
     return True
 
 
+def _stop(signum: int, frame) -> None:
+    # `ray job stop` sends SIGTERM: unwind like Ctrl-C, so buffered rows and the runs rows are written.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_sweep(plan: Plan, workers: list[Worker], clock: Clock) -> SweepResult:
+    """Run the plan on started workers; the runs table gets a row per GPU at the end, or on an interrupt."""
+    progress = Progress(PROGRESS_EVERY_S, clock.started)
+    cost = CostModel({s.name: s for s in plan.stages()}, rates_from_dataset(plan.output, {w.model for w in workers}))
+    writer = BufferedWriter(plan.output, plan.flush_s)
+    interrupted = True
+    try:
+        result = Dispatcher(plan, workers, progress, cost, writer).run()
+        interrupted = False
+    finally:
+        write_table(run_records(plan.run_id, plan.mode, workers, progress, clock, interrupted), plan.output, RUNS)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run a sweep; 0 when every cell has a row, 1 when some could not run, 2 when nothing ran."""
+    """Run a sweep; 0 when every cell has a row, 1 when some could not run, 2 when nothing ran, 130 when stopped."""
     args = build_parser().parse_args(argv)
-    started = time.monotonic()
+    clock = Clock.start()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     log.setLevel(logging.INFO)
     measure_flags = {"mode": args.timing_mode, "telemetry": False if args.no_telemetry else None,
@@ -111,18 +139,24 @@ def main(argv: list[str] | None = None) -> int:
         log.error("plan error: %s", exc)
         return 2
     connected_here = connect(args.address)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stop)
     try:
         # Each worker compiles the plan's stages for its chip in the background while its first cells run.
         options = {**plan.measure, "prewarm": tuple(s.name for s in plan.stages())}
         workers = start_workers(plan.measurer, options, plan.gpus, plan.start_timeout_s)
+        clock.ready = time.monotonic()
         log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()),
                  "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
-        result = Dispatcher(plan, workers, started).run()
+        result = run_sweep(plan, workers, clock)
         if args.profile:
             profile_fleet(plan)  # starts its own workers: the dispatcher has stopped the sweep's
     except SweepError as exc:
         log.error("%s", exc)
         return 2
+    except KeyboardInterrupt:
+        log.error("stopped; the rows measured so far are written: run again with --run-id %s to finish", plan.run_id)
+        return 130
     finally:
         if connected_here:
             ray.shutdown()

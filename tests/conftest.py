@@ -8,11 +8,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from farm.measure import measurers  # noqa: E402 - after the repo is on the path
-
-# The test-only measurer (tests/standin.py), picked by name like any other: plans name it "standin".
-measurers.register("standin", "tests.standin:StandinMeasurer")
-
 
 @functools.lru_cache(maxsize=1)
 def gpu_unavailable_reason() -> str | None:

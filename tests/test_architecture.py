@@ -26,7 +26,9 @@ ALLOWED: dict[str, set[str]] = {
     # and, for crosscheck, its measurer; it never reaches the cluster.
     "farm.analysis": {"farm", "farm.cells", "farm.data", "farm.measure", "kernels"},
     "farm.sweep": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "kernels"},
-    "farm.cli": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.analysis", "kernels"},
+    # `farm simulate`: the sweep driver on stand-in workers, a sibling of farm.sweep that cli can start.
+    "farm.simulate": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "farm.sweep", "kernels"},
+    "farm.cli": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.analysis", "farm.simulate", "kernels"},
     "farm.__main__": {"farm.cli"},
     # The dashboard reads datasets through farm.data, their analyses through farm.analysis, and the
     # catalog (stage names, ladder order, tuning configurations) from kernels.

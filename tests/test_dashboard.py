@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboard import analysis, charts, data  # noqa: E402
 from farm.cells import Cell  # noqa: E402
-from farm.data.dataset import write_rows  # noqa: E402
+from farm.data.dataset import write_rows, write_table  # noqa: E402
 from farm.data.rows import cell_row  # noqa: E402
 from farm.data.schema import TELEMETRY_KEY  # noqa: E402
 from kernels.registry import catalog  # noqa: E402
@@ -116,6 +116,11 @@ def farm_dataset(tmp_path_factory) -> Path:
     now = dt.datetime.now(dt.timezone.utc)
     write_rows(make_rows("r1", 3, now - dt.timedelta(hours=1), seed=1), str(root))
     write_rows(make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30], str(root))
+    started = now - dt.timedelta(hours=1, seconds=10)
+    write_table([{"run_id": "r1", "gpu_model": d["gpu_model"], "gpu_uuid": d["gpu_uuid"], "mode": "replicate",
+                  "started_at": started, "ended_at": started + dt.timedelta(seconds=100), "interrupted": False,
+                  "startup_seconds": 10.0, "first_row_seconds": 12.0, "wall_seconds": 100.0, "cells_ok": 5,
+                  "timed_seconds": 30.0, "overhead_ratio": 3.0} for d, _, _ in GPUS], str(root), "runs")
     return root
 
 
@@ -160,6 +165,9 @@ def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypa
         specs = json.dumps(vega_specs(at))
         if page == "overview":
             assert at.get("progress"), "the run written just now shows as a sweep in progress"
+            [cost] = [f.value for f in at.dataframe if "overhead" in f.value.columns]
+            assert cost[["run_id", "gpus", "cells"]].values.tolist() == [["r1", 3, 15]]
+            assert cost["overhead"].iloc[0] == pytest.approx(3.0)
         if page == "ladder":
             assert "published (RTX 3050 Laptop)" in specs and "H100-80GB-HBM3" in specs
         if page == "scaling":

@@ -13,13 +13,13 @@ def test_the_default_is_the_real_gpu_measurer():
 
 
 def test_a_registered_name_is_a_valid_plan_field():
-    assert load_plan(sizes=[64], measurer="standin").measurer == "standin"  # registered by conftest.py
-    assert measurers.path_of("standin") == "tests.standin:StandinMeasurer"
+    assert load_plan(sizes=[64], measurer="standin").measurer == "standin"  # no GPU: the tests' and farm simulate's
+    assert measurers.path_of("standin") == "farm.cluster.standin:StandinMeasurer"
 
 
 @pytest.mark.parametrize("name, match", [
     ("gpu2", r"unknown|not a known measurer"),
-    ("tests.standin:StandinMeasurer", "cannot give an import path"),
+    ("farm.cluster.standin:StandinMeasurer", "cannot give an import path"),
     ("os:system", "cannot give an import path"),
     ("farm.measure.gpu:GpuMeasurer", "cannot give an import path"),
     (42, "not a known measurer"),

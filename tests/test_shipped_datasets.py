@@ -110,7 +110,7 @@ def test_compaction_keeps_every_row_and_sample(tmp_path):
              "reasons": 0} for i in range(8)]
     for repeat in range(3):
         write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: tele}], str(tmp_path))
-    assert compact(str(tmp_path)) == {"rows": (3, 1), "telemetry": (3, 1), "profile": (0, 0)}
+    assert compact(str(tmp_path)) == {"rows": (3, 1), "telemetry": (3, 1), "profile": (0, 0), "runs": (0, 0)}
     assert read_table(str(tmp_path)).num_rows == 3 and read_table(str(tmp_path), "telemetry").num_rows == 24
     compact(str(tmp_path), telemetry_stride=4)
     assert read_table(str(tmp_path), "telemetry").num_rows == 6

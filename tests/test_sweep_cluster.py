@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from farm.data.rows import cell_row, git_commit
 from farm.sweep import main
 
 ROOT = Path(__file__).resolve().parent.parent
-STANDIN = "standin"  # registered in conftest.py
+STANDIN = "standin"  # farm/measure/measurers.py: farm.cluster.standin, no GPU
 H200 = {"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"}
 RTX4090 = {"standin.gpu-name": "NVIDIA_GeForce_RTX_4090"}
 # naive, tiled and their baseline cublas_fp32, at two shapes, twice: 12 cells.
@@ -139,10 +141,14 @@ def test_resume_skips_cells_already_written(cluster, faults, tmp_path):
     assert len(got) == 3 * CELLS
     assert Counter(r["stage"] for r in got if r not in first) == {"tiled": 3 * 4}
     assert_unique_cells(got, "gpu_uuid")
-    # Everything done: a third run writes nothing.
-    before = sorted(p for p in tmp_path.rglob("*.parquet"))
+    # Everything done: a third run writes no rows, only its runs rows (each resumed part adds one per GPU).
+    before = sorted((tmp_path / "rows").rglob("*.parquet"))
     assert sweep(tmp_path, "--gpus", "H200", "--run-id", "r1") == 0
-    assert sorted(tmp_path.rglob("*.parquet")) == before
+    assert sorted((tmp_path / "rows").rglob("*.parquet")) == before
+    runs = read_table(str(tmp_path), "runs").to_pylist()
+    assert len(runs) == 3 * 3 and {r["run_id"] for r in runs} == {"r1"}
+    assert sorted(r["cells_ok"] for r in runs) == [0, 0, 0, 4, 4, 4, 8, 8, 8]
+    assert sorted(r["cells_resumed"] for r in runs) == [0, 0, 0, 8, 8, 8, 12, 12, 12]
 
 
 def test_resume_on_a_card_new_to_the_run(cluster, faults, tmp_path, caplog):
@@ -225,28 +231,65 @@ def test_unknown_model_fails_at_start_and_writes_nothing(cluster, faults, tmp_pa
 
 def test_dataset_readable_with_pyarrow_and_pandas(cluster, faults, tmp_path):
     assert sweep(tmp_path, "--gpus", "H200", "--mode", "shard", "--run-id", "read") == 0
-    table = pds.dataset(str(tmp_path), format="parquet", partitioning="hive").to_table()
+    table = pds.dataset(str(tmp_path / "rows"), format="parquet", partitioning="hive").to_table()
     assert table.num_rows == CELLS and set(table.column("gpu_model").to_pylist()) == {"H200"}
     assert open_dataset(str(tmp_path)).count_rows() == CELLS
     pd = pytest.importorskip("pandas")
-    frame = pd.read_parquet(tmp_path)
+    frame = pd.read_parquet(tmp_path / "rows")
     assert len(frame) == CELLS and set(frame["run_id"].astype(str)) == {"read"}
-
-
-# Only code can register a measurer, so the script's process registers the stand-in first, then runs
-# farm/sweep.py as `python farm/sweep.py` does (as __main__, from its file).
-AS_SCRIPT = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); from farm.measure import measurers; "
-             "measurers.register('standin', 'tests.standin:StandinMeasurer'); "
-             "sys.argv = sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
 def test_script_runs_against_the_cluster(cluster, tmp_path):
     """`python farm/sweep.py` as a script (its own driver, shipping the repo to the workers)."""
     env = {**os.environ, "RAY_ADDRESS": cluster[0].address}
     proc = subprocess.run(
-        [sys.executable, "-c", AS_SCRIPT, str(ROOT), str(ROOT / "farm" / "sweep.py"), *PLAN, "--gpus", "GeForce-RTX-4090", "--output", str(tmp_path), "--run-id", "script"],
+        [sys.executable, str(ROOT / "farm" / "sweep.py"), *PLAN, "--gpus", "GeForce-RTX-4090", "--output", str(tmp_path), "--run-id", "script"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"rows of run script are in {tmp_path}" in proc.stderr
     assert len(rows(tmp_path)) == CELLS
+
+
+# 2 stages x 40 shapes x 10 repeats of 10 ms: several seconds on one GPU, long enough to stop the driver midway.
+LONG = ["--kernels", "naive", "--sizes", ",".join(str(8 * i) for i in range(1, 41)), "--repeats", "10",
+        "--measurer", STANDIN, "--gpus", "GeForce-RTX-4090"]
+LONG_CELLS = 2 * 40 * 10
+
+
+def start_script(cluster, out: Path, *flags: str) -> subprocess.Popen:
+    """`python farm/sweep.py` in its own process, once it has written its first rows file."""
+    env = {**os.environ, "RAY_ADDRESS": cluster[0].address}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "farm" / "sweep.py"), *LONG, "--output", str(out), *flags],
+                            cwd=out, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while not list((out / "rows").rglob("*.parquet")):
+        assert proc.poll() is None and time.monotonic() < deadline, "the sweep wrote no rows"
+        time.sleep(0.05)
+    return proc
+
+
+def test_driver_killed_outright_loses_at_most_one_flush_interval_and_resumes(cluster, faults, tmp_path):
+    proc = start_script(cluster, tmp_path, "--run-id", "killed", "--flush-every", "1")
+    time.sleep(1.5)
+    killed_at = time.time()
+    proc.kill()  # SIGKILL: no clean-up at all
+    proc.wait()
+    newest = max(f.stat().st_mtime for f in (tmp_path / "rows").rglob("*.parquet"))
+    assert killed_at - newest <= 1 + 1.0  # the flush interval, and a second of slack for a loaded CI machine
+    written = rows(tmp_path)
+    assert 0 < len(written) < LONG_CELLS and not (tmp_path / "runs").exists()
+    assert main([*LONG, "--output", str(tmp_path), "--run-id", "killed"]) == 0
+    got = rows(tmp_path)
+    assert len(got) == LONG_CELLS and {r["status"] for r in got} == {"ok"}
+    assert_unique_cells(got, "gpu_uuid")
+
+
+def test_ray_job_stop_writes_every_finished_row_and_the_runs_rows(cluster, faults, tmp_path):
+    proc = start_script(cluster, tmp_path, "--run-id", "stopped", "--flush-every", "1")
+    time.sleep(0.5)  # rows arrive that no timed flush has written yet
+    proc.send_signal(signal.SIGTERM)  # what `ray job stop` sends
+    assert proc.wait(timeout=60) == 130, proc.stderr.read()[-2000:]
+    [run] = read_table(str(tmp_path), "runs").to_pylist()
+    assert run["interrupted"] and run["run_id"] == "stopped"
+    assert len(rows(tmp_path)) == run["cells_ok"] < LONG_CELLS  # nothing it had measured was lost

@@ -3,7 +3,7 @@ import datetime as dt
 
 import streamlit as st
 
-from dashboard import analysis, charts, ui
+from dashboard import analysis, charts, data, ui
 
 st.title("gemm-farm · Overview")
 st.caption("GEMM kernel stages compiled, verified against cuBLAS and timed on every GPU of the farm. "
@@ -46,6 +46,22 @@ def body() -> None:
         "duration_s": st.column_config.NumberColumn("span (s)", format="%.0f"),
         "not_ok": st.column_config.NumberColumn("not ok", help="failed verification, skipped, error or timeout"),
         "throttled": st.column_config.NumberColumn("throttled rows", help="rows with throttled_fraction > 0")})
+
+    overheads = analysis.run_overheads(data.runs([s for s in L.sources if s.name in set(rows["dataset"])]))
+    st.subheader("What each run cost")
+    if overheads.empty:
+        st.caption("No runs table in these datasets (written by sweeps since the runs table exists).")
+    else:
+        st.caption("One row per sweep command (a resumed run has one per part). Overhead: the farm's GPU-seconds, "
+                   "start-up left out, per GPU-second inside timed windows; the cells' own untimed work (inputs, "
+                   "verification, warm-up) keeps it above 1 even with a perfect driver.")
+        st.dataframe(overheads, hide_index=True, column_config={
+            "started_at": st.column_config.DatetimeColumn("started (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "startup_s": st.column_config.NumberColumn("start-up (s)", format="%.1f"),
+            "first_row_s": st.column_config.NumberColumn("first row (s)", format="%.1f"),
+            "wall_s": st.column_config.NumberColumn("wall (s)", format="%.1f"),
+            "timed_gpu_s": st.column_config.NumberColumn("timed GPU (s)", format="%.1f"),
+            "overhead": st.column_config.NumberColumn("overhead", format="%.2fx")})
 
     left, right = st.columns([2, 3])
     gpus = analysis.gpus_table(rows)

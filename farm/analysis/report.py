@@ -1,5 +1,6 @@
 """Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline and of the
-faster vendor library; and the headline: per GPU model, family and shape, the stage closest to its cuBLAS.
+faster vendor library; the headline: per GPU model, family and shape, the stage closest to its cuBLAS; and the
+runs: per sweep and GPU, start-up, cells and the farm's overhead over the timed GPU windows.
 A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
 reasons listed under the table."""
 from __future__ import annotations
@@ -7,7 +8,8 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
-from farm.data.dataset import read_table
+from farm.data.dataset import RUNS, exists, read_table
+from farm.data.schema import STATUSES
 from farm.data.derived import launch_mismatch, with_vendor_best
 
 FLAG = "(!)"
@@ -95,3 +97,25 @@ def headline_table(output: str, run_id: str | None = None) -> str:
                    f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | "
                    f"{100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
     return "\n".join(out) + _flag_notes(rows)
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"
+
+
+def runs_table(output: str, run_id: str | None = None) -> str:
+    """One markdown row per sweep and GPU (a resumed run has one per part, by start time); empty without a runs table."""
+    if not exists(output, RUNS):
+        return ""
+    runs = [r for r in read_table(output, RUNS).to_pylist() if not run_id or r["run_id"] == run_id]
+    out = ["| run | started (UTC) | GPU | mode | start-up s | first row s | wall s | " + " | ".join(STATUSES) +
+           " | not run | timed GPU s | overhead | stopped |",
+           "|---|---|---|---|---|---|---|" + "---|" * len(STATUSES) + "---|---|---|---|"]
+    for r in sorted(runs, key=lambda r: (r["run_id"], r["started_at"], r["gpu_model"], r["gpu_uuid"])):
+        counts = " | ".join(str(r[f"cells_{s}"]) for s in STATUSES)
+        overhead = "" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}x"
+        out.append(f"| {r['run_id']} | {r['started_at']:%Y-%m-%d %H:%M:%S} | {r['gpu_model']} [{r['gpu_uuid'][-8:]}] | "
+                   f"{r['mode']} | {_seconds(r['startup_seconds'])} | {_seconds(r['first_row_seconds'])} | "
+                   f"{_seconds(r['wall_seconds'])} | {counts} | {r['cells_not_run']} | {_seconds(r['timed_seconds'])} | "
+                   f"{overhead} | {'yes' if r['interrupted'] else ''} |")
+    return "\n".join(out)

@@ -1,16 +1,25 @@
-"""Hand cells to GPU workers one at a time, write rows as they come back, survive worker faults.
+"""Hand batches of cells to GPU workers, take their results as a stream, survive worker faults.
 
 Each GPU pulls from a queue: its own (replicate: every GPU runs every cell) or its
-model's (shard: the model's GPUs share the cells). Rows finished in one ray.wait round
-are written before the next cells are dispatched, so a driver crash loses only cells
-in flight. Faults:
+model's (shard: the model's GPUs share the cells), ordered longest expected cell first
+within each repeat (farm.cluster.cost). A GPU gets a batch of cells at a time, sized to a few
+seconds of expected work and smaller near the end of its queue so that its GPUs finish
+together; one more batch waits on the worker, so the GPU never waits on the driver.
 
-- the worker process dies: the cell goes back to the front of its queue and runs on the
-  restarted worker (or another GPU of the model); after MAX_CELL_DEATHS deaths it is
-  recorded as "error", so a sweep always ends;
-- the measurer reports a poisoned CUDA context: its row is kept, the worker restarted;
+Batches are Ray streaming generators (GpuWorker.measure_batch): one actor call per batch,
+its results reaching the driver as they are made, through Ray's own transport and fault
+reporting, so the driver knows at every moment which cell of a batch runs. Rows go to a
+BufferedWriter (farm.data.writer). Faults, per cell:
+
+- the worker process dies: the cell it was running counts a death and, with the rest of
+  its batches, goes back to the front of the queue; a cell that killed a worker runs
+  alone after that, and after MAX_CELL_DEATHS deaths it is recorded as "error", so a
+  sweep always ends;
+- the measurer reports a poisoned CUDA context: its row is kept, the worker restarted,
+  the rest of its batches queued again;
 - the measurer raises: an "error" row with the exception, the worker goes on;
-- a cell runs past the plan's cell timeout: a "timeout" row, the worker killed and restarted;
+- a cell runs past the plan's cell timeout: a "timeout" row, the worker killed and
+  restarted, the rest of its batches queued again;
 - a worker not ready within the start timeout after a restart: its GPU is given up.
 """
 from __future__ import annotations
@@ -18,50 +27,74 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
 
 from farm.cells import Cell
+from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Worker
 from farm.cluster.progress import Progress
-from farm.data.dataset import completed_keys, write_rows
+from farm.data.dataset import completed_keys
 from farm.data.rows import cell_row
+from farm.data.writer import BufferedWriter
 from farm.plan import Plan
 
 log = logging.getLogger("farm.sweep")
 
 MAX_CELL_DEATHS = 3
 PROGRESS_EVERY_S = 10.0
+BATCHES_IN_FLIGHT = 2  # the one running and the next, waiting on the worker
+BATCH_TARGET_S = 2.0  # expected work per batch, calibrated by the cells measured so far
+TAIL_SPLIT = 4  # near the end a batch holds at most 1/(TAIL_SPLIT x GPUs) of its queue's expected work
+MAX_BATCH_CELLS = 1000
+# Workers may hold results up to gather_s to send them together (GpuWorker.measure_batch): doubled while the
+# driver is busy more than BUSY_HIGH of the time, halved (to 0) while it is busy less than BUSY_LOW.
+GATHER_MAX_S = 0.2
+BUSY_HIGH, BUSY_LOW = 0.5, 0.2
+LOAD_WINDOW_S = 0.5
+
+
+@dataclass
+class _Queue:
+    """Cells some GPUs pull from, and how many live GPUs pull from it."""
+
+    key: str
+    cells: deque[Cell]
+    gpus: int = 0
+
+
+@dataclass(eq=False)
+class _Batch:
+    cells: list[Cell]
+    stream: ray.ObjectRefGenerator
+    done: int = 0  # results received
+    since: float | None = None  # when its current cell started; None while queued behind an earlier batch
+
+    def left(self) -> list[Cell]:
+        return self.cells[self.done:]
 
 
 @dataclass
 class _Slot:
-    """A worker and the queue it pulls from; `lost` once it cannot be brought back."""
+    """A worker, the queue it pulls from and its batches in flight; `probe` while it restarts; `lost` once given up."""
 
     worker: Worker
-    queue_key: str
-    queue: deque[Cell]
+    queue: _Queue
+    batches: list[_Batch] = field(default_factory=list)
+    probe: ray.ObjectRef | None = None
+    probe_deadline: float = 0.0
     lost: bool = False
 
 
 @dataclass(frozen=True)
-class _Task:
-    """A call in flight: a cell being measured, or (cell None) a readiness probe after a restart."""
-
-    slot: _Slot
-    cell: Cell | None
-    started: float
-    deadline: float
-
-
-@dataclass(frozen=True)
 class SweepResult:
-    """What a sweep did: cells left unrun (their GPU was lost) and the files written."""
+    """What a sweep did: cells left unrun (their GPU was lost), the files written and in how many flushes."""
 
     not_run: int
     files: list[str]
+    flushes: int
 
 
 def scope_column(mode: str) -> str:
@@ -86,141 +119,233 @@ def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tupl
 
 
 class Dispatcher:
-    """Runs a plan's cells on started workers; see the module docstring for the fault rules."""
+    """Runs a plan's cells on started workers; see the module docstring for the batches and fault rules."""
 
-    def __init__(self, plan: Plan, workers: list[Worker], started: float) -> None:
-        """`started`: time.monotonic() when the sweep began (workers' start-up counts in its wall time)."""
+    def __init__(self, plan: Plan, workers: list[Worker], progress: Progress, cost: CostModel,
+                 writer: BufferedWriter) -> None:
         self._plan = plan
-        self._stages = {s.name: s for s in plan.stages()}
-        self._progress = Progress(PROGRESS_EVERY_S, started)
-        self._inflight: dict[ray.ObjectRef, _Task] = {}
+        self._cost = cost
+        self._progress = progress
+        self._writer = writer
         self._deaths: Counter[tuple[str, Cell]] = Counter()
-        self._files: list[str] = []
+        self._gather_s = 0.0
+        self._window_start, self._blocked_s = time.monotonic(), 0.0
         scope = scope_column(plan.mode)
         done = completed_keys(plan.output, plan.run_id, scope)
         cells = plan.cells()
-        queues: dict[str, deque[Cell]] = {}
+        queues: dict[str, _Queue] = {}
         self._slots: list[_Slot] = []
         for w in workers:
             key = w.device[scope]
             if key not in queues:
-                queues[key] = deque(c for c in cells if (key, *c.key()) not in done)
-            self._slots.append(_Slot(w, key, queues[key]))
-            self._progress.add_gpu(w.uuid, w.name, key, len(queues[key]), len(cells) - len(queues[key]))
+                todo = cost.longest_first([c for c in cells if (key, *c.key()) not in done], w.model)
+                queues[key] = _Queue(key, deque(todo))
+                progress.add_queue(key, [(c.key()[:4], cost.seconds(c, w.model)) for c in todo], len(cells) - len(todo))
+            q = queues[key]
+            q.gpus += 1
+            self._slots.append(_Slot(w, q))
+            progress.add_gpu(w.uuid, w.name, key)
         if scope == "gpu_uuid":
             _warn_cards_new_to_the_run(plan, workers, done)
 
     def run(self) -> SweepResult:
-        """Run every queued cell; always stops the workers, even on error or interrupt."""
+        """Run every queued cell; always stops the workers and writes what it holds, even on error or interrupt."""
         try:
             while True:
                 for slot in self._slots:
-                    if not slot.lost and slot.queue and not self._busy(slot):
-                        self._dispatch(slot)
-                if not self._inflight:
+                    self._top_up(slot)
+                # A slot's later batch is read once it is the first: the worker runs its batches in order.
+                streams = {s.batches[0].stream: s for s in self._slots if s.batches}
+                probes = {s.probe: s for s in self._slots if s.probe is not None}
+                if not streams and not probes:
                     break
-                self._write(self._collect())
+                blocked_from = time.monotonic()
+                ready, _ = ray.wait([*streams, *probes], num_returns=1, timeout=self._wait_s())
+                self._blocked_s += time.monotonic() - blocked_from
+                if ready:  # and whatever else is ready by now
+                    ready, _ = ray.wait([*streams, *probes], num_returns=len(streams) + len(probes), timeout=0)
+                for ref in ready:
+                    if ref in probes:
+                        self._probe_answered(probes[ref])
+                    else:
+                        self._take(streams[ref])
+                self._expire()
+                self._writer.maybe_flush()
                 self._progress.maybe_log()
+                self._adapt_gather()
         finally:
             for slot in self._slots:
                 ray.kill(slot.worker.actor)
+            self._writer.flush()
         self._progress.maybe_log(force=True)
         log.info("%s", self._progress.summary())
-        return SweepResult(self._progress.not_run(), self._files)
+        return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes)
 
-    def _busy(self, slot: _Slot) -> bool:
-        return any(t.slot is slot for t in self._inflight.values())
-
-    def _dispatch(self, slot: _Slot) -> None:
-        cell = slot.queue.popleft()
+    def _adapt_gather(self) -> None:
         now = time.monotonic()
-        ref = slot.worker.actor.measure.remote(cell, self._plan.run_id)
-        self._inflight[ref] = _Task(slot, cell, now, now + self._plan.cell_timeout_s)
-        self._progress.started(slot.worker.uuid, cell)
+        if now - self._window_start < LOAD_WINDOW_S:
+            return
+        busy = 1 - self._blocked_s / (now - self._window_start)
+        if busy > BUSY_HIGH:
+            self._gather_s = min(max(2 * self._gather_s, 0.02), GATHER_MAX_S)
+        elif busy < BUSY_LOW:
+            self._gather_s = self._gather_s / 2 if self._gather_s > 0.005 else 0.0
+        self._window_start, self._blocked_s = now, 0.0
 
-    def _probe(self, slot: _Slot) -> None:
-        """Wait (without blocking the others) for a restarted worker to answer again."""
+    def _wait_s(self) -> float:
         now = time.monotonic()
-        self._inflight[slot.worker.actor.device_info.remote()] = _Task(slot, None, now, now + self._plan.start_timeout_s)
+        deadlines = [b.since + self._plan.cell_timeout_s for s in self._slots for b in s.batches[:1] if b.since is not None]
+        deadlines += [s.probe_deadline for s in self._slots if s.probe is not None]
+        return max(0.0, min([*(d - now for d in deadlines), self._writer.seconds_to_flush(), PROGRESS_EVERY_S]))
+
+    def _top_up(self, slot: _Slot) -> None:
+        while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
+            cells = self._next_batch(slot.queue, slot.worker.model)
+            stream = slot.worker.actor.measure_batch.remote(cells, self._plan.run_id, self._gather_s)
+            slot.batches.append(_Batch(cells, stream, since=None if slot.batches else time.monotonic()))
+            if len(slot.batches) == 1:
+                self._progress.started(slot.worker.uuid, cells[0])
+
+    def _next_batch(self, q: _Queue, model: str) -> list[Cell]:
+        """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end; a cell that killed a worker alone."""
+        calibrated = self._progress.calibrated
+        budget = min(BATCH_TARGET_S, self._progress.seconds_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)))
+        cells = [q.cells.popleft()]
+        spent = calibrated(q.key, self._cost.seconds(cells[0], model))
+        while q.cells and len(cells) < MAX_BATCH_CELLS and not self._deaths[(q.key, cells[0])]:
+            cell = q.cells[0]
+            spent += calibrated(q.key, self._cost.seconds(cell, model))
+            if spent > budget or self._deaths[(q.key, cell)]:
+                break
+            cells.append(q.cells.popleft())
+        return cells
+
+    def _take(self, slot: _Slot) -> None:
+        """The next item of the slot's first batch: results, the batch's end, or the worker's failure."""
+        batch = slot.batches[0]
+        try:
+            results = ray.get(next(batch.stream))
+        except StopIteration:
+            self._batch_ended(slot, batch)
+            return
+        except RayActorError as exc:
+            self._worker_died(slot, exc)
+            return
+        except RayTaskError as exc:  # the worker's own code failed outside a measurement: the cell is an error
+            self._worker_failed(slot, exc)
+            return
+        for row, needs_restart, raised in results:
+            cell = batch.cells[batch.done]
+            if raised is not None:
+                row = self._driver_row(slot, cell, "error", f"measurer raised: {raised.splitlines()[0] if raised else ''}")
+            self._finished(slot, batch, row)
+            if needs_restart:
+                log.warning("%s: %s poisoned the CUDA context (%s); restarting the worker", slot.worker.name, cell,
+                            row.get("status_reason", ""))
+                self._restart(slot)
+                return
+
+    def _finished(self, slot: _Slot, batch: _Batch, row: dict) -> None:
+        now = time.monotonic()
+        cell = batch.cells[batch.done]
+        self._progress.finished(slot.worker.uuid, row, now - batch.since, self._cost.seconds(cell, slot.worker.model))
+        self._writer.add([row])
+        batch.done += 1
+        batch.since = now
+        if batch.done < len(batch.cells):
+            self._progress.started(slot.worker.uuid, batch.cells[batch.done])
+
+    def _batch_ended(self, slot: _Slot, batch: _Batch) -> None:
+        slot.batches.remove(batch)
+        self._requeue(slot.queue, batch.left())  # none, unless the worker stopped early (a poisoned context)
+        if slot.batches:
+            slot.batches[0].since = time.monotonic()
+            self._progress.started(slot.worker.uuid, slot.batches[0].cells[0])
+        else:
+            self._progress.idle(slot.worker.uuid)
+
+    def _running(self, slot: _Slot) -> Cell | None:
+        first = slot.batches[0] if slot.batches else None
+        return first.cells[first.done] if first and first.since is not None and first.left() else None
+
+    def _drop_batches(self, slot: _Slot, skip: Cell | None = None) -> None:
+        """Queue the unfinished cells of `slot`'s batches again (but `skip`), in their order, at the front."""
+        left = [c for b in slot.batches for c in b.left() if c != skip]
+        slot.batches.clear()
+        self._requeue(slot.queue, left)
+        self._progress.idle(slot.worker.uuid)
+
+    def _requeue(self, q: _Queue, cells: list[Cell]) -> None:
+        q.cells.extendleft(reversed(cells))
+
+    def _worker_died(self, slot: _Slot, exc: RayActorError) -> None:
+        cell = self._running(slot)
+        if cell is None:  # died between batches: nothing of its own lost
+            self._drop_batches(slot)
+            self._probe(slot)
+            return
+        self._deaths[(slot.queue.key, cell)] += 1
+        deaths = self._deaths[(slot.queue.key, cell)]
+        log.warning("%s died running %s (%d/%d): %s", slot.worker.name, cell, deaths, MAX_CELL_DEATHS, _first_line(exc))
+        if deaths < MAX_CELL_DEATHS:
+            self._drop_batches(slot)
+        else:
+            self._fail_running(slot, "error", f"worker died {deaths} times running this cell; last: {_first_line(exc)}")
+        self._probe(slot)
+
+    def _worker_failed(self, slot: _Slot, exc: RayTaskError) -> None:
+        if self._running(slot) is not None:
+            self._fail_running(slot, "error", f"worker raised: {_first_line(exc.cause or exc)}")
+        self._restart(slot)
+
+    def _fail_running(self, slot: _Slot, status: str, reason: str) -> None:
+        """A driver-made row for the cell `slot` is running; the rest of its batches queued again."""
+        batch = slot.batches[0]
+        cell = batch.cells[batch.done]
+        self._finished(slot, batch, self._driver_row(slot, cell, status, reason))
+        self._drop_batches(slot)
 
     def _restart(self, slot: _Slot) -> None:
+        self._drop_batches(slot)
         ray.kill(slot.worker.actor, no_restart=False)
         self._probe(slot)
 
-    def _collect(self) -> list[dict]:
-        """Rows from one ray.wait round: every call that finished, then every deadline that passed."""
-        timeout = max(0.0, min(min(t.deadline for t in self._inflight.values()) - time.monotonic(), PROGRESS_EVERY_S))
-        ready, rest = ray.wait(list(self._inflight), num_returns=1, timeout=timeout)
-        if ready and rest:
-            more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
-            ready += more
-        rows = [row for ref in ready for row in self._finish(ref, self._inflight.pop(ref))]
-        now = time.monotonic()
-        for ref, task in [(r, t) for r, t in self._inflight.items() if t.deadline <= now]:
-            del self._inflight[ref]
-            rows += self._expire(task)
-        return rows
+    def _probe(self, slot: _Slot) -> None:
+        """Wait (without blocking the others) for a restarted worker to answer again."""
+        slot.probe = slot.worker.actor.device_info.remote()
+        slot.probe_deadline = time.monotonic() + self._plan.start_timeout_s
 
-    def _finish(self, ref: ray.ObjectRef, task: _Task) -> list[dict]:
-        slot, cell = task.slot, task.cell
-        if cell is None:
-            self._probe_answered(ref, task)
-            return []
-        seconds = time.monotonic() - task.started
+    def _probe_answered(self, slot: _Slot) -> None:
         try:
-            row, needs_restart = ray.get(ref)
-        except RayActorError as exc:
-            self._deaths[(slot.queue_key, cell)] += 1
-            deaths = self._deaths[(slot.queue_key, cell)]
-            log.warning("%s died running %s (%d/%d): %s", slot.worker.name, cell, deaths, MAX_CELL_DEATHS, _first_line(exc))
-            self._probe(slot)
-            if deaths < MAX_CELL_DEATHS:
-                slot.queue.appendleft(cell)
-                self._progress.interrupted(slot.worker.uuid)
-                return []
-            row = self._driver_row(slot, cell, "error", f"worker died {deaths} times running this cell; last: {_first_line(exc)}")
-        except RayTaskError as exc:
-            row = self._driver_row(slot, cell, "error", f"measurer raised: {_first_line(exc.cause or exc)}")
-        else:
-            if needs_restart:
-                log.warning("%s: %s poisoned the CUDA context (%s); restarting the worker", slot.worker.name, cell, row.get("status_reason", ""))
-                self._restart(slot)
-        self._progress.finished(slot.worker.uuid, row, seconds)
-        return [row]
-
-    def _probe_answered(self, ref: ray.ObjectRef, task: _Task) -> None:
-        try:
-            ray.get(ref)
+            ray.get(slot.probe)
+            slot.probe = None
         except ActorUnavailableError:  # still restarting: ask again
-            self._inflight[task.slot.worker.actor.device_info.remote()] = task
+            slot.probe = slot.worker.actor.device_info.remote()
         except ActorDiedError as exc:
-            self._lose(task.slot, f"cannot be restarted: {_first_line(exc)}")
+            self._lose(slot, f"cannot be restarted: {_first_line(exc)}")
 
-    def _expire(self, task: _Task) -> list[dict]:
-        slot, cell = task.slot, task.cell
-        if cell is None:
-            self._lose(slot, f"not ready {self._plan.start_timeout_s:.0f} s after a restart")
-            return []
-        log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name, cell, self._plan.cell_timeout_s)
-        self._restart(slot)
-        row = self._driver_row(slot, cell, "timeout", f"no result within {self._plan.cell_timeout_s:.0f} s; worker killed and restarted")
-        self._progress.finished(slot.worker.uuid, row, time.monotonic() - task.started)
-        return [row]
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for slot in self._slots:
+            if slot.probe is not None and now >= slot.probe_deadline:
+                self._lose(slot, f"not ready {self._plan.start_timeout_s:.0f} s after a restart")
+            elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._plan.cell_timeout_s:
+                log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name,
+                            self._running(slot), self._plan.cell_timeout_s)
+                self._fail_running(slot, "timeout", f"no result within {self._plan.cell_timeout_s:.0f} s; worker killed and restarted")
+                self._restart(slot)
 
     def _lose(self, slot: _Slot, why: str) -> None:
-        slot.lost = True
+        slot.lost, slot.probe = True, None
         ray.kill(slot.worker.actor)
-        others = any(s.queue is slot.queue and not s.lost for s in self._slots)
-        left = 0 if others else len(slot.queue)
+        slot.queue.gpus -= 1
+        left = 0 if slot.queue.gpus else len(slot.queue.cells)
         log.error("%s is given up (%s); %d of its cells stay unrun", slot.worker.name, why, left)
         self._progress.lost(slot.worker.uuid, left)
 
     def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> dict:
         """A row for a cell the worker could not report on itself."""
-        return cell_row(slot.worker.device, self._stages[cell.stage], cell, self._plan.run_id, status, reason)
-
-    def _write(self, rows: list[dict]) -> None:
-        self._files += write_rows(rows, self._plan.output)
+        return cell_row(slot.worker.device, self._cost.stages[cell.stage], cell, self._plan.run_id, status, reason)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,4 +1,9 @@
-"""What the job log shows: per-GPU progress at a bounded rate, and the final summary."""
+"""What the job log shows: per-GPU progress at a bounded rate with an ETA, and the final summary.
+
+The ETA is the cost of the cells left (farm.cluster.cost.Eta: expected times calibrated by
+the cells measured so far, and earlier repeats of the same cells), shared among the queue's
+GPUs: the first cells' raw durations say little about the rest, which differ in size and kernel.
+"""
 from __future__ import annotations
 
 import logging
@@ -7,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from farm.cells import Cell
+from farm.cluster.cost import Eta
 from farm.data.schema import STATUSES
 
 log = logging.getLogger("farm.sweep")
@@ -28,19 +34,22 @@ class _Queue:
 
     total: int
     already_done: int
+    eta: Eta
     gpus: int = 0
     done: int = 0
-    busy_seconds: float = 0.0  # summed wall time of the cells done
 
 
 @dataclass
-class _Gpu:
+class GpuTally:
+    """What one GPU did in this sweep."""
+
     name: str
     queue: str
     current: Cell | None = None
     statuses: Counter = field(default_factory=Counter)
     timed_seconds: float = 0.0
     not_run: int = 0
+    first_row: float | None = None  # time.monotonic() of its first row
 
 
 class Progress:
@@ -50,42 +59,57 @@ class Progress:
         """`started`: time.monotonic() when the sweep began, for its wall time."""
         self._every_s = every_s
         self._queues: dict[str, _Queue] = {}
-        self._gpus: dict[str, _Gpu] = {}
+        self._gpus: dict[str, GpuTally] = {}
         self._start = started
         self._last_log = time.monotonic()
 
-    def add_gpu(self, gpu: str, name: str, queue: str, total: int, already_done: int) -> None:
-        """Register GPU `gpu` (shown as `name`) pulling from `queue`: `total` cells to run, `already_done` resumed."""
-        q = self._queues.setdefault(queue, _Queue(total, already_done))
-        q.gpus += 1
-        self._gpus[gpu] = _Gpu(name, queue)
+    def add_queue(self, queue: str, cells: list[tuple[tuple, float]], already_done: int) -> None:
+        """Register `queue`: the (stage, m, n, k) and expected seconds (farm.cluster.cost) of each cell to run;
+        `already_done` cells were resumed."""
+        self._queues[queue] = _Queue(len(cells), already_done, Eta(cells))
+
+    def add_gpu(self, gpu: str, name: str, queue: str) -> None:
+        """Register GPU `gpu` (shown as `name`) pulling from `queue`."""
+        self._queues[queue].gpus += 1
+        self._gpus[gpu] = GpuTally(name, queue)
 
     def started(self, gpu: str, cell: Cell) -> None:
         self._gpus[gpu].current = cell
 
-    def finished(self, gpu: str, row: dict, seconds: float) -> None:
-        """A row for the cell `gpu` was running; `seconds` is its wall time."""
+    def idle(self, gpu: str) -> None:
+        """`gpu` runs nothing now (between batches, or its cells were queued again after a fault)."""
+        self._gpus[gpu].current = None
+
+    def finished(self, gpu: str, row: dict, seconds: float, expected: float) -> None:
+        """A row for the cell `gpu` was running; `seconds` its wall time, `expected` its expected seconds."""
         g = self._gpus[gpu]
         g.current = None
         g.statuses[row["status"]] += 1
         g.timed_seconds += timed_seconds(row)
+        g.first_row = g.first_row or time.monotonic()
         q = self._queues[g.queue]
         q.done += 1
-        q.busy_seconds += seconds
-
-    def interrupted(self, gpu: str) -> None:
-        """The cell `gpu` was running ended without a row (worker died; the cell is queued again)."""
-        self._gpus[gpu].current = None
+        # Another repeat of the cell: its own time (the worker's, else the wall time) less the first-time verification.
+        again = (row.get("cell_seconds") or seconds) - (row.get("verify_seconds") or 0.0)
+        q.eta.add((row["stage"], row["m"], row["n"], row["k"]), expected, seconds, max(again, 0.0))
 
     def lost(self, gpu: str, cells_left: int) -> None:
         """`gpu` is gone; `cells_left` cells only it could run stay unrun."""
         self._gpus[gpu].not_run += cells_left
         self._queues[self._gpus[gpu].queue].gpus -= 1
 
-    def _eta(self, q: _Queue) -> str:
-        if not q.done or q.gpus <= 0:
-            return "?"
-        return _duration((q.total - q.done) * q.busy_seconds / q.done / q.gpus)
+    def calibrated(self, queue: str, expected: float) -> float:
+        """Expected seconds scaled by the queue's actual / expected so far (unscaled before its first cell)."""
+        return expected * (self._queues[queue].eta.ratio() or 1.0)
+
+    def seconds_left(self, queue: str) -> float:
+        """Seconds of work left in `queue`, all its GPUs together (farm.cluster.cost.Eta)."""
+        return self._queues[queue].eta.seconds_left()
+
+    def eta_seconds(self, queue: str) -> float | None:
+        """Seconds until the queue is done, or None before its first cell or with no GPU left."""
+        q = self._queues[queue]
+        return None if q.eta.ratio() is None or q.gpus <= 0 else q.eta.seconds_left() / q.gpus
 
     def maybe_log(self, force: bool = False) -> None:
         """Log every GPU's line if `every_s` passed since the last time (or `force`)."""
@@ -97,7 +121,9 @@ class Progress:
             q = self._queues[g.queue]
             shared = f" (queue shared by {q.gpus} GPUs, {sum(g.statuses.values())} here)" if q.gpus > 1 else ""
             now_running = f"{g.current.stage} {g.current.m}x{g.current.n}x{g.current.k} r{g.current.repeat}" if g.current else "-"
-            log.info("%s: %d/%d cells%s, now %s, ETA %s", g.name, q.done, q.total, shared, now_running, self._eta(q))
+            eta = self.eta_seconds(g.queue)
+            log.info("%s: %d/%d cells%s, now %s, ETA %s", g.name, q.done, q.total, shared, now_running,
+                     "?" if eta is None else _duration(eta))
 
     def summary(self) -> str:
         """Cells per status per GPU, resumed and unrun cells, wall time and summed timed GPU time."""
@@ -111,6 +137,13 @@ class Progress:
         lines.append(f"  already done before this run (resumed): {resumed}")
         lines.append(f"  wall time {wall:.1f} s; timed GPU windows {timed:.1f} s summed over GPUs")
         return "\n".join(lines)
+
+    def tally(self, gpu: str) -> GpuTally:
+        return self._gpus[gpu]
+
+    def resumed(self, gpu: str) -> int:
+        """Cells of `gpu`'s queue done before this sweep."""
+        return self._queues[self._gpus[gpu].queue].already_done
 
     def not_run(self) -> int:
         return sum(g.not_run for g in self._gpus.values())

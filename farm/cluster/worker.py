@@ -1,5 +1,11 @@
-"""The Ray actor that owns one GPU: builds the measurer there and measures cells on request."""
+"""The Ray actor that owns one GPU: builds the measurer there and measures batches of cells, streaming results."""
 from __future__ import annotations
+
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterator
 
 import ray
 
@@ -23,12 +29,18 @@ def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
 # num_cpus=0: placed by its GPU alone, so a node's CPU count never leaves one of its GPUs idle.
 @ray.remote(num_gpus=1, num_cpus=0, max_restarts=-1, max_task_retries=0)
 class GpuWorker:
-    """One per GPU, pinned to its node by the driver; restarted by Ray when it dies or is killed."""
+    """One per GPU, pinned to its node by the driver; restarted by Ray when it dies or is killed.
+
+    Cells run on one measuring thread that lives as long as the actor (the measurer is built on it,
+    so CUDA's per-thread state stays on one thread), while measure_batch streams their results: a
+    row finished while the next cell runs, or hangs, still reaches the driver.
+    """
 
     def __init__(self, measurer_path: str, options: dict) -> None:
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="measure")
         # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
-        self._measurer: Measurer = measurers.load(measurer_path)(**options)
-        info = self._measurer.device_info()
+        self._measurer: Measurer = self._thread.submit(lambda: measurers.load(measurer_path)(**options)).result()
+        info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
         self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}
 
@@ -36,11 +48,56 @@ class GpuWorker:
         """Provenance columns of this GPU, gpu_model included."""
         return self._device
 
-    def measure(self, cell: Cell, run_id: str) -> tuple[dict, bool]:
-        """(result row, whether the CUDA context is poisoned and this actor must be restarted)."""
-        row = self._measurer.measure(cell, run_id)
-        row["gpu_model"] = self._device["gpu_model"]
-        return row, self._measurer.needs_restart()
+    def _run(self, cells: list[Cell], run_id: str, out: queue.Queue, sent: threading.Semaphore | None) -> None:
+        """Measure `cells` in order, putting a result for each, then None. A result is (row, needs_restart, None),
+        or (None, False, why) when the measurer raised (the next cell goes on). Stops after a cell that
+        poisoned the CUDA context; a worker already poisoned measures nothing (the driver restarts it and queues
+        its cells again). With `sent`, each result waits until it has been yielded before the next cell starts."""
+        poisoned = self._measurer.needs_restart()
+        for cell in cells:
+            if poisoned:
+                break
+            try:
+                row = self._measurer.measure(cell, run_id)
+            except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
+                result = (None, False, f"{type(exc).__name__}: {exc}")
+            else:
+                row["gpu_model"] = self._device["gpu_model"]
+                poisoned = self._measurer.needs_restart()
+                result = (row, poisoned, None)
+            out.put(result)
+            if sent:
+                sent.acquire()
+        out.put(None)
+
+    @ray.method(num_returns="streaming")
+    def measure_batch(self, cells: list[Cell], run_id: str, gather_s: float = 0.0) -> Iterator[list[tuple]]:
+        """Results of `cells`, in order, yielded as lists: a result goes at once when the last yield was at least
+        `gather_s` ago, else with the others that finish by then. A cell that hangs holds back no finished result.
+
+        How long results may wait is the driver's call: 0 while it keeps up, and then each result is handed to
+        Ray before the next cell starts, so that when a cell kills the worker the driver knows which one it was;
+        more when the driver is saturated, so that it handles fewer, larger messages (a worker dying then may
+        take its last results with it: their cells run again)."""
+        out: queue.Queue = queue.Queue()
+        sent = threading.Semaphore(0) if gather_s == 0 else None
+        self._thread.submit(self._run, cells, run_id, out, sent)
+        last_yield = 0.0
+        done = False
+        while not done:
+            chunk = [out.get()]
+            while chunk[-1] is not None and (wait := last_yield + gather_s - time.monotonic()) > 0:
+                try:
+                    chunk.append(out.get(timeout=wait))
+                except queue.Empty:
+                    break
+            done = chunk[-1] is None
+            results = [r for r in chunk if r is not None]
+            if results:
+                yield results
+                last_yield = time.monotonic()
+                for _ in results if sent else ():
+                    sent.release()
 
     def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:
         """Profile records of `cells` under Nsight Compute on this GPU (farm.measure.profiler; no timing taken).

@@ -3,6 +3,7 @@
     <output>/rows/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet       one row per cell
     <output>/telemetry/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet  raw NVML samples
     <output>/profile/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet    Nsight Compute metrics (optional pass)
+    <output>/runs/gpu_model=<model>/run_id=<run>/part-<uuid>.parquet       one row per sweep and GPU
 
 Each write is a new uniquely named file, written under a temporary name and renamed,
 so a crash never leaves half a file and two sweeps writing one dataset never collide.
@@ -20,12 +21,13 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, TELEMETRY_FILE_SCHEMA,
-                         TELEMETRY_JOIN_KEYS, TELEMETRY_KEY, TELEMETRY_SCHEMA, rows_to_table)
+from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, RUNS_FILE_SCHEMA,
+                         RUNS_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_JOIN_KEYS, TELEMETRY_KEY, TELEMETRY_SCHEMA,
+                         check_columns)
 
-ROWS, TELEMETRY, PROFILE = "rows", "telemetry", "profile"
+ROWS, TELEMETRY, PROFILE, RUNS = "rows", "telemetry", "profile", "runs"
 _TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA),
-           PROFILE: (PROFILE_SCHEMA, PROFILE_FILE_SCHEMA)}
+           PROFILE: (PROFILE_SCHEMA, PROFILE_FILE_SCHEMA), RUNS: (RUNS_SCHEMA, RUNS_FILE_SCHEMA)}
 
 
 def default_output() -> str:
@@ -51,16 +53,20 @@ def _partition_dir(root: str, row: dict) -> str:
     return "/".join([root.rstrip("/"), *parts])
 
 
-def _write_partitioned(records: list[dict], root: str, fs: pafs.FileSystem, file_schema: pa.Schema) -> list[str]:
+def _partition_tables(records: list[dict], root: str, file_schema: pa.Schema) -> dict[str, pa.Table]:
+    """The records as one table per partition directory (converting checks their types)."""
     groups: dict[str, list[dict]] = {}
     for rec in records:
         for key in PARTITION_KEYS:
             if not rec.get(key):
                 raise ValueError(f"row lacks partition key {key!r}: {rec.get('stage')}")
         groups.setdefault(_partition_dir(root, rec), []).append(rec)
-    return [write_partition_file(fs, directory, pa.Table.from_pylist(
-        [{k: v for k, v in r.items() if k not in PARTITION_KEYS} for r in group], schema=file_schema))
-        for directory, group in groups.items()]
+    # from_pylist takes the schema's columns only: the partition keys stay in the directory names.
+    return {directory: pa.Table.from_pylist(group, schema=file_schema) for directory, group in groups.items()}
+
+
+def _write_tables(fs: pafs.FileSystem, tables: dict[str, pa.Table]) -> list[str]:
+    return [write_partition_file(fs, directory, table) for directory, table in tables.items()]
 
 
 def _floating(field: pa.Field) -> bool:
@@ -88,16 +94,17 @@ def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table, a
 
 
 def write_rows(rows: list[dict], output: str) -> list[str]:
-    """Append rows (and the raw telemetry they carry) to the dataset at `output`; returns the files written."""
+    """Append rows (and the raw telemetry they carry) to the dataset at `output`, one file per partition and
+    table; returns the files written. Every row is checked against the schema before anything is written."""
     if not rows:
         return []
-    rows_to_table(rows)  # validate every row against the schema before touching storage
+    check_columns(rows)
     fs, root = resolve(output)
     samples = [{**{k: r[k] for k in TELEMETRY_JOIN_KEYS}, **x} for r in rows for x in r.get(TELEMETRY_KEY) or ()]
-    written = _write_partitioned([{k: v for k, v in r.items() if k != TELEMETRY_KEY} for r in rows], f"{root}/{ROWS}", fs, FILE_SCHEMA)
+    tables = _partition_tables(rows, f"{root}/{ROWS}", FILE_SCHEMA)
     if samples:
-        written += _write_partitioned(samples, f"{root}/{TELEMETRY}", fs, TELEMETRY_FILE_SCHEMA)
-    return written
+        tables |= _partition_tables(samples, f"{root}/{TELEMETRY}", TELEMETRY_FILE_SCHEMA)
+    return _write_tables(fs, tables)
 
 
 def write_table(records: list[dict], output: str, table: str) -> list[str]:
@@ -115,13 +122,12 @@ def write_table(records: list[dict], output: str, table: str) -> list[str]:
     unknown = {k for r in records for k in r} - set(schema.names)
     if unknown:
         raise ValueError(f"{table} records have columns the schema lacks: {sorted(unknown)}")
-    pa.Table.from_pylist(records, schema=schema)  # validate types before touching storage
     fs, root = resolve(output)
-    return _write_partitioned(records, f"{root}/{table}", fs, file_schema)
+    return _write_tables(fs, _partition_tables(records, f"{root}/{table}", file_schema))
 
 
 def open_dataset(output: str, table: str = ROWS) -> ds.Dataset:
-    """Table `table` (rows, telemetry or profile) of the dataset at `output`, partition keys as columns."""
+    """Table `table` (rows, telemetry, profile or runs) of the dataset at `output`, partition keys as columns."""
     schema = _TABLES[table][0]
     fs, root = resolve(output)
     return ds.dataset(

@@ -15,6 +15,16 @@ SCHEMA_V3_COLUMNS = ("baseline_launch_method", "cell_seconds", "verify_seconds",
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
 
+def _tables(fields: list[tuple[str, pa.DataType, str]]) -> tuple[pa.Schema, dict[str, str], pa.Schema]:
+    """(the table's schema, its column docs, the schema of its files: the partition keys live in the directories)."""
+    schema = pa.schema([pa.field(n, t) for n, t, _ in fields], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
+    return schema, {n: doc for n, _, doc in fields}, _file_schema(schema)
+
+
+def _file_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f for f in schema if f.name not in PARTITION_KEYS], metadata=schema.metadata)
+
+
 _F = [
     # provenance
     ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
@@ -131,25 +141,32 @@ TELEMETRY_SCHEMA = pa.schema([
 ], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
 TELEMETRY_JOIN_KEYS = ("gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k", "repeat")
 
-ROW_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _F], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
-COLUMN_DOCS = {n: doc for n, _, doc in _F}
-FILE_SCHEMA = pa.schema([f for f in ROW_SCHEMA if f.name not in PARTITION_KEYS], metadata=ROW_SCHEMA.metadata)
-TELEMETRY_FILE_SCHEMA = pa.schema([f for f in TELEMETRY_SCHEMA if f.name not in PARTITION_KEYS], metadata=TELEMETRY_SCHEMA.metadata)
+ROW_SCHEMA, COLUMN_DOCS, FILE_SCHEMA = _tables(_F)
+TELEMETRY_FILE_SCHEMA = _file_schema(TELEMETRY_SCHEMA)
+
+
+def check_columns(rows: list[dict]) -> None:
+    """Raise ValueError when a row has a column the schema lacks."""
+    unknown = set().union(*rows) - set(ROW_SCHEMA.names) - {TELEMETRY_KEY}
+    if unknown:
+        raise ValueError(f"rows have columns the schema lacks: {sorted(unknown)}")
 
 
 def rows_to_table(rows: list[dict]) -> pa.Table:
     """Rows (dicts with every column; missing ones become null) as a table of ROW_SCHEMA."""
-    unknown = {k for r in rows for k in r} - set(ROW_SCHEMA.names) - {TELEMETRY_KEY}
-    if unknown:
-        raise ValueError(f"rows have columns the schema lacks: {sorted(unknown)}")
+    check_columns(rows)
     return pa.Table.from_pylist([{k: v for k, v in r.items() if k != TELEMETRY_KEY} for r in rows], schema=ROW_SCHEMA)
+
+
+def _markdown(schema: pa.Schema, docs: dict[str, str]) -> str:
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.type} | {docs[f.name]} |" for f in schema]
+    return "\n".join(lines)
 
 
 def columns_markdown() -> str:
     """The column table of datasets/README.md (kept identical by a test; print with `farm schema`)."""
-    lines = ["| column | type | meaning |", "|---|---|---|"]
-    lines += [f"| `{f.name}` | {f.type} | {COLUMN_DOCS[f.name]} |" for f in ROW_SCHEMA]
-    return "\n".join(lines)
+    return _markdown(ROW_SCHEMA, COLUMN_DOCS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,15 +207,52 @@ _P = [
     ("farm_version", pa.string(), "gemm-farm version"),
     ("git_commit", pa.string(), "commit of the farm's code"),
 ]
-PROFILE_SCHEMA = pa.schema([pa.field(n, t) for n, t, _ in _P], metadata={b"gemm_farm_schema_version": SCHEMA_VERSION.encode()})
-PROFILE_COLUMN_DOCS = {n: doc for n, _, doc in _P}
-PROFILE_FILE_SCHEMA = pa.schema([f for f in PROFILE_SCHEMA if f.name not in PARTITION_KEYS], metadata=PROFILE_SCHEMA.metadata)
+PROFILE_SCHEMA, PROFILE_COLUMN_DOCS, PROFILE_FILE_SCHEMA = _tables(_P)
 # Joins to result rows on these (a profile has no repeat: one profiled launch per GPU, stage and shape).
 PROFILE_JOIN_KEYS = ("gpu_model", "run_id", "gpu_uuid", "stage", "m", "n", "k")
 
 
 def profile_columns_markdown() -> str:
     """The column table of the profile section of datasets/README.md (kept identical by a test)."""
-    lines = ["| column | type | meaning |", "|---|---|---|"]
-    lines += [f"| `{f.name}` | {f.type} | {PROFILE_COLUMN_DOCS[f.name]} |" for f in PROFILE_SCHEMA]
-    return "\n".join(lines)
+    return _markdown(PROFILE_SCHEMA, PROFILE_COLUMN_DOCS)
+
+
+# ---------------------------------------------------------------------------------------------
+# The runs table: one row per (sweep, GPU), written by the driver when the sweep ends or is interrupted.
+# A resumed run adds another row for the same run_id and GPU: each row covers one driver's part.
+_R = [
+    ("run_id", pa.string(), "run identifier; joins to the run's rows"),
+    ("gpu_model", pa.string(), "GPU model, as in rows"),
+    ("gpu_uuid", pa.string(), "NVML GPU UUID"),
+    ("gpu_name", pa.string(), "NVML / CUDA device name"),
+    ("host", pa.string(), "hostname of the GPU's node"),
+    ("mode", pa.string(), "replicate or shard"),
+    ("started_at", pa.timestamp("us", tz="UTC"), "when the sweep command started"),
+    ("ended_at", pa.timestamp("us", tz="UTC"), "when it ended (or was interrupted)"),
+    ("interrupted", pa.bool_(), "the driver was stopped (Ctrl-C, `ray job stop`) before its cells were done"),
+    ("startup_seconds", pa.float64(), "command start to every worker ready (Ray start-up, workers built, GPUs found), s"),
+    ("first_row_seconds", pa.float64(), "command start to this GPU's first row, s; null when it gave none"),
+    ("wall_seconds", pa.float64(), "command start to end, s"),
+    ("cells_ok", pa.int64(), "rows with status ok this GPU gave in this part of the run"),
+    ("cells_failed_verification", pa.int64(), "rows with status failed_verification"),
+    ("cells_skipped", pa.int64(), "rows with status skipped"),
+    ("cells_error", pa.int64(), "rows with status error"),
+    ("cells_timeout", pa.int64(), "rows with status timeout"),
+    ("cells_not_run", pa.int64(), "cells left unrun because this GPU was given up"),
+    ("cells_resumed", pa.int64(), "cells of this GPU's queue already done by an earlier part of the run (shard: the model's queue)"),
+    ("timed_seconds", pa.float64(), "summed timed_seconds of this GPU's rows: GPU time inside timed windows, s"),
+    ("overhead_ratio", pa.float64(), "(wall_seconds - startup_seconds) / timed_seconds: farm time per timed GPU second; null when nothing was timed"),
+    ("farm_version", pa.string(), "gemm-farm version"),
+    ("git_commit", pa.string(), "commit of the farm's code"),
+    ("ray_version", pa.string(), "Ray version of the driver"),
+    ("python_version", pa.string(), "Python version of the driver"),
+    ("cupy_version", pa.string(), "CuPy version of the worker"),
+    ("driver_version", pa.string(), "NVIDIA driver version of the GPU's host"),
+    ("cuda_runtime_version", pa.string(), "CUDA runtime version CuPy runs on"),
+]
+RUNS_SCHEMA, RUNS_COLUMN_DOCS, RUNS_FILE_SCHEMA = _tables(_R)
+
+
+def runs_columns_markdown() -> str:
+    """The column table of the runs section of datasets/README.md (kept identical by a test)."""
+    return _markdown(RUNS_SCHEMA, RUNS_COLUMN_DOCS)

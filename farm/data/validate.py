@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from farm.data.dataset import _TABLES, ROWS, resolve
+from farm.data.dataset import _TABLES, ROWS, RUNS, resolve
 from farm.data.derived import launch_mismatch
 from farm.data.schema import PARTITION_KEYS, SCHEMA_V3_COLUMNS, STATUSES, SUPPORTED_VERSIONS
 
@@ -20,6 +20,9 @@ REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "g
             "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")
 TIMED = ("median_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "samples_ms", "tflops", "baseline_median_ms", "pct_of_baseline")
 FRACTIONS = ("throttled_fraction", "low_clock_fraction")
+RUN_REQUIRED = ("run_id", "gpu_model", "gpu_uuid", "mode", "started_at", "ended_at", "wall_seconds", "startup_seconds",
+                "timed_seconds", "git_commit")
+RUN_SECONDS = ("startup_seconds", "first_row_seconds", "wall_seconds", "timed_seconds")
 
 
 def _partition_values(path: str, root: str) -> dict[str, str]:
@@ -55,12 +58,32 @@ def _check_row(r: dict) -> list[str]:
     return out
 
 
+def _check_run(r: dict) -> list[str]:
+    """Problems of one runs record (a sweep's part of a run on one GPU)."""
+    out = [f"{c} is empty" for c in RUN_REQUIRED if r.get(c) in (None, "")]
+    if out:
+        return out
+    if r["mode"] not in ("replicate", "shard"):
+        out.append(f"mode {r['mode']!r} is not replicate or shard")
+    out += [f"{c}={r[c]} is negative" for c in (*RUN_SECONDS, *(f"cells_{s}" for s in (*STATUSES, "not_run", "resumed")))
+            if r.get(c) is not None and r[c] < 0]
+    if r["ended_at"] < r["started_at"]:
+        out.append("ended_at is before started_at")
+    if r["startup_seconds"] > r["wall_seconds"] or (r.get("first_row_seconds") or 0) > r["wall_seconds"]:
+        out.append("start-up or first row later than the end")
+    if r["timed_seconds"] > 0 and not r.get("overhead_ratio"):
+        out.append("overhead_ratio missing though timed_seconds > 0")
+    return out
+
+
 def validate(output: str) -> list[str]:
     """Problems found in the dataset at `output` (empty when it is sound)."""
     fs, root = resolve(output)
     if fs.get_file_info(f"{root}/{ROWS}").type == pafs.FileType.NotFound:
         return [f"{output}: no '{ROWS}' table (expected {root}/{ROWS}/gpu_model=.../run_id=.../*.parquet)"]
     problems: list[str] = []
+    rows_per_gpu: Counter = Counter()  # (run_id, gpu_uuid): rows in the rows table
+    claimed: Counter = Counter()  # (run_id, gpu_uuid): rows the runs table says were written
     for table, (schema, file_schema) in _TABLES.items():
         selector = pafs.FileSelector(f"{root}/{table}", recursive=True, allow_not_found=True)
         files = [f.path for f in fs.get_file_info(selector)
@@ -96,6 +119,11 @@ def validate(output: str) -> list[str]:
             extra = set(data.column_names) - set(file_schema.names)
             if extra:
                 problems.append(f"{where}: columns not in the schema: {sorted(extra)}")
+            if table == RUNS:
+                for r in data.to_pylist():
+                    r.update(parts)
+                    problems += [f"{where}: run {r['run_id']} on {r.get('gpu_uuid')}: {p}" for p in _check_run(r)]
+                    claimed[(r["run_id"], r.get("gpu_uuid"))] += sum(r.get(f"cells_{s}") or 0 for s in STATUSES)
             if table != ROWS:
                 continue
             for r in data.to_pylist():
@@ -105,7 +133,11 @@ def validate(output: str) -> list[str]:
                 cell = f"{r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} r{r.get('repeat')} on {r.get('gpu_uuid')}"
                 problems += [f"{where}: {cell}: {p}" for p in _check_row(r)]
                 keys[(r["run_id"], r.get("gpu_uuid"), r.get("stage"), r.get("m"), r.get("n"), r.get("k"), r.get("repeat"))] += 1
+                rows_per_gpu[(r["run_id"], r.get("gpu_uuid"))] += 1
         problems += [f"{table}: cell {k} has {n} rows in one run" for k, n in keys.items() if n > 1]
+    # A driver killed outright writes rows but no runs record; rows the runs table counts must all be there.
+    problems += [f"{RUNS}: run {run} on {gpu} counts {n} rows but the rows table holds {rows_per_gpu[(run, gpu)]}"
+                 for (run, gpu), n in claimed.items() if n > rows_per_gpu[(run, gpu)]]
     return problems
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 
 DEFAULT = "gpu"
-_MEASURERS: dict[str, str] = {DEFAULT: "farm.measure.gpu:GpuMeasurer"}
+# "standin": no GPU, fake timings and faults on request (farm/cluster/standin.py), for the tests and `farm simulate`.
+_MEASURERS: dict[str, str] = {DEFAULT: "farm.measure.gpu:GpuMeasurer", "standin": "farm.cluster.standin:StandinMeasurer"}
 
 
 def register(name: str, path: str) -> None:

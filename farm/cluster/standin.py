@@ -1,4 +1,7 @@
-"""A test-only Measurer: no GPU needed, deterministic fake timings, faults on request.
+"""A stand-in Measurer for tests and `farm simulate`: no GPU needed, deterministic fake timings, faults on request.
+
+Each cell that runs sleeps `cell_ms` (the measurer option; 10 ms by default) and reports that
+as its cell_seconds and timed_seconds.
 
 Its GPU's NVML name comes from the node label ``standin.gpu-name`` (underscores for
 spaces, as label values allow no spaces), its UUID from the node id and the GPU Ray
@@ -17,6 +20,7 @@ optional: absent matches any), read at every cell. Actions:
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -27,10 +31,13 @@ import ray
 from farm.cells import Cell
 from farm.data.rows import cell_row
 from farm.measure.device import model_from_name
-from kernels.registry import select
+from kernels.registry import stage_named
 
 FAULTS_ENV = "GEMM_FARM_STANDIN_FAULTS"
 NAME_LABEL = "standin.gpu-name"
+
+
+_stage = functools.lru_cache(maxsize=None)(stage_named)  # the registry builds every stage per look-up: look once
 
 
 def _matches(entry: dict, cell: Cell) -> bool:
@@ -49,7 +56,8 @@ def _fire_once(spec: Path, index: int) -> bool:
 class StandinMeasurer:
     """Implements farm.cells.Measurer without a GPU."""
 
-    def __init__(self, **options) -> None:
+    def __init__(self, cell_ms: float = 10.0, **options) -> None:
+        self._cell_s = cell_ms / 1e3
         ctx = ray.get_runtime_context()
         name = ctx.get_node_labels().get(NAME_LABEL, "NVIDIA_Standin_GPU").replace("_", " ")
         gpu = ctx.get_accelerator_ids()["GPU"][0]
@@ -78,7 +86,7 @@ class StandinMeasurer:
         return None
 
     def measure(self, cell: Cell, run_id: str) -> dict:
-        stage = select([cell.stage])[0]
+        stage = _stage(cell.stage)
         if self._poisoned:  # as a real CUDA context: every later call fails until the process restarts
             return cell_row(self.device_info(), stage, cell, run_id, "error", "CUDA context poisoned by an earlier fault")
         action = self._fault(cell)
@@ -94,11 +102,13 @@ class StandinMeasurer:
         reason = stage.unsupported_reason(cell.m, cell.n, cell.k, 90)
         if reason:
             return cell_row(self.device_info(), stage, cell, run_id, "skipped", reason)
-        time.sleep(0.01)
+        time.sleep(self._cell_s)
         ms = stage.flops(cell.m, cell.n, cell.k) / 1e9 * (1 + stage.position)  # deterministic, slower up the ladder
         row = cell_row(self.device_info(), stage, cell, run_id, "ok")
         row.update(verified=True, launches_per_batch=10, batches=3, samples_ms=[ms] * 3, median_ms=ms, min_ms=ms,
-                   max_ms=ms, tflops=stage.flops(cell.m, cell.n, cell.k) / ms / 1e9)
+                   max_ms=ms, q1_ms=ms, q3_ms=ms, iqr_ms=0.0, tflops=stage.flops(cell.m, cell.n, cell.k) / ms / 1e9,
+                   baseline_median_ms=ms, pct_of_baseline=100.0, launch_method="cuda_graph",
+                   baseline_launch_method="cuda_graph", cell_seconds=self._cell_s, timed_seconds=self._cell_s)
         return row
 
     def needs_restart(self) -> bool:

@@ -1,0 +1,142 @@
+"""Expected time of a cell, before it runs: what orders queues longest first, sizes batches and makes the ETA.
+
+A cell costs a fixed part (inputs, the FP64 check, host work), a few untimed launches
+(verification, warm-up) and its timed batches: at least ten launches and 0.2 s
+(farm/stopping.py), and for slow kernels, which stop on time with few batches, at most
+about MAX_TIMED_S. A launch takes flops / rate, with
+the stage's rate taken, best first, from earlier ok rows of the same GPU model (their
+median_ms), else from the write-up's published % of its baseline times a per-precision
+rate of that baseline, else a per-family rate. The absolute scale matters little: the
+ETA and the batch sizes calibrate it against the cells measured so far (Eta).
+"""
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from farm.cells import Cell
+from kernels.registry import Stage
+
+CELL_OVERHEAD_S = 0.13
+UNTIMED_LAUNCHES = 4
+TIMED_LAUNCHES = 10
+MIN_TIMED_S, MAX_TIMED_S = 0.2, 7.0
+# Sustained FLOP/s of the vendor baseline per input precision on a current datacenter GPU (H100/H200 class).
+BASELINE_RATE = {"fp32": 50e12, "tf32": 350e12, "fp16": 600e12, "bf16": 600e12}
+# Stages with no published figure: their family's typical share of the baseline.
+FAMILY_SHARE = {"baseline": 1.0, "simt_fp32": 0.7, "simt_fp32_c": 0.5, "tf32": 0.3, "half_c": 0.25}
+DEFAULT_SHARE = 0.3
+
+
+def _prior_rate(stage: Stage) -> float:
+    base = BASELINE_RATE.get(stage.dtype, BASELINE_RATE["fp32"])
+    published = getattr(stage, "published", None)
+    if published and published.pct_of_baseline:
+        return base * published.pct_of_baseline / 100
+    return base * FAMILY_SHARE.get(stage.family, DEFAULT_SHARE)
+
+
+@dataclass
+class CostModel:
+    """Expected seconds per cell for the stages of a plan; `measured_rates` by (gpu_model, stage) from earlier rows."""
+
+    stages: dict[str, Stage]
+    measured_rates: dict[tuple[str, str], float] = field(default_factory=dict)
+    _rates: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)  # looked up once per stage
+
+    def seconds(self, cell: Cell, gpu_model: str = "") -> float:
+        stage = self.stages[cell.stage]
+        rate = self._rates.get((gpu_model, cell.stage))
+        if rate is None:
+            rate = self._rates[(gpu_model, cell.stage)] = self.measured_rates.get((gpu_model, cell.stage)) or _prior_rate(stage)
+        launch = stage.flops(cell.m, cell.n, cell.k) / rate
+        return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + min(max(TIMED_LAUNCHES * launch, MIN_TIMED_S), MAX_TIMED_S)
+
+    def longest_first(self, cells: list[Cell], gpu_model: str = "") -> list[Cell]:
+        """Within each repeat, longest expected cell first. Repeats stay apart in time (repeat 0 of every cell,
+        then repeat 1...), as A/A comparisons want; each repeat's last cells are its shortest, so the queue's
+        tail is short."""
+        return sorted(cells, key=lambda c: (c.repeat, -self.seconds(c, gpu_model), c.key()))
+
+
+def rates_from_dataset(output: str, models: set[str]) -> dict[tuple[str, str], float]:
+    """measured_rates of the rows of GPU models `models` already in the dataset at `output` (any run)."""
+    import pyarrow.dataset as pds
+
+    from farm.data.dataset import exists, open_dataset
+
+    if not exists(output):
+        return {}
+    table = open_dataset(output).to_table(columns=["gpu_model", "stage", "flops", "median_ms", "status"],
+                                          filter=pds.field("gpu_model").isin(sorted(models)))
+    return measured_rates(table.to_pylist())
+
+
+def measured_rates(records: list[dict]) -> dict[tuple[str, str], float]:
+    """Median achieved FLOP/s per (gpu_model, stage) over ok rows (gpu_model, stage, flops, median_ms)."""
+    rates: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in records:
+        if r["status"] == "ok" and r["median_ms"]:
+            rates[(r["gpu_model"], r["stage"])].append(r["flops"] / (r["median_ms"] / 1e3))
+    return {key: statistics.median(values) for key, values in rates.items()}
+
+
+@dataclass
+class _Shape:
+    """A (stage, shape) with cells left in some repeats, and what its last measured repeat took."""
+
+    left: int
+    expected: float
+    seen: float | None = None
+
+
+class Eta:
+    """Seconds the cells left in a queue will take, honest from the first cells on.
+
+    A cell whose (stage, shape) has not run yet costs its expected seconds times actual over
+    expected of every cell done so far. One whose earlier repeat ran costs what that repeat
+    took (its cell_seconds less its verification, which the first repeat pays for the later
+    ones: the FP64 reference is made once), times how later repeats compared with earlier
+    ones so far. Sums are kept as cells finish: O(1) per cell, memory only for shapes with
+    repeats left. On the reference datasets' recorded cell times (tests/test_eta.py) this is
+    within 25 % of the real remaining time from the tenth cell on.
+    """
+
+    def __init__(self, cells: list[tuple[tuple, float]]) -> None:
+        """`cells`: (key, expected seconds) of every cell to run; the key names its (stage, m, n, k)."""
+        counts = Counter(key for key, _ in cells)
+        self._shapes = {key: _Shape(counts[key], e) for key, e in cells if counts[key] > 1}
+        self._unseen_s = sum(e for _, e in cells)  # expected seconds of the cells left with no repeat measured yet
+        self._seen_s = 0.0  # sum over measured shapes of cells left x the last repeat's seconds
+        self._actual_s = self._expected_s = 0.0  # every cell done: wall seconds, expected seconds
+        self._again_s = self._before_s = 0.0  # cells done after an earlier repeat: their seconds, the earlier ones'
+
+    def add(self, key: tuple, expected: float, seconds: float, repeat_seconds: float) -> None:
+        """A cell of `key` took `seconds` (wall time); another repeat of it is expected to take `repeat_seconds`."""
+        self._actual_s += seconds
+        self._expected_s += expected
+        shape = self._shapes.get(key)
+        if shape is None:  # its shape's last (or only) cell
+            self._unseen_s -= expected
+            return
+        if shape.seen is None:
+            self._unseen_s -= shape.left * shape.expected
+        else:
+            self._again_s += seconds
+            self._before_s += shape.seen
+            self._seen_s -= shape.left * shape.seen
+        shape.left -= 1
+        shape.seen = repeat_seconds
+        self._seen_s += shape.left * repeat_seconds
+        if not shape.left:
+            del self._shapes[key]
+
+    def ratio(self) -> float | None:
+        """Actual over expected seconds of the cells done; None before the first."""
+        return self._actual_s / self._expected_s if self._expected_s > 0 else None
+
+    def seconds_left(self) -> float:
+        """Seconds of work left (all GPUs of the queue together); before the first cell, the expected ones."""
+        again = self._again_s / self._before_s if self._before_s > 0 else 1.0
+        return (self.ratio() or 1.0) * max(self._unseen_s, 0.0) + again * max(self._seen_s, 0.0)

@@ -1,0 +1,85 @@
+"""`python -m farm simulate`: the sweep driver at scale without GPUs, to see what it costs and where the time goes.
+
+A local Ray with N declared GPUs, one stand-in worker each (farm.cluster.standin: every cell
+sleeps `cell_ms`), the plan's cells shared in shard mode, the rows written to a dataset: the
+same driver, dispatcher and writer as a real sweep. Prints rows/s, cells/s per GPU, the
+driver's CPU time and peak memory, files written, the GPUs' busy fraction and the time
+lost to the tail (first GPU out of work to the last one done).
+"""
+from __future__ import annotations
+
+import cProfile
+import math
+import resource
+import shutil
+import tempfile
+import time
+
+import pyarrow.compute as pc
+import ray
+
+from farm.cluster.fleet import start_workers
+from farm.cluster.runs import Clock
+from farm.data.dataset import RUNS, read_table
+from farm.plan import load_plan
+from farm.sweep import _runtime_env, run_sweep
+
+STANDIN = "standin"  # the registered name (farm/measure/measurers.py)
+
+
+def _shapes(cells: int) -> list[str]:
+    # naive and its baseline cublas_fp32 support every shape: two cells per shape.
+    return [f"128x128x{k}" for k in range(1, math.ceil(cells / 2) + 1)]
+
+
+def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, flush_s: float = 10.0,
+             profile_to: str | None = None) -> dict:
+    """Run `cells` stand-in cells (rounded up to even) on `gpus` declared GPUs; the figures as a dict."""
+    where = output or tempfile.mkdtemp(prefix="farm-simulate-")
+    clock = Clock.start()
+    ray.init(address="local", num_gpus=gpus, include_dashboard=False, log_to_driver=False, runtime_env=_runtime_env())
+    try:
+        plan = load_plan(None, kernels=["naive"], sizes=_shapes(cells), mode="shard", output=where, flush_s=flush_s,
+                         measurer=STANDIN, run_id=f"simulate-{gpus}x{cells}")
+        workers = start_workers(STANDIN, {"cell_ms": cell_ms}, (), plan.start_timeout_s)
+        clock.ready = time.monotonic()
+        cpu_before = time.process_time()
+        profiler = cProfile.Profile() if profile_to else None
+        if profiler:
+            profiler.enable()
+        result = run_sweep(plan, workers, clock)
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(profile_to)
+        cpu = time.process_time() - cpu_before
+    finally:
+        ray.shutdown()
+    rows = read_table(where).select(["gpu_uuid", "timestamp"])
+    runs = read_table(where, RUNS).to_pylist()
+    last = rows.group_by("gpu_uuid").aggregate([("timestamp", "max")]).column("timestamp_max")
+    run_s = runs[0]["wall_seconds"] - runs[0]["startup_seconds"]
+    timed = sum(r["timed_seconds"] for r in runs)
+    figures = {
+        "gpus": gpus, "cells": rows.num_rows, "cell_ms": cell_ms,
+        "startup_s": runs[0]["startup_seconds"], "run_s": run_s,
+        "rows_per_s": rows.num_rows / run_s, "cells_per_s_per_gpu": rows.num_rows / run_s / gpus,
+        "driver_cpu_s": cpu, "driver_cpu_per_row_us": 1e6 * cpu / max(rows.num_rows, 1),
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "row_files": sum("/rows/" in f for f in result.files), "flushes": result.flushes,
+        "busy_fraction": timed / (gpus * run_s) if cell_ms else None,
+        "tail_s": (pc.max(last).as_py() - pc.min(last).as_py()).total_seconds(),
+    }
+    if output is None:
+        shutil.rmtree(where, ignore_errors=True)
+    return figures
+
+
+def report(f: dict) -> str:
+    busy = "" if f["busy_fraction"] is None else f", GPUs busy {100 * f['busy_fraction']:.1f} % of the run"
+    return (f"{f['cells']} cells of {f['cell_ms']:g} ms on {f['gpus']} GPUs: start-up {f['startup_s']:.1f} s, run "
+            f"{f['run_s']:.2f} s\n"
+            f"  {f['rows_per_s']:.0f} rows/s, {f['cells_per_s_per_gpu']:.1f} cells/s per GPU{busy}\n"
+            f"  driver CPU {f['driver_cpu_s']:.2f} s ({f['driver_cpu_per_row_us']:.0f} us per row), peak RSS "
+            f"{f['peak_rss_mib']:.0f} MiB\n"
+            f"  {f['row_files']} row files in {f['flushes']} flushes; tail (first GPU out of work to the last done) "
+            f"{f['tail_s']:.2f} s")

@@ -1,0 +1,75 @@
+"""Expected cell times on recorded sweeps: the ETA's accuracy and the short tail of longest-first queues.
+
+The recordings are the shipped reference datasets (schema 3): every cell's own host time (cell_seconds) on one
+H200 and one H100, for the whole catalog at 256^3 to 8192^3, three repeats.
+"""
+from __future__ import annotations
+
+import heapq
+from pathlib import Path
+
+import pytest
+
+from farm.cells import Cell
+from farm.cluster.cost import CostModel, Eta
+from farm.data.dataset import read_table
+from kernels.registry import stage_named
+
+DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+
+
+def recorded(name: str) -> tuple[CostModel, dict[Cell, dict]]:
+    rows = read_table(str(DATASETS / name)).to_pylist()
+    cells = {Cell(r["stage"], r["m"], r["n"], r["k"], r["repeat"]): r for r in rows}
+    assert len(cells) == len(rows) > 1000 and all(r["cell_seconds"] for r in rows)
+    return CostModel({r["stage"]: stage_named(r["stage"]) for r in rows}), cells
+
+
+@pytest.mark.parametrize("name", ["h200-reference", "h100-reference"])
+def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name):
+    model, cells = recorded(name)
+    order = model.longest_first(list(cells))
+    eta = Eta([(c.key()[:4], model.seconds(c)) for c in order])
+    left = sum(r["cell_seconds"] for r in cells.values())
+    errors = []
+    for i, cell in enumerate(order[:-1], 1):
+        r = cells[cell]
+        eta.add(cell.key()[:4], model.seconds(cell), r["cell_seconds"], r["cell_seconds"] - r["verify_seconds"])
+        left -= r["cell_seconds"]
+        if i >= 10:
+            errors.append(abs(eta.seconds_left() - left) / left)
+    assert max(errors) <= 0.25, f"worst {max(errors):.2f} at cell {10 + errors.index(max(errors))}"
+
+
+def naive_eta_worst_error(cells: dict[Cell, dict], order: list[Cell]) -> float:
+    """Worst relative error, from the tenth cell on, of 'mean of the cells so far x cells left' (the old ETA)."""
+    times = [cells[c]["cell_seconds"] for c in order]
+    return max(abs(sum(times[:i]) / i * (len(times) - i) - sum(times[i:])) / sum(times[i:]) for i in range(10, len(times)))
+
+
+def test_the_old_eta_was_off_on_the_same_recording():
+    """The mean of the cells so far misjudges the rest, in the old queue order and in the new: the estimator is needed."""
+    model, cells = recorded("h200-reference")
+    assert naive_eta_worst_error(cells, model.longest_first(list(cells))) > 0.5
+    assert naive_eta_worst_error(cells, sorted(cells, key=lambda c: (c.repeat, c.m * c.n * c.k, c.stage))) > 0.5
+
+
+def finish_times(durations: list[float], gpus: int) -> list[float]:
+    """Each GPU's finish time when every idle GPU takes the next cell of the queue."""
+    free = [0.0] * gpus
+    for d in durations:
+        heapq.heappush(free, heapq.heappop(free) + d)
+    return free
+
+
+@pytest.mark.parametrize("gpus", [4, 8])
+def test_longest_first_leaves_a_short_tail(gpus):
+    model, cells = recorded("h200-reference")
+    plan_order = sorted(cells, key=lambda c: (c.repeat, c.m * c.n * c.k, c.stage))  # the old queue order
+    tails = {}
+    for label, order in (("plan", plan_order), ("longest first", model.longest_first(list(cells)))):
+        done = finish_times([cells[c]["cell_seconds"] for c in order], gpus)
+        tails[label] = max(done) - min(done)
+    longest_cell = max(r["cell_seconds"] for r in cells.values())
+    assert tails["longest first"] < tails["plan"] / 3, tails
+    assert tails["longest first"] < longest_cell / 4, tails
