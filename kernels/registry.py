@@ -102,6 +102,7 @@ class Stage:
     workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats
     cublas_compute: str | None = None  # set on vendor baselines: the cuBLAS compute type they run with
     library: str = ""  # set on baselines: the library that computes them (cuBLAS, cuBLASLt, PyTorch, Triton)
+    requires_arch: str | None = None  # e.g. "sm_90a": compiled for that arch-specific target alone
 
     @property
     def source_path(self) -> Path:
@@ -117,7 +118,15 @@ class Stage:
     def flops(self, m: int, n: int, k: int) -> int:
         return 2 * m * n * k
 
+    def compile_arch(self, arch: str) -> str | None:
+        """The target to compile for on a chip of `arch` (sm_XX), or None where the stage cannot run there."""
+        if self.requires_arch is None:
+            return arch
+        return self.requires_arch if self.requires_arch.rstrip("a") == arch.rstrip("a") else None
+
     def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
+        if self.compile_arch(f"sm_{cc}") is None:
+            return f"needs {self.requires_arch} (arch-specific wgmma/TMA/setmaxnreg), this GPU is sm_{cc}"
         if cc < self.min_cc:
             return f"needs compute capability {self.min_cc / 10:.1f}, device has {cc / 10:.1f}"
         return self.shapes.rejects(m, n, k)
@@ -152,6 +161,7 @@ class Stage:
             "dynamic_smem_bytes": first.dynamic_smem,
             "shapes": self.shapes.describe(),
             "min_compute_capability": self.min_cc / 10,
+            "requires_arch": self.requires_arch,
             "what_changed": self.what_changed,
             "published": None if self.published is None else self.published.__dict__,
         }

@@ -22,6 +22,7 @@ from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import launcher, unavailable_reason
 from farm.measure.inputs import random_operands, to_float64
+from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
 from farm.measure.verify import compare, poison
 from kernels.baselines import ExtraBaselineStage
@@ -82,12 +83,15 @@ class _Kernel:
             "compile_seconds": self.compile_seconds,
         }
         self.splits = max(l.splits for l in stage.launches)
+        self.dtype = stage.dtype
 
     def launcher(self, operands: dict, m: int, n: int, k: int):
         """A no-argument callable launching every kernel of the stage on the current stream."""
         ints = {"M": np.int32(m), "N": np.int32(n), "K": np.int32(k), "SPLITS": np.int32(self.splits)}
-        calls = [(fn, launch.grid(m, n), launch.block(), tuple(operands.get(a, ints.get(a)) for a in launch.args), launch.dynamic_smem)
-                 for launch, fn in self.functions]
+        calls = []
+        for launch, fn in self.functions:
+            named = {**ints, **operands, **tensor_map_args(launch, self.dtype, operands)}
+            calls.append((fn, launch.grid(m, n), launch.block(), tuple(named[a] for a in launch.args), launch.dynamic_smem))
 
         def run() -> None:
             for fn, grid, block, args, smem in calls:
