@@ -62,8 +62,10 @@ class Published:
 class Launch:
     """One kernel launch of a stage. Arguments are named, resolved by the harness:
 
-    A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints.
-    The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits).
+    A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints;
+    TMA_A, TMA_B: tensor maps over A and B (farm/tma.py).
+    The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits); a persistent
+    launch is one block per SM (fewer if there are fewer tiles), each looping over tiles.
     """
 
     kernel: str
@@ -73,13 +75,21 @@ class Launch:
     args: tuple[str, ...] = ("A", "B", "C", "M", "N", "K")
     splits: int = 1
     dynamic_smem: int = 0
+    persistent: bool = False
 
     def block(self) -> tuple[int, int, int]:
         t = self.threads if isinstance(self.threads, tuple) else (self.threads, 1)
         return (t[0], t[1], 1)
 
-    def grid(self, m: int, n: int) -> tuple[int, int, int]:
+    def grid(self, m: int, n: int, sm_count: int = 0) -> tuple[int, int, int]:
+        if self.persistent:
+            return (min(sm_count, cdiv(n, self.tile_n) * cdiv(m, self.tile_m)), 1, 1)
         return (cdiv(n, self.tile_n), cdiv(m, self.tile_m), self.splits)
+
+    def describe_grid(self) -> str:
+        if self.persistent:
+            return "(min(SMs, ceil(N/%d) * ceil(M/%d)), 1, 1)" % (self.tile_n, self.tile_m)
+        return "(ceil(N/%d), ceil(M/%d), %d)" % (self.tile_n, self.tile_m, self.splits)
 
 
 @dataclass(frozen=True)
@@ -156,7 +166,7 @@ class Stage:
             "kernels": list(self.kernel_names),
             "threads_per_block": math.prod(first.block()),
             "block_tile": [first.tile_m, first.tile_n],
-            "grid": "(ceil(N/%d), ceil(M/%d), %d)" % (first.tile_n, first.tile_m, first.splits),
+            "grid": first.describe_grid(),
             "launches": len(self.launches),
             "dynamic_smem_bytes": first.dynamic_smem,
             "shapes": self.shapes.describe(),

@@ -2,6 +2,7 @@
 shapes, then time it against cuBLAS and torch.mm at the given sizes; a table last.
 
     python tools/walkd_bench.py [--stages d_tma_bf16,...] [--sizes 2048,4096,8192] [--out rows.json]
+    python tools/walkd_bench.py --profile 8192 --stages ...   # one launch of each (and of cuBLAS), for ncu
 """
 from __future__ import annotations
 
@@ -30,8 +31,11 @@ def main() -> int:
     p.add_argument("--stages", default="")
     p.add_argument("--sizes", default="2048,4096,8192")
     p.add_argument("--out", default="")
+    p.add_argument("--profile", type=int, default=0, help="launch each stage once at this size^3, nothing else")
     args = p.parse_args()
     stages = select(args.stages.split(",") if args.stages else None, None if args.stages else ["hopper_d"])
+    if args.profile:
+        return profile(stages, args.profile)
     measurer = GpuMeasurer(options=OPTIONS)
     print(measurer.device_info()["gpu_name"], measurer.device_info()["arch"], flush=True)
     rows, good = [], []
@@ -63,6 +67,26 @@ def main() -> int:
     for name, size, status, ms, tf, pc, pt, regs in table:
         f = lambda v, p: "-" if v is None else f"{v:.{p}f}"  # noqa: E731
         print(f"{name:<26} {size:>5} {status:<10} {f(ms, 3):>8} {f(tf, 1):>7} {f(pc, 1):>8} {f(pt, 1):>7} {regs}")
+    return 0
+
+
+def profile(stages, size: int) -> int:
+    import cupy
+
+    from farm.compiler import compile_timed
+    from farm.inputs import random_operands
+    from farm.measure import _Kernel, library_call
+    from kernels.registry import stage_named
+
+    measurer = GpuMeasurer(options=OPTIONS)
+    info = measurer.device_info()
+    for stage in stages:
+        a, b = random_operands(stage.dtype, size, size, size, 0)
+        c = cupy.empty((size, size), dtype=cupy.float32)
+        compiled = compile_timed(stage.source_path, stage.compile_arch(info["arch"]), stage.kernel_names)
+        _Kernel(stage, compiled, info["sm_count"]).launcher({"A": a, "B": b, "C": c}, size, size, size)()
+        library_call(stage_named(stage.baseline), a, b, c, size, size, size)()
+    cupy.cuda.get_current_stream().synchronize()
     return 0
 
 

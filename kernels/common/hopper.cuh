@@ -5,6 +5,8 @@
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
 //   wgmma<N, T>          wgmma.mma_async m64nNk16, FP32 accumulators, A K-major, B MN-major (tnspB = 1)
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
+//   store_acc            a warpgroup's 64 x N accumulators to C, guarded at the edges
+//   grouped_tile         persistent kernels' tile order: GROUP tile rows at a time, down the rows first
 //
 // Shared-memory tiles are rows of 64 16-bit elements (128 bytes) with the 128-byte
 // swizzle: the 16-byte chunk c of row r lives at chunk c ^ (r % 8), 8-row atoms of 1 KB,
@@ -80,6 +82,30 @@ __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.
 
 // d (64 x N, FP32) += A (64 x 16, K-major) . B (16 x N, MN-major); d laid out as mma.sync's
 // C fragments: d[4j + 2h + c] is row (warp % 4) * 16 + lane / 4 + 8h, column 8j + 2 (lane % 4) + c.
+// A warpgroup's 64 x N accumulators to row-major FP32 C (M x ldc) at (row0, col0); float2
+// stores, so ldc must be even.
+template <int N>
+__device__ __forceinline__ void store_acc(const float (&d)[N / 2], float* C, int M, int ldc, int row0, int col0) {
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = row0 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
+            if (r < M && c < ldc) *reinterpret_cast<float2*>(C + (size_t)r * ldc + c) = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+        }
+}
+
+// Tile t of a persistent walk -> (tile row tm, tile column tn): GROUP tile rows at a time,
+// down the rows first, so the tiles resident at once share few A and B strips.
+template <int GROUP>
+__device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int per_group = GROUP * tiles_n, first = t / per_group * GROUP;
+    const int rows = min(GROUP, tiles_m - first), i = t % per_group;
+    tm = first + i % rows;
+    tn = i / rows;
+}
+
 template <int N, typename T>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b);
 

@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(d01::THREADS, 1)
 d_wgmma(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     using namespace d01;
     extern __shared__ __align__(1024) unsigned char smem[];
-    const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
+    const int tid = threadIdx.x, wg = tid / 128;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
 
     auto issue = [&](int kt, int stage) {
@@ -70,11 +70,5 @@ d_wgmma(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C,
         fence_acc(acc);
     }
     cp_async_wait<0>();
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = row0 + wg * 64 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
-            if (r < M && c < N) *reinterpret_cast<float2*>(C + (size_t)r * N + c) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-        }
+    store_acc<BN>(acc, C, M, N, row0 + wg * 64, col0);
 }

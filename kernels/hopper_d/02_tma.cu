@@ -20,7 +20,7 @@ d_tma(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap
     using namespace d02;
     extern __shared__ __align__(1024) unsigned char smem[];
     __shared__ uint64_t full[STAGES];
-    const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
+    const int tid = threadIdx.x, wg = tid / 128;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int KT = (K + BK - 1) / BK;
 
@@ -56,11 +56,5 @@ d_tma(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap
         fence_acc(acc);
         __syncthreads();
     }
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = row0 + wg * 64 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
-            if (r < M && c < N) *reinterpret_cast<float2*>(C + (size_t)r * N + c) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-        }
+    store_acc<BN>(acc, C, M, N, row0 + wg * 64, col0);
 }

@@ -49,7 +49,7 @@ d_warp_specialized(const __grid_constant__ TensorMap tma_a, const __grid_constan
         }
     } else {
         setmaxnreg_inc<232>();
-        const int c = wg - 1, warp = tid % 128 / 32, lane = tid % 32;
+        const int c = wg - 1;
         float acc[BN / 2] = {};
 #pragma unroll 1
         for (int kt = 0; kt < KT; ++kt) {
@@ -66,12 +66,6 @@ d_warp_specialized(const __grid_constant__ TensorMap tma_a, const __grid_constan
             fence_acc(acc);
             mbar_arrive(&empty[s]);
         }
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = row0 + c * 64 + warp * 16 + lane / 4 + 8 * h, col = col0 + j * 8 + 2 * (lane % 4);
-                if (r < M && col < N) *reinterpret_cast<float2*>(C + (size_t)r * N + col) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-            }
+        store_acc<BN>(acc, C, M, N, row0 + c * 64, col0);
     }
 }

@@ -16,6 +16,7 @@ ARCH = "sm_90a"
 VEC8 = ShapeRule(n_multiple=8, k_multiple=8)  # 16-byte rows chunks (cp.async) and TMA's 16-byte global strides
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
 SMEM_128x128_3 = 3 * (128 * 64 + 64 * 128) * 2
+SMEM_128x256_4 = 4 * (128 * 64 + 64 * 256) * 2
 
 
 def _kernels(t: str) -> list[tuple[str, str, Launch, str]]:
@@ -28,8 +29,14 @@ def _kernels(t: str) -> list[tuple[str, str, Launch, str]]:
         ("d_tma", "02_tma.cu", Launch(f"d_tma<{t}>", 256, 128, 128, TMA_ARGS, dynamic_smem=4 * (128 * 64 + 64 * 128) * 2),
          "TMA boxes (pre-swizzled, zero-filled edges) completing on mbarriers, 4 stages, issued by one thread"),
         ("d_warp_specialized", "03_warp_specialized.cu",
-         Launch(f"d_warp_specialized<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=4 * (128 * 64 + 64 * 256) * 2),
+         Launch(f"d_warp_specialized<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4),
          "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k16), full/empty mbarriers, setmaxnreg"),
+        ("d_persistent", "04_persistent.cu",
+         Launch(f"d_persistent<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
+         "persistent: one block per SM loops over tiles in 16-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
+        ("d_mma_overlap", "05_mma_overlap.cu",
+         Launch(f"d_mma_overlap<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
+         "one wgmma group kept in flight (wait_group 1): a stage is released when the next tile's wgmmas are queued"),
     ]
 
 
