@@ -76,6 +76,7 @@ class Launch:
     splits: int = 1
     dynamic_smem: int = 0
     persistent: bool = False
+    cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
 
     def block(self) -> tuple[int, int, int]:
         t = self.threads if isinstance(self.threads, tuple) else (self.threads, 1)
@@ -83,10 +84,13 @@ class Launch:
 
     def grid(self, m: int, n: int, sm_count: int = 0) -> tuple[int, int, int]:
         if self.persistent:
-            return (min(sm_count, cdiv(n, self.tile_n) * cdiv(m, self.tile_m)), 1, 1)
+            return (min(sm_count // self.cluster, cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m), self.cluster)) * self.cluster, 1, 1)
         return (cdiv(n, self.tile_n), cdiv(m, self.tile_m), self.splits)
 
     def describe_grid(self) -> str:
+        if self.persistent and self.cluster > 1:
+            return "(%d * min(SMs / %d, ceil(ceil(N/%d) * ceil(M/%d) / %d)), 1, 1) in clusters of %d" % (
+                self.cluster, self.cluster, self.tile_n, self.tile_m, self.cluster, self.cluster)
         if self.persistent:
             return "(min(SMs, ceil(N/%d) * ceil(M/%d)), 1, 1)" % (self.tile_n, self.tile_m)
         return "(ceil(N/%d), ceil(M/%d), %d)" % (self.tile_n, self.tile_m, self.splits)

@@ -2,7 +2,7 @@
 shapes, then time it against cuBLAS and torch.mm at the given sizes; a table last.
 
     python tools/walkd_bench.py [--stages d_tma_bf16,...] [--sizes 2048,4096,8192] [--out rows.json]
-    python tools/walkd_bench.py --profile 8192 --stages ...   # one launch of each (and of cuBLAS), for ncu
+    python tools/walkd_bench.py --profile 8192 --stages ...   # one launch of each, for ncu
 """
 from __future__ import annotations
 
@@ -75,8 +75,7 @@ def profile(stages, size: int) -> int:
 
     from farm.compiler import compile_timed
     from farm.inputs import random_operands
-    from farm.measure import _Kernel, library_call
-    from kernels.registry import stage_named
+    from farm.measure import _Kernel
 
     measurer = GpuMeasurer(options=OPTIONS)
     info = measurer.device_info()
@@ -85,7 +84,6 @@ def profile(stages, size: int) -> int:
         c = cupy.empty((size, size), dtype=cupy.float32)
         compiled = compile_timed(stage.source_path, stage.compile_arch(info["arch"]), stage.kernel_names)
         _Kernel(stage, compiled, info["sm_count"]).launcher({"A": a, "B": b, "C": c}, size, size, size)()
-        library_call(stage_named(stage.baseline), a, b, c, size, size, size)()
     cupy.cuda.get_current_stream().synchronize()
     return 0
 

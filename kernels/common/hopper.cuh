@@ -2,6 +2,8 @@
 //   TensorMap            the 128-byte CUtensorMap the host builds (farm/tma.py); NVRTC has no cuda.h
 //   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
+//   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
+//   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
 //   wgmma<N, T>          wgmma.mma_async m64nNk16, FP32 accumulators, A K-major, B MN-major (tnspB = 1)
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
@@ -54,6 +56,31 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uin
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
         ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1, unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n"
+        ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask) : "memory");
+}
+
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+// Every thread of every CTA in the cluster; also orders their shared-memory writes (barrier inits).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// Arrives on the mbarrier at the same shared-memory offset as `bar` in cluster CTA `cta`.
+__device__ __forceinline__ void mbar_arrive_at(uint64_t* bar, uint32_t cta) {
+    asm volatile(
+        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)), "r"(cta) : "memory");
 }
 
 // Descriptor fields are byte quantities >> 4: start (bits 0-13), leading byte offset

@@ -37,6 +37,9 @@ def _kernels(t: str) -> list[tuple[str, str, Launch, str]]:
         ("d_mma_overlap", "05_mma_overlap.cu",
          Launch(f"d_mma_overlap<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
          "one wgmma group kept in flight (wait_group 1): a stage is released when the next tile's wgmmas are queued"),
+        ("d_multicast", "06_multicast.cu",
+         Launch(f"d_multicast<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True, cluster=2),
+         "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
     ]
 
 
