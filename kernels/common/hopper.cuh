@@ -1,5 +1,5 @@
 // Walk D (kernels/hopper_d) Hopper pieces, sm_90a, as inline PTX:
-//   TensorMap            the 128-byte CUtensorMap the host builds (farm/tma.py); NVRTC has no cuda.h
+//   TensorMap            the 128-byte CUtensorMap the host builds (farm/measure/tma.py); NVRTC has no cuda.h
 //   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets

@@ -5,7 +5,7 @@
 // branches (TMA fills out-of-range elements with zeros), no proxy fence (TMA is the
 // async proxy, like wgmma), and 4 stages in flight from one thread instead of 256 x 8
 // cp.async. Still one barrier per k tile, so the tensor cores idle across it.
-// Tensor maps: built by farm/tma.py, passed by value as __grid_constant__ parameters.
+// Tensor maps: built by farm/measure/tma.py, passed by value as __grid_constant__ parameters.
 // N % 8 == 0, K % 8 == 0 (TMA's 16-byte global strides), any M.
 #include "hopper.cuh"
 

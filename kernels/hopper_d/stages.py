@@ -4,7 +4,7 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Kernels taking tensor maps name them TMA_A /
-TMA_B: farm/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes.
+TMA_B: farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes.
 Notes and measurements: kernels/hopper_d/README.md.
 """
 from kernels.registry import Launch, ShapeRule, Stage
