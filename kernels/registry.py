@@ -140,7 +140,7 @@ class Stage:
 
     def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
         if self.compile_arch(f"sm_{cc}") is None:
-            return f"needs {self.requires_arch} (arch-specific wgmma/TMA/setmaxnreg), this GPU is sm_{cc}"
+            return f"needs {self.requires_arch} (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_{cc}"
         if cc < self.min_cc:
             return f"needs compute capability {self.min_cc / 10:.1f}, device has {cc / 10:.1f}"
         return self.shapes.rejects(m, n, k)

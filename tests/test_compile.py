@@ -137,5 +137,5 @@ def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
     assert json.loads(capsys.readouterr().out) == []
     for stage in walk_d:
         assert stage.unsupported_reason(1024, 1024, 1024, 90) is None
-        assert stage.unsupported_reason(1024, 1024, 1024, 89) == "needs sm_90a (arch-specific wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        assert stage.unsupported_reason(1024, 1024, 1024, 89) == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
         assert stage.unsupported_reason(1024, 1024, 1024, 100).endswith("this GPU is sm_100")
