@@ -65,10 +65,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         # --tuning: the selected tunable kernels' configurations that are valid on this arch (kernels/tuning.py)
         tuned = tuning_stages([s.name for s in stages if s.name in TUNABLES], arch) if args.tuning else []
         for stage in stages + tuned:
+            if stage.compile_arch(arch) is None:  # an arch-specific stage (walk D: sm_90a) of another chip
+                continue
             smem = {}
             for launch in stage.launches:
                 smem[launch.kernel] = max(smem.get(launch.kernel, 0), launch.dynamic_smem)
-            work.append((stage.name, stage.source_path, arch, stage.kernel_names, smem))
+            work.append((stage.name, stage.source_path, stage.compile_arch(arch), stage.kernel_names, smem))
     if args.jobs == 1:
         per_stage = [_compile_one(*w) for w in work]
     else:

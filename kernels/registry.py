@@ -62,8 +62,10 @@ class Published:
 class Launch:
     """One kernel launch of a stage. Arguments are named, resolved by the harness:
 
-    A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints.
-    The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits).
+    A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints;
+    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py).
+    The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits); a persistent
+    launch is one block per SM (fewer if there are fewer tiles), each looping over tiles.
     """
 
     kernel: str
@@ -73,13 +75,25 @@ class Launch:
     args: tuple[str, ...] = ("A", "B", "C", "M", "N", "K")
     splits: int = 1
     dynamic_smem: int = 0
+    persistent: bool = False
+    cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
 
     def block(self) -> tuple[int, int, int]:
         t = self.threads if isinstance(self.threads, tuple) else (self.threads, 1)
         return (t[0], t[1], 1)
 
-    def grid(self, m: int, n: int) -> tuple[int, int, int]:
+    def grid(self, m: int, n: int, sm_count: int = 0) -> tuple[int, int, int]:
+        if self.persistent:
+            return (min(sm_count // self.cluster, cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m), self.cluster)) * self.cluster, 1, 1)
         return (cdiv(n, self.tile_n), cdiv(m, self.tile_m), self.splits)
+
+    def describe_grid(self) -> str:
+        if self.persistent and self.cluster > 1:
+            return "(%d * min(SMs / %d, ceil(ceil(N/%d) * ceil(M/%d) / %d)), 1, 1) in clusters of %d" % (
+                self.cluster, self.cluster, self.tile_n, self.tile_m, self.cluster, self.cluster)
+        if self.persistent:
+            return "(min(SMs, ceil(N/%d) * ceil(M/%d)), 1, 1)" % (self.tile_n, self.tile_m)
+        return "(ceil(N/%d), ceil(M/%d), %d)" % (self.tile_n, self.tile_m, self.splits)
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,7 @@ class Stage:
     workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats
     cublas_compute: str | None = None  # set on vendor baselines: the cuBLAS compute type they run with
     library: str = ""  # set on baselines: the library that computes them (cuBLAS, cuBLASLt, PyTorch, Triton)
+    requires_arch: str | None = None  # e.g. "sm_90a": compiled for that arch-specific target alone
 
     @property
     def source_path(self) -> Path:
@@ -117,7 +132,15 @@ class Stage:
     def flops(self, m: int, n: int, k: int) -> int:
         return 2 * m * n * k
 
+    def compile_arch(self, arch: str) -> str | None:
+        """The target to compile for on a chip of `arch` (sm_XX), or None where the stage cannot run there."""
+        if self.requires_arch is None:
+            return arch
+        return self.requires_arch if self.requires_arch.rstrip("a") == arch.rstrip("a") else None
+
     def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
+        if self.compile_arch(f"sm_{cc}") is None:
+            return f"needs {self.requires_arch} (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_{cc}"
         if cc < self.min_cc:
             return f"needs compute capability {self.min_cc / 10:.1f}, device has {cc / 10:.1f}"
         return self.shapes.rejects(m, n, k)
@@ -147,11 +170,12 @@ class Stage:
             "kernels": list(self.kernel_names),
             "threads_per_block": math.prod(first.block()),
             "block_tile": [first.tile_m, first.tile_n],
-            "grid": "(ceil(N/%d), ceil(M/%d), %d)" % (first.tile_n, first.tile_m, first.splits),
+            "grid": first.describe_grid(),
             "launches": len(self.launches),
             "dynamic_smem_bytes": first.dynamic_smem,
             "shapes": self.shapes.describe(),
             "min_compute_capability": self.min_cc / 10,
+            "requires_arch": self.requires_arch,
             "what_changed": self.what_changed,
             "published": None if self.published is None else self.published.__dict__,
         }

@@ -20,10 +20,11 @@ SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_9
 def test_every_kernel_compiles(arch, capsys):
     assert main(["compile", "--arch", arch, "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
-    kernels = {(s.name, k) for s in catalog() if not s.is_baseline for k in s.kernel_names}
+    stages = {s.name: s for s in catalog() if not s.is_baseline and s.compile_arch(arch)}
+    kernels = {(name, k) for name, s in stages.items() for k in s.kernel_names}
     assert {(r["stage"], r["kernel"]) for r in results} == kernels
     for r in results:
-        assert r["ok"] and r["arch"] == arch
+        assert r["ok"] and r["arch"] == stages[r["stage"]].compile_arch(arch)
         assert r["spill_bytes"] == 0 and r["stack_frame_bytes"] == 0, r
         assert 0 < r["registers"] <= 255, r
         assert r["static_smem_bytes"] <= 48 * 1024, r
@@ -118,3 +119,23 @@ def test_compile_in_parallel_processes_reports_the_same(capsys):
     assert drop(parallel) == drop(serial) and len(serial) == 5
     assert main(["compile", "--arch", "sm_80", "--jobs", "0"]) == 2
     assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
+    """Walk D (hopper_d) is in the catalog as BF16/FP16 pairs, compiled for sm_90a on sm_90 (no spills, within the
+    227 KB a Hopper block may have) and left out on every other arch, where its cells are skipped with the reason."""
+    walk_d = [s for s in catalog() if s.family == "hopper_d"]
+    assert len(walk_d) >= 2 and {s.walk for s in walk_d} == {"D"}
+    assert {(s.dtype, s.baseline) for s in walk_d} == {("bf16", "cublas_bf16"), ("fp16", "cublas_fp16")}
+    assert main(["compile", "--arch", "sm_90", "--families", "hopper_d", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert {r["stage"] for r in results} == {s.name for s in walk_d}
+    for r in results:
+        assert r["ok"] and r["arch"] == "sm_90a" and r["spill_bytes"] == 0 and r["stack_frame_bytes"] == 0, r
+        assert r["static_smem_bytes"] + r["dynamic_smem_bytes"] <= SMEM_LIMIT["sm_90"], r
+    assert main(["compile", "--arch", "sm_89", "--families", "hopper_d", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    for stage in walk_d:
+        assert stage.unsupported_reason(1024, 1024, 1024, 90) is None
+        assert stage.unsupported_reason(1024, 1024, 1024, 89) == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        assert stage.unsupported_reason(1024, 1024, 1024, 100).endswith("this GPU is sm_100")

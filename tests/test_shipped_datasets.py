@@ -40,6 +40,9 @@ REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", "h100-ref3"), "h200-refer
                   "h200x2-reference": ("H200", "h200x2-ref")}
 # Measured under schema 2, with direct-launched cuBLAS baselines and before cuBLASLt (datasets/README.md says so).
 BEFORE_CUBLASLT = {"h200x2-reference"}
+# Families added to the catalog after these datasets were measured: their cells are not expected there
+# (walk D's H100 and H200 reference runs take it out of this for those two).
+FAMILY_PREDATES = {"hopper_d": set(REFERENCE_RUNS)}
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
@@ -54,8 +57,11 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
     plan = load_plan(ROOT / "plans" / "reference.toml")
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
+    family = {s.name: s.family for s in catalog()}
     for cell in {(c.stage, c.m, c.n, c.k) for c in plan.cells()}:
-        if name not in BEFORE_CUBLASLT or not cell[0].startswith("cublaslt_"):
+        if name in FAMILY_PREDATES.get(family[cell[0]], ()):
+            assert measured[cell] == 0, cell  # remove the family from FAMILY_PREDATES once the dataset has it
+        elif name not in BEFORE_CUBLASLT or not cell[0].startswith("cublaslt_"):
             assert measured[cell] >= plan.repeats, (cell, measured[cell])
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
     if name not in BEFORE_CUBLASLT:  # schema 3: every % compares two CUDA-graph timings

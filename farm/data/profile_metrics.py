@@ -75,7 +75,8 @@ METRICS: tuple[MetricSpec, ...] = (
                "FMA pipe (instructions executed)"),
     # Tensor pipes. mma.sync and WMMA (TF32, FP16, BF16) issue HMMA on sm_80..sm_90 and sm_120;
     # Hopper's wgmma (cuBLAS on H100/H200) runs on GMMA, a metric sm_90 alone has; the
-    # aggregate tensor pipe is offered on some chips only.
+    # aggregate tensor pipe is offered on some chips only. Seen on an H100 with ncu 2025.3:
+    # the GMMA metric read n/a and the HMMA one counted wgmma (walk D: 95 %).
     MetricSpec("tensor_pipe_pct", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "pct",
                "tensor", "tensor pipe (HMMA: mma.sync, WMMA)", "walk A: cuBLAS FP32 0 % tensor pipe", optional=True),
     MetricSpec("tensor_gmma_pipe_pct", "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", "pct",

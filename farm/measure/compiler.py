@@ -248,10 +248,10 @@ class BackgroundCompiler:
         self._arch = arch
         self._pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1, thread_name_prefix="nvrtc")
         self._futures: dict[str, Future] = {}
-        for stage in stages:
-            if stage.launches and stage.name not in self._futures:
-                self._futures[stage.name] = self._pool.submit(compile_timed, stage.source_path, arch, stage.kernel_names)
+        for stage in stages:  # (a stage with no target on this arch is skipped by its cells, never compiled)
+            if stage.launches and stage.name not in self._futures and stage.compile_arch(arch):
+                self._futures[stage.name] = self._pool.submit(compile_timed, stage.source_path, stage.compile_arch(arch), stage.kernel_names)
 
     def result(self, stage) -> Compiled:
         future = self._futures.pop(stage.name, None)
-        return future.result() if future is not None else compile_timed(stage.source_path, self._arch, stage.kernel_names)
+        return future.result() if future is not None else compile_timed(stage.source_path, stage.compile_arch(self._arch), stage.kernel_names)

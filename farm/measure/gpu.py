@@ -22,6 +22,7 @@ from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import launcher, unavailable_reason
 from farm.measure.inputs import random_operands, to_float64
+from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
 from farm.measure.verify import compare, poison
 from kernels.baselines import ExtraBaselineStage
@@ -55,7 +56,7 @@ def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorC
 class _Kernel:
     """A stage's compiled, loaded kernels and what ptxas said about them."""
 
-    def __init__(self, stage: Stage, compiled: Compiled):
+    def __init__(self, stage: Stage, compiled: Compiled, sm_count: int):
         import cupy
 
         self.compile_seconds = compiled.seconds
@@ -82,12 +83,16 @@ class _Kernel:
             "compile_seconds": self.compile_seconds,
         }
         self.splits = max(l.splits for l in stage.launches)
+        self.dtype = stage.dtype
+        self.sm_count = sm_count
 
     def launcher(self, operands: dict, m: int, n: int, k: int):
         """A no-argument callable launching every kernel of the stage on the current stream."""
         ints = {"M": np.int32(m), "N": np.int32(n), "K": np.int32(k), "SPLITS": np.int32(self.splits)}
-        calls = [(fn, launch.grid(m, n), launch.block(), tuple(operands.get(a, ints.get(a)) for a in launch.args), launch.dynamic_smem)
-                 for launch, fn in self.functions]
+        calls = []
+        for launch, fn in self.functions:
+            named = {**ints, **operands, **tensor_map_args(launch, self.dtype, operands)}
+            calls.append((fn, launch.grid(m, n, self.sm_count), launch.block(), tuple(named[a] for a in launch.args), launch.dynamic_smem))
 
         def run() -> None:
             for fn, grid, block, args, smem in calls:
@@ -201,7 +206,7 @@ class GpuMeasurer:
 
         kernel = self._kernels.get(stage.name)
         if kernel is None:
-            kernel = self._kernels[stage.name] = _Kernel(stage, self._compiling.result(stage))
+            kernel = self._kernels[stage.name] = _Kernel(stage, self._compiling.result(stage), self._device["sm_count"])
         began = time.perf_counter()
         c = cupy.empty((m, n), dtype=cupy.float32)
         operands = {"A": a, "B": b, "C": c}
@@ -209,7 +214,7 @@ class GpuMeasurer:
             operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
         run = kernel.launcher(operands, m, n, k)
         first = stage.launches[0]
-        out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n))), "baseline": baseline.name}
+        out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n, self._device["sm_count"]))), "baseline": baseline.name}
         if passed_over:
             out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
         poison(ref)

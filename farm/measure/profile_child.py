@@ -24,8 +24,8 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
 
         stage = stage_named(stage_name)
         cupy.cuda.Device(0).use()
+        props = cupy.cuda.runtime.getDeviceProperties(0)
         if not arch:
-            props = cupy.cuda.runtime.getDeviceProperties(0)
             arch = f"sm_{props['major']}{props['minor']}"
         a, b = random_operands(stage.dtype, m, n, k, seed)
         c = cupy.empty((m, n), dtype=cupy.float32)
@@ -41,7 +41,8 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
             operands = {"A": a, "B": b, "C": c}
             if stage.workspace_floats_per_mn:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
-            run = _Kernel(stage, compile_timed(stage.source_path, arch, stage.kernel_names)).launcher(operands, m, n, k)
+            compiled = compile_timed(stage.source_path, stage.compile_arch(arch), stage.kernel_names)
+            run = _Kernel(stage, compiled, props["multiProcessorCount"]).launcher(operands, m, n, k)
             launches = [launch.kernel for launch in stage.launches]
         stream = cupy.cuda.get_current_stream()
         for _ in range(2):  # warm-up, outside the profiled range
