@@ -202,10 +202,11 @@ def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
     """Every stage as % of its GPU's dense peak for its own precision at one size; whiskers: spread;
     cuBLAS and the other baselines last, in grey."""
     df = _clean(cells)
-    stages = _stage_sort(df, baselines_last=True)
+    df["label"] = df["stage"] + " · " + df["dtype"]
+    labels = list(dict.fromkeys(df.set_index("stage").loc[_stage_sort(df, baselines_last=True), "label"]))
     devices = sorted(df["gpu_model"].unique().tolist())
     title = "% of the GPU's dense peak for the stage's precision"
-    y = alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260))
+    y = alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=300))
     tips = [_n("gpu_model", "GPU model"), _n("stage", "stage"), _n("dtype", "precision"), _n("size_label", "size"),
             _tip("pct_of_peak", "% of peak (median)", ".1f"), _tip("pct_of_peak_lo", "% low", ".1f"),
             _tip("pct_of_peak_hi", "% high", ".1f"), _tip("tflops", "TFLOP/s (median)", ".1f"),
@@ -221,7 +222,7 @@ def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
     text = base.mark_text(align="left", dx=4, fontSize=10, color="#333").encode(
         x=alt.X("pct_of_peak_hi:Q", title=title), text=alt.Text("pct_of_peak:Q", format=".0f"), tooltip=tips)
     return alt.layer(bars, rules, text, data=df).properties(
-        width=420, height=max(80, 16 * len(stages) * max(1, len(devices))),
+        width=420, height=max(80, 16 * len(labels) * max(1, len(devices))),
         title=alt.TitleParams(f"% of peak at {size_label}", subtitle="bars: median, whiskers: spread; faded: baselines", anchor="start"))
 
 
@@ -239,6 +240,10 @@ def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) ->
     y = alt.Y("tflops:Q", title=y_title, scale=alt.Scale(type="log"))
     rtips = [_n("dtype", "precision"), _tip("peak_tflops", "peak (TFLOP/s)", ".1f"), _tip("bandwidth_tbs", "memory bandwidth (TB/s)", ".2f")]
     roof = alt.Chart(_clean(roofs)).mark_line(strokeDash=[6, 3], strokeWidth=2).encode(x=x, y=y, color=color, tooltip=rtips)
+    ends = roofs.sort_values("intensity").groupby("peak_tflops", as_index=False).agg(
+        intensity=("intensity", "last"), tflops=("tflops", "last"), dtype=("dtype", "first"), names=("dtype", " = ".join))
+    ends["text"] = ends["names"] + " peak " + ends["tflops"].round(0).astype(int).astype(str) + " TFLOP/s"
+    label = alt.Chart(_clean(ends)).mark_text(align="right", dy=-7, fontSize=11).encode(x=x, y=y, color=color, text="text:N")
     tips = [_n("stage", "stage"), _n("family", "family"), _n("dtype", "precision"), _n("size_label", "size"),
             _tip("intensity", "FLOP/byte", ".0f"), _tip("tflops", "TFLOP/s (median)", ".1f"),
             _tip("pct_of_peak", "% of peak", ".1f"), _tip("peak_tflops", "peak (TFLOP/s)", ".1f"), _n("runs", "run ids")]
@@ -246,12 +251,12 @@ def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) ->
         x=x, y=y, color=color, tooltip=tips,
         shape=alt.Shape("kind:N", title="", scale=alt.Scale(domain=["kernel", "baseline"], range=["circle", "diamond"]),
                         legend=alt.Legend(orient="top")))
-    return alt.layer(roof, pts).properties(width=640, height=400, title=alt.TitleParams(
+    return alt.layer(roof, label, pts).properties(width=640, height=400, title=alt.TitleParams(
         f"Roofline · {gpu_model}", subtitle="dashed: roofs, min(peak, bandwidth × intensity); points: median per stage and size",
         anchor="start"))
 
 
-HISTORY_COLORS = {"first run": "#bbbbbb", **VERDICT_COLORS}
+HISTORY_COLORS = {"first run": "#000000", **VERDICT_COLORS}
 
 
 def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
@@ -271,9 +276,9 @@ def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
     base = alt.Chart().encode(x=x)
     layers = [base.mark_line(color="#999").encode(y=alt.Y("median_ms:Q", title=y_title, scale=alt.Scale(zero=False))),
               base.mark_rule(strokeWidth=1.5).encode(y=alt.Y("ms_lo:Q", title=y_title), y2="ms_hi:Q", color=color, tooltip=tips),
-              base.mark_point(filled=True, size=50, opacity=1).encode(y="median_ms:Q", color=color, tooltip=tips),
+              base.mark_point(filled=True, size=50, opacity=1).encode(y=alt.Y("median_ms:Q", title=y_title), color=color, tooltip=tips),
               base.transform_filter("datum.change").mark_point(size=260, strokeWidth=2.5, filled=False).encode(
-                  y="median_ms:Q", color=color, tooltip=tips)]
+                  y=alt.Y("median_ms:Q", title=y_title), color=color, tooltip=tips)]
     return alt.layer(*layers, data=df).properties(width=330, height=180).facet(
         facet=alt.Facet("stage:N", sort=stages, title=None, header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
         columns=2).resolve_scale(y="independent")

@@ -52,5 +52,5 @@ def summary(cmp: pd.DataFrame) -> pd.DataFrame:
     out["summary"] = [f"{f} faster, {s} slower, {m} same, {u} unclear"
                       for f, s, m, u in zip(out["FASTER"], out["SLOWER"], out["SAME"], out["UNCLEAR"])]
     worst = cmp[cmp["verdict"] == "SLOWER"].groupby(["family", "gpu_model"])["diff_pct"].max()
-    out["worst_pct"] = [worst.get((f, g)) for f, g in zip(out["family"], out["gpu_model"])]
+    out["worst_pct"] = [worst.get((f, g), float("nan")) for f, g in zip(out["family"], out["gpu_model"])]
     return out.sort_values(["SLOWER", "worst_pct"], ascending=False, kind="stable")[cols].reset_index(drop=True)

@@ -9,7 +9,7 @@ st.caption("Did it help, on every GPU, beyond the noise? B against A per cell (G
            "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict: SAME when the whole "
            "~95 % band of the difference lies within ±tolerance, FASTER / SLOWER when the band excludes 0 and the "
            "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Regressions first.")
-MAX_CHART_CELLS = 80
+MAX_CHART_CELLS = 40
 
 
 def _default(options: list[str], wanted: str | None, fallback: int) -> int:
@@ -62,8 +62,8 @@ def body() -> None:
     m[4].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
 
     st.subheader("Per family and GPU model")
-    st.dataframe(comparing.summary(df), hide_index=True, column_config={
-        "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="medium"),
+    st.dataframe(comparing.summary(df)[["family", "gpu_model", "cells", "summary", "worst_pct"]], hide_index=True, column_config={
+        "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="large"),
         "worst_pct": st.column_config.NumberColumn("worst slowdown (%)", format="%+.1f")})
 
     st.subheader("Cells, regressions first")
