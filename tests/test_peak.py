@@ -2,6 +2,8 @@
 % of peak the dashboard and `farm report` derive from a row."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -82,3 +84,13 @@ def test_dashboard_peak_columns_and_roofs():
     low = roofs[roofs["intensity"] == roofs["intensity"].min()]
     assert list(low["tflops"]) == pytest.approx([4.8, 4.8]), "memory-bound left of the ridge: 4.8 TB/s x 1 FLOP/byte"
     assert list(roofs.groupby("dtype")["tflops"].max()) == pytest.approx(list(table["peak_tflops"].reindex(["bf16", "fp32"])))
+
+
+def test_the_dataset_card_shows_the_table_in_the_code():
+    card = (Path(__file__).resolve().parent.parent / "datasets" / "README.md").read_text()
+    for arch, rates in peak.RATES.items():
+        line = next(x for x in card.splitlines() if x.startswith(f"| {arch} |"))
+        cells = [c.strip() for c in line.split("|")[2:6]]
+        for cell, dtype in zip(cells, PRECISIONS):
+            r = rates[dtype]
+            assert cell == (f"{r.flop} (GeForce {r.geforce})" if r.geforce else str(r.flop)), (arch, dtype)
