@@ -306,7 +306,7 @@ def gpu_to_gpu(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
 
 def compare_selected(rows: pd.DataFrame, a: pd.Series, b: pd.Series, tol: float, model_label: str | None = None) -> pd.DataFrame:
     """The rows under mask `b` against those under mask `a`, per GPU model, stage and shape present in both
-    (farm.compare.compare_runs: rows of a side pooled). With `model_label` the sides are different GPU models:
+    (farm.analysis.compare.compare_runs: rows of a side pooled). With `model_label` the sides are different GPU models:
     cells are matched on stage and shape alone, and the label stands in the gpu_model column."""
     both = pd.concat([rows[a].assign(run_id="A"), rows[b].assign(run_id="B")])
     if model_label is not None:

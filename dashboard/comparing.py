@@ -1,4 +1,4 @@
-"""What changed between two sides (runs, commits, GPU models or datasets): farm.compare's noise-aware verdict per
+"""What changed between two sides (runs, commits, GPU models or datasets): farm.analysis.compare's noise-aware verdict per
 cell, a count per family and GPU model, and the worst regressions first. Pure pandas, no Streamlit."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """History: every run of a stage on a GPU model at a shape, ordered by time, and the changes outside the noise.
 
 The change-point rule (the page's help says the same): each run is compared with the run before it in its
-series (GPU model, stage, shape, timing mode) by farm.compare, the rows of a run pooled into one side (median of
+series (GPU model, stage, shape, timing mode) by farm.analysis.compare, the rows of a run pooled into one side (median of
 their medians; error from the samples' noise and the repeats' spread). A FASTER or SLOWER verdict is a change:
 the ~95 % band of the difference excludes zero and the difference exceeds the tolerance. Noise alone stays SAME
 or UNCLEAR; a lasting step is marked once, where it happens; a single odd run is marked twice (going, coming back).
@@ -13,7 +13,7 @@ from collections import defaultdict
 import pandas as pd
 
 from dashboard import analysis
-from farm import compare as fcompare
+from farm.analysis import compare as fcompare
 
 SERIES = ["gpu_model", "family", "stage", "dtype", "order", "m", "n", "k", "size_label", "timing_mode"]
 RUN = ["dataset", "run_id"]

@@ -127,8 +127,8 @@ def test_a_history_link_opens_compare_on_those_runs(monkeypatch):
 
 
 def test_new_pages_with_one_run_say_why_there_is_nothing(monkeypatch, tmp_path):
-    from farm.dataset import write_rows
-    from farm.schema import ROW_SCHEMA
+    from farm.data.dataset import write_rows
+    from farm.data.schema import ROW_SCHEMA
 
     rows = [{f.name: r.get(f.name) for f in ROW_SCHEMA} for r in run_rows(0, 2.0, random.Random(1), 0.003)]
     write_rows(rows, str(tmp_path / "one"))

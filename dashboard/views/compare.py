@@ -1,8 +1,8 @@
-"""Compare: two runs, commits, GPU models or datasets, cell by cell, with farm.compare's noise-aware verdicts."""
+"""Compare: two runs, commits, GPU models or datasets, cell by cell, with farm.analysis.compare's noise-aware verdicts."""
 import streamlit as st
 
 from dashboard import analysis, charts, comparing, ui
-from farm.compare import DEFAULT_TOLERANCE
+from farm.analysis.compare import DEFAULT_TOLERANCE
 
 st.title("Compare")
 st.caption("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "

@@ -4,7 +4,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from dashboard import analysis, charts, history, ui
-from farm.compare import DEFAULT_TOLERANCE
+from farm.analysis.compare import DEFAULT_TOLERANCE
 
 st.title("History")
 RULE = ("**Change-point rule.** Each run is compared with the run before it in the same series (GPU model, stage, "

@@ -1,5 +1,5 @@
 """Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline, of the
-faster vendor library and of the GPU's dense peak (farm.peak); and the headline: per GPU model, family and shape, the stage closest to its cuBLAS.
+faster vendor library and of the GPU's dense peak (farm.analysis.peak); and the headline: per GPU model, family and shape, the stage closest to its cuBLAS.
 A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
 reasons listed under the table."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from farm.analysis.peak import pct_of_peak
 from farm.data.dataset import read_table
 from farm.data.derived import launch_mismatch, with_vendor_best
-from farm.peak import pct_of_peak
 
 FLAG = "(!)"
 
@@ -37,7 +37,7 @@ def _pct(rows: list[dict], column: str) -> str:
 
 
 def _peak_pct(row: dict, median_ms: float) -> str:
-    """% of the GPU's dense peak for the row's precision at `median_ms` (farm.peak), blank where unknown."""
+    """% of the GPU's dense peak for the row's precision at `median_ms` (farm.analysis.peak), blank where unknown."""
     pct = pct_of_peak({**row, "median_ms": median_ms})
     return "" if pct is None else f"{pct:.1f}"
 
