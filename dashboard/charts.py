@@ -241,7 +241,8 @@ def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) ->
     rtips = [_n("dtype", "precision"), _tip("peak_tflops", "peak (TFLOP/s)", ".1f"), _tip("bandwidth_tbs", "memory bandwidth (TB/s)", ".2f")]
     roof = alt.Chart(_clean(roofs)).mark_line(strokeDash=[6, 3], strokeWidth=2).encode(x=x, y=y, color=color, tooltip=rtips)
     ends = roofs.sort_values("intensity").groupby("peak_tflops", as_index=False).agg(
-        intensity=("intensity", "last"), tflops=("tflops", "last"), dtype=("dtype", "first"), names=("dtype", " = ".join))
+        intensity=("intensity", "last"), tflops=("tflops", "last"), dtype=("dtype", "first"),
+        names=("dtype", lambda d: " = ".join(dict.fromkeys(d))))
     ends["text"] = ends["names"] + " peak " + ends["tflops"].round(0).astype(int).astype(str) + " TFLOP/s"
     label = alt.Chart(_clean(ends)).mark_text(align="right", dy=-7, fontSize=11).encode(x=x, y=y, color=color, text="text:N")
     tips = [_n("stage", "stage"), _n("family", "family"), _n("dtype", "precision"), _n("size_label", "size"),

@@ -7,7 +7,7 @@ import pandas as pd
 from dashboard import analysis
 
 SIDES = {"run": "run", "git_commit": "commit", "gpu_model": "GPU model", "dataset": "dataset"}  # column -> what it is called
-VERDICT_ORDER = {"SLOWER": 0, "UNCLEAR": 1, "FASTER": 2, "SAME": 3}  # regressions first
+VERDICT_ORDER = {"SLOWER": 0, "FASTER": 1, "UNCLEAR": 2, "SAME": 3}  # regressions first, then gains, then the undecided
 
 
 def side_column(rows: pd.DataFrame, by: str) -> pd.Series:
@@ -28,7 +28,7 @@ def side_options(rows: pd.DataFrame, by: str) -> list[str]:
 
 def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float) -> pd.DataFrame:
     """B against A per cell: gpu_model (or 'B vs A' between GPU models), family, stage, shape, medians, diff and
-    band (%), verdict; regressions first (SLOWER by size of the slowdown, then UNCLEAR, FASTER, SAME)."""
+    band (%), verdict; regressions first, then FASTER, UNCLEAR and SAME, each largest |difference| first."""
     side = side_column(rows, by)
     df = analysis.compare_selected(rows, side == a, side == b, tol, model_label=f"{b} vs {a}" if by == "gpu_model" else None)
     if df.empty:
@@ -38,7 +38,7 @@ def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float) -> pd.DataF
     df.insert(3, "dtype", df["stage"].map(info["dtype"]))
     df["pair"] = f"{b} vs {a}"
     rank = df["verdict"].map(VERDICT_ORDER)
-    return df.assign(_r=rank, _d=-df["diff_pct"]).sort_values(["_r", "_d"], kind="stable").drop(columns=["_r", "_d"]).reset_index(drop=True)
+    return df.assign(_r=rank, _d=-df["diff_pct"].abs()).sort_values(["_r", "_d"], kind="stable").drop(columns=["_r", "_d"]).reset_index(drop=True)
 
 
 def summary(cmp: pd.DataFrame) -> pd.DataFrame:

@@ -71,18 +71,18 @@ def body() -> None:
     if shown.empty:
         st.success(f"Every cell is SAME: within ±{100 * tol:g} % beyond doubt.")
     else:
-        st.caption(f"The {len(shown)} cells that are not SAME" + (f" (the first {MAX_CHART_CELLS})" if len(shown) == MAX_CHART_CELLS else "")
+        st.caption(f"The {len(shown)} cells that are not SAME, slower first, then faster, then unclear" + (f" (the first {MAX_CHART_CELLS})" if len(shown) == MAX_CHART_CELLS else "")
                    + "; the table has every cell.")
         ui.chart(charts.comparison_chart(shown, 100 * tol, f"{b}  vs  {a}"), key="cmp_chart")
     table = df.drop(columns=["order", "cell", "pair"], errors="ignore")
-    st.dataframe(table, hide_index=True, column_config={
+    order = ["gpu_model", "family", "stage", "dtype", "size_label", "verdict", "diff_pct", "band_pct", "a_ms", "b_ms", "a_rows", "b_rows"]
+    st.dataframe(table, hide_index=True, column_order=order, column_config={
         "gpu_model": "GPU model", "size_label": "size", "dtype": "precision",
         "a_ms": st.column_config.NumberColumn("A median (ms)", format="%.5f"),
         "b_ms": st.column_config.NumberColumn("B median (ms)", format="%.5f"),
         "diff_pct": st.column_config.NumberColumn("B vs A (%)", format="%+.2f", help="+ is slower"),
         "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f", help="~95 % half-width of the difference"),
-        "lo_pct": st.column_config.NumberColumn("low (%)", format="%+.2f"),
-        "hi_pct": st.column_config.NumberColumn("high (%)", format="%+.2f")})
+        "a_rows": "rows A", "b_rows": "rows B"})
     st.download_button(f"comparison · CSV ({len(table)} cells)", data=lambda: table.to_csv(index=False).encode(),
                        file_name="gemm-farm-compare.csv", mime="text/csv", key="cmp_csv", on_click="ignore")
 

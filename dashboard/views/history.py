@@ -28,7 +28,7 @@ def body() -> None:
         return
     with st.expander("How a change is found", expanded=False):
         st.markdown(RULE)
-    tol = st.number_input("Tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
+    tol = st.columns([1, 4])[0].number_input("Tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
                           key="hist_tol", help="a difference must exceed this, beyond the noise, to be a change") / 100
     hist = history.history(rows, tol)
     if hist.empty:

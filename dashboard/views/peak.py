@@ -29,15 +29,17 @@ def body() -> None:
         size = st.selectbox("Size", sizes, index=sizes.index("4096³") if "4096³" in sizes else len(sizes) - 1, key="peak_size")
         st.subheader(f"cuBLAS and the best stage of each family at {size}")
         best = roofline.best_vs_cublas(cells, size)
-        st.dataframe(best, hide_index=True, column_config={
+        order = ["gpu_model", "family", "dtype", "cublas", "cublas_pct_of_peak", "best_stage", "best_pct_of_peak",
+                 "best_vs_cublas_pct", "peak_tflops", "cublas_tflops", "best_tflops", "best_pct_lo", "best_pct_hi"]
+        st.dataframe(best, hide_index=True, column_order=order, column_config={
             "gpu_model": "GPU model", "dtype": "precision", "cublas": "cuBLAS",
             "peak_tflops": st.column_config.NumberColumn("peak (TFLOP/s)", format="%.1f"),
             "cublas_tflops": st.column_config.NumberColumn("cuBLAS (TFLOP/s)", format="%.1f"),
             "cublas_pct_of_peak": st.column_config.NumberColumn("cuBLAS % of peak", format="%.1f"),
             "best_stage": "best stage", "best_tflops": st.column_config.NumberColumn("best (TFLOP/s)", format="%.1f"),
             "best_pct_of_peak": st.column_config.NumberColumn("best % of peak", format="%.1f"),
-            "best_pct_lo": st.column_config.NumberColumn("low", format="%.1f"),
-            "best_pct_hi": st.column_config.NumberColumn("high", format="%.1f"),
+            "best_pct_lo": st.column_config.NumberColumn("best % of peak, low", format="%.1f"),
+            "best_pct_hi": st.column_config.NumberColumn("best % of peak, high", format="%.1f"),
             "best_vs_cublas_pct": st.column_config.NumberColumn("best % of cuBLAS", format="%.1f")})
         at = cells[cells["size_label"] == size]
         ui.chart(charts.peak_chart(at, size), key="peak_chart")
