@@ -15,11 +15,8 @@ def body() -> None:
     ui.messages(L)
     if ui.stop_if_empty(L, rows):
         return
-    t = analysis.timed(rows)
-    groups = analysis.options(t, "stage_group")
-    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
-                            key="peak_groups")
-    cells = roofline.peak_cells(t[t["stage_group"].isin(chosen)])
+    t = ui.stage_groups(analysis.timed(rows), "peak_groups")
+    cells = roofline.peak_cells(t)
     table = roofline.peak_table(rows)
     if cells.empty:
         st.info("No timed rows with a known peak under the current filters: a peak needs the row's architecture in the "

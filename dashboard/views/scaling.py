@@ -14,11 +14,7 @@ def body() -> None:
     if ui.stop_if_empty(L, rows):
         return
     ui.launch_warning(rows)
-    t = analysis.timed(rows)
-    groups = analysis.options(t, "stage_group")
-    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
-                            key="scaling_groups")
-    t = t[t["stage_group"].isin(chosen)]
+    t = ui.stage_groups(analysis.timed(rows), "scaling_groups")
     if t.empty:
         st.info("No timed rows under the current filters.")
         return
