@@ -54,3 +54,16 @@ def summary(cmp: pd.DataFrame) -> pd.DataFrame:
     worst = cmp[cmp["verdict"] == "SLOWER"].groupby(["family", "gpu_model"])["diff_pct"].max()
     out["worst_pct"] = [worst.get((f, g), float("nan")) for f, g in zip(out["family"], out["gpu_model"])]
     return out.sort_values(["SLOWER", "worst_pct"], ascending=False, kind="stable")[cols].reset_index(drop=True)
+
+
+def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
+    """A warning when the two sides launched their rows differently (direct against CUDA graph, e.g. schema 2
+    cuBLAS baselines against schema 3): below ~2048^3 such differences are the launch, not the kernel."""
+    t = analysis.timed(rows)
+    side = side_column(t, by)
+    methods = {s: sorted(set(t.loc[side == s, "launch_method"].dropna())) for s in (a, b)}
+    if methods[a] == methods[b] or not methods[a] or not methods[b]:
+        return ""
+    return (f"A's rows were launched {' and '.join(methods[a])}, B's {' and '.join(methods[b])}: where one cell was "
+            "timed from Python (direct) and the other replayed from a CUDA graph, a difference at small sizes is the "
+            "host launch overhead, not the kernel (`launch_method` per row).")

@@ -83,6 +83,10 @@ def test_compare_counts_verdicts_per_family_and_gpu_and_puts_regressions_first()
     across = comparing.compare(rows[rows["run_id"] == "run00"], "gpu_model", "H100", "H200", 0.01)
     assert set(across["gpu_model"]) == {"H200 vs H100"} and len(across) == 3
     assert comparing.compare(rows, "git_commit", "aaa", "zzz", 0.01).empty
+    graphed = rows.assign(launch_method="cuda_graph")
+    assert comparing.launch_note(graphed, "git_commit", "aaa", "bbb") == ""
+    mixed = graphed.assign(launch_method=graphed["launch_method"].where(graphed["git_commit"] == "bbb", "direct"))
+    assert "launched direct, B's cuda_graph" in comparing.launch_note(mixed, "git_commit", "aaa", "bbb")
 
 
 def app(monkeypatch, *paths: str, query: dict | None = None) -> AppTest:

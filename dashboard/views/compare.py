@@ -53,6 +53,8 @@ def body() -> None:
         st.info(f"A and B measured no cell in common (same {'stage and shape' if by == 'gpu_model' else 'GPU model, stage and shape'}), "
                 "or none with per-batch samples.")
         return
+    if note := comparing.launch_note(rows, by, a, b):
+        st.warning(note)
     s = analysis.comparison_summary(df, tol)
     m = st.columns(5)
     m[0].metric("cells compared", s["comparisons"])
@@ -62,9 +64,10 @@ def body() -> None:
     m[4].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
 
     st.subheader("Per family and GPU model")
-    st.dataframe(comparing.summary(df)[["family", "gpu_model", "cells", "summary", "worst_pct"]], hide_index=True, column_config={
-        "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="large"),
-        "worst_pct": st.column_config.NumberColumn("worst slowdown (%)", format="%+.1f")})
+    per = comparing.summary(df)
+    per["worst"] = [f"{w:+.1f} %" if w == w else "none slower" for w in per["worst_pct"]]
+    st.dataframe(per[["family", "gpu_model", "cells", "summary", "worst"]], hide_index=True, column_config={
+        "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="large"), "worst": "worst slowdown"})
 
     st.subheader("Cells, regressions first")
     shown = df[df["verdict"] != "SAME"].head(MAX_CHART_CELLS)
