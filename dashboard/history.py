@@ -27,11 +27,11 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
     """One line per series and run, oldest run first: when it ran, its commit(s), the median time (ms) and
     TFLOP/s with the ~95 % band of the estimate, and against the previous run: diff (%), band (%), verdict, change."""
     cols = [*SERIES, "dataset", "run_id", "run", "started", "commit", "rows", "median_ms", "ms_lo", "ms_hi", "tflops",
-            "rel_se_pct", "prev_run", "diff_pct", "band_pct", "verdict", "change"]
+            "rel_se_pct", "launch", "prev_run", "diff_pct", "band_pct", "verdict", "change", "launch_change"]
     t = analysis.timed(rows)
     if t.empty:
         return pd.DataFrame(columns=cols)
-    extra = [c for c in (*SERIES, "timestamp", "git_commit", "flops") if c not in analysis.COMPARE_COLUMNS]
+    extra = [c for c in (*SERIES, "timestamp", "git_commit", "flops", "launch_method") if c not in analysis.COMPARE_COLUMNS]
     recs_in = analysis.compare_records(t, extra)  # one conversion; per-group DataFrames cost seconds here
     groups: dict[tuple, dict[tuple, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in recs_in:
@@ -47,13 +47,15 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
             rec.update(dataset=dset, run_id=run, run=f"{run} · {dset}", started=min(r["timestamp"] for r in side_rows),
                        commit=_commits(r["git_commit"] for r in side_rows), rows=s.rows, median_ms=s.median_ms,
                        ms_lo=s.median_ms * (1 - 2 * s.rel_se), ms_hi=s.median_ms * (1 + 2 * s.rel_se),
-                       tflops=side_rows[0]["flops"] / s.median_ms / 1e9, rel_se_pct=100 * s.rel_se, prev_run="",
-                       diff_pct=float("nan"), band_pct=float("nan"), verdict="", change=False)
+                       tflops=side_rows[0]["flops"] / s.median_ms / 1e9, rel_se_pct=100 * s.rel_se,
+                       launch=", ".join(sorted({r["launch_method"] for r in side_rows if isinstance(r["launch_method"], str)})),
+                       prev_run="", diff_pct=float("nan"), band_pct=float("nan"), verdict="", change=False, launch_change="")
             if prev is not None:
                 c = fcompare.compare_sides(key, prev[1], side_rows, tol)
                 rec.update(prev_run=prev[0], diff_pct=100 * c.diff, band_pct=100 * c.band, verdict=c.verdict,
-                           change=c.verdict in ("FASTER", "SLOWER"))
-            prev = (rec["run"], side_rows)
+                           change=c.verdict in ("FASTER", "SLOWER"),
+                           launch_change=f"{prev[2]} → {rec['launch']}" if prev[2] != rec["launch"] else "")
+            prev = (rec["run"], side_rows, rec["launch"])
             recs.append(rec)
     return pd.DataFrame(recs, columns=cols)
 

@@ -33,7 +33,8 @@ def run_rows(run: int, ms: float, rng: random.Random, noise: float, stage: str =
                     "family": "simt_fp32", "stage": stage, "dtype": "fp32", "order": 10.0, "m": 4096, "n": 4096, "k": 4096,
                     "size_label": "4096³", "timing_mode": "hot", "repeat": repeat, "status": "ok",
                     "median_ms": sorted(samples)[7], "samples_ms": samples, "flops": 2 * 4096**3,
-                    "timestamp": START + dt.timedelta(days=run, minutes=repeat), "git_commit": commit or f"c{run:02d}"})
+                    "timestamp": START + dt.timedelta(days=run, minutes=repeat), "git_commit": commit or f"c{run:02d}",
+                    "launch_method": "cuda_graph"})
     return out
 
 
@@ -49,6 +50,13 @@ def test_a_3_percent_step_is_marked_once_where_it_happens(seed):
     assert list(marked["run_id"]) == ["run06"] and list(marked["verdict"]) == ["SLOWER"]
     assert marked["prev_run"].iloc[0] == "run05 · d" and marked["diff_pct"].iloc[0] == pytest.approx(3.0, abs=1.0)
     assert list(hist["run_id"]) == [f"run{i:02d}" for i in range(12)], "runs in time order"
+
+
+def test_a_change_of_launch_method_is_named_beside_the_change():
+    rows = series([3.0] * 3 + [3.09] * 3, seed=0)
+    rows["launch_method"] = ["direct" if r < "run03" else "cuda_graph" for r in rows["run_id"]]
+    marked = history.changes(history.history(rows))
+    assert list(marked["launch_change"]) == ["direct → cuda_graph"]
 
 
 @pytest.mark.parametrize("seed", range(5))

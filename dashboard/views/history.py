@@ -44,9 +44,13 @@ def body() -> None:
         st.success("No run differs from the one before it beyond the noise and the tolerance.")
     else:
         table = marked.assign(compare=[compare_link(p, r) for p, r in zip(marked["prev_run"], marked["run"])])
-        st.dataframe(table[["compare", "verdict", "diff_pct", "band_pct", "gpu_model", "stage", "size_label", "prev_run", "run", "commit",
+        st.dataframe(table[["compare", "verdict", "diff_pct", "band_pct", "gpu_model", "stage", "size_label", "launch_change", "prev_run",
+                            "run", "commit",
                             "started", "median_ms"]], hide_index=True, height=min(400, 40 + 35 * len(table)), column_config={
             "gpu_model": "GPU model", "size_label": "size", "prev_run": "from run", "run": "to run",
+            "launch_change": st.column_config.TextColumn("launch changed", help="the two runs launched this cell differently "
+                                                         "(direct from Python against a CUDA graph): at small sizes the "
+                                                         "difference is then the host launch overhead"),
             "diff_pct": st.column_config.NumberColumn("vs previous (%)", format="%+.2f", help="+ is slower"),
             "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f"),
             "median_ms": st.column_config.NumberColumn("median (ms)", format="%.5f"),
