@@ -193,48 +193,6 @@ def scaling(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-# FP32 lanes (FFMA per clock) per SM by compute capability; a missing entry: no peak is claimed.
-FP32_LANES_PER_SM = {"5.0": 128, "5.2": 128, "5.3": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7.0": 64, "7.2": 64,
-                     "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128, "10.3": 128,
-                     "11.0": 128, "12.0": 128, "12.1": 128}
-PEAK_FORMULA = "peak FP32 = SMs × FP32 lanes per SM × 2 FLOP (FMA) × max SM clock (NVML)"
-
-
-def fp32_peaks(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each GPU model's peak FP32 TFLOP/s from its SM count, its architecture's FP32 lanes and its max SM clock."""
-    cols = ["gpu_model", "compute_capability", "sm_count", "fp32_lanes_per_sm", "max_sm_clock_mhz", "peak_tflops", "note"]
-    if rows.empty:
-        return pd.DataFrame(columns=cols)
-    g = rows.groupby("gpu_model").agg(compute_capability=("compute_capability", "first"), sm_count=("sm_count", "max"),
-                                      max_sm_clock_mhz=("max_sm_clock_mhz", "max")).reset_index()
-    g["fp32_lanes_per_sm"] = g["compute_capability"].map(FP32_LANES_PER_SM)
-    g["peak_tflops"] = g["sm_count"] * g["fp32_lanes_per_sm"] * 2 * g["max_sm_clock_mhz"] / 1e6
-    notes = []
-    for cc, clk, lanes in zip(g["compute_capability"], g["max_sm_clock_mhz"], g["fp32_lanes_per_sm"]):
-        if not (clk == clk and clk):
-            notes.append("no max SM clock recorded (telemetry off): no peak")
-        elif not (lanes == lanes):
-            notes.append(f"FP32 lanes per SM unknown for compute capability {cc}: no peak")
-        else:
-            notes.append("")
-    g["note"] = notes
-    return g[cols]
-
-
-def fraction_of_peak(rows: pd.DataFrame, peaks: pd.DataFrame) -> pd.DataFrame:
-    """FP32 cells (SIMT stages and cuBLAS FP32) as % of their GPU's peak FP32."""
-    fp32 = rows[rows["dtype"] == "fp32"] if not rows.empty else rows
-    cells = scaling(fp32)
-    if cells.empty or peaks.empty:
-        return cells.assign(peak_tflops=pd.Series(dtype="float64"), pct_of_peak=pd.Series(dtype="float64"))
-    out = cells.merge(peaks[["gpu_model", "peak_tflops"]], on="gpu_model", how="inner")
-    out = out[out["peak_tflops"].notna()]
-    out["pct_of_peak"] = 100 * out["tflops"] / out["peak_tflops"]
-    out["pct_of_peak_lo"] = 100 * out["tflops_lo"] / out["peak_tflops"]
-    out["pct_of_peak_hi"] = 100 * out["tflops_hi"] / out["peak_tflops"]
-    return out
-
-
 # ---------------------------------------------------------------- reproducibility
 
 CELL_KEYS = ["dataset", "run_id", "gpu_model", "gpu", "gpu_uuid", "family", "stage", "order", "m", "n", "k", "size_label"]
@@ -290,11 +248,14 @@ def per_row_spread(rows: pd.DataFrame) -> pd.DataFrame:
     return t.assign(cv_pct=100 * t["cv"], iqr_pct=100 * t["iqr_ms"] / t["median_ms"])
 
 
-def compare_records(rows: pd.DataFrame) -> list[dict]:
-    """Rows as the plain dicts farm.analysis.compare takes (samples as lists)."""
-    cols = ["dataset", "run_id", "gpu_model", "gpu_uuid", "stage", "m", "n", "k", "repeat", "status", "median_ms", "samples_ms"]
+COMPARE_COLUMNS = ["dataset", "run_id", "gpu_model", "gpu_uuid", "stage", "m", "n", "k", "repeat", "status", "median_ms",
+                   "samples_ms"]
+
+
+def compare_records(rows: pd.DataFrame, extra: list[str] | tuple = ()) -> list[dict]:
+    """Rows as the plain dicts farm.analysis.compare takes (samples as lists), with the `extra` columns too."""
     t = timed(rows)
-    recs = t[cols].to_dict("records")
+    recs = t[[*COMPARE_COLUMNS, *extra]].to_dict("records")
     for r in recs:
         s = r["samples_ms"]
         r["samples_ms"] = [] if s is None or (isinstance(s, float)) else [float(x) for x in s]
@@ -343,15 +304,23 @@ def gpu_to_gpu(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
     return comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k", "pair"], rows)
 
 
+def compare_selected(rows: pd.DataFrame, a: pd.Series, b: pd.Series, tol: float, model_label: str | None = None) -> pd.DataFrame:
+    """The rows under mask `b` against those under mask `a`, per GPU model, stage and shape present in both
+    (farm.analysis.compare.compare_runs: rows of a side pooled). With `model_label` the sides are different GPU models:
+    cells are matched on stage and shape alone, and the label stands in the gpu_model column."""
+    both = pd.concat([rows[a].assign(run_id="A"), rows[b].assign(run_id="B")])
+    if model_label is not None:
+        both = both.assign(gpu_model=model_label)
+    comps = fcompare.compare_runs(compare_records(both), "A", "B", tol)
+    return comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k"], rows)
+
+
 def run_to_run(rows: pd.DataFrame, a: tuple[str, str], b: tuple[str, str], tol: float) -> pd.DataFrame:
     """Run B against run A ((dataset, run id) each), per GPU model, stage and shape present in both."""
-    def side(pair: tuple[str, str], label: str) -> pd.DataFrame:
-        r = rows[(rows["dataset"] == pair[0]) & (rows["run_id"] == pair[1])]
-        return r.assign(run_id=label)
+    def mask(pair: tuple[str, str]) -> pd.Series:
+        return (rows["dataset"] == pair[0]) & (rows["run_id"] == pair[1])
 
-    both = pd.concat([side(a, "A"), side(b, "B")])
-    comps = fcompare.compare_runs(compare_records(both), "A", "B", tol)
-    df = comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k"], rows)
+    df = compare_selected(rows, mask(a), mask(b), tol)
     df["pair"] = f"{a[1]}~{b[1]}"
     return df
 

@@ -198,23 +198,91 @@ def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
     return alt.layer(rect, text, data=df).properties(width=width, height=max(80, 22 * len(stages)))
 
 
-def peak_chart(fp: pd.DataFrame, size_label: str) -> alt.LayerChart:
-    """FP32 stages as % of each GPU's peak FP32 at one size; whiskers: spread."""
-    df = _clean(fp)
-    stages = _stage_sort(df, baselines_last=True)
+def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
+    """Every stage as % of its GPU's dense peak for its own precision at one size; whiskers: spread;
+    cuBLAS and the other baselines last, in grey."""
+    df = _clean(cells)
+    df["label"] = df["stage"] + " · " + df["dtype"]
+    labels = list(dict.fromkeys(df.set_index("stage").loc[_stage_sort(df, baselines_last=True), "label"]))
     devices = sorted(df["gpu_model"].unique().tolist())
-    y = alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260))
-    tips = [_n("gpu_model", "GPU model"), _n("stage", "stage"), _n("size_label", "size"),
-            _tip("pct_of_peak", "% of peak FP32", ".2f"), _tip("tflops", "TFLOP/s (median)", ".3f"),
-            _tip("peak_tflops", "peak FP32 TFLOP/s", ".2f"), _tip("rows", "rows pooled", "d"), _n("runs", "run ids")]
+    title = "% of the GPU's dense peak for the stage's precision"
+    y = alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=300))
+    tips = [_n("gpu_model", "GPU model"), _n("stage", "stage"), _n("dtype", "precision"), _n("size_label", "size"),
+            _tip("pct_of_peak", "% of peak (median)", ".1f"), _tip("pct_of_peak_lo", "% low", ".1f"),
+            _tip("pct_of_peak_hi", "% high", ".1f"), _tip("tflops", "TFLOP/s (median)", ".1f"),
+            _tip("peak_tflops", "peak (TFLOP/s)", ".1f"), _tip("pct", "% of cuBLAS", ".1f"), _tip("rows", "rows pooled", "d"),
+            _n("runs", "run ids")]
     base = alt.Chart().encode(y=y, yOffset=alt.YOffset("gpu_model:N", sort=devices))
     bars = base.mark_bar(height={"band": 0.9}).encode(
-        x=alt.X("pct_of_peak:Q", title="% of the GPU's peak FP32 throughput", scale=alt.Scale(domain=[0, 100])),
+        x=alt.X("pct_of_peak:Q", title=title, scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("gpu_model:N", title="GPU model", sort=devices, scale=alt.Scale(range=MEASURED_COLORS),
-                        legend=alt.Legend(orient="top")), tooltip=tips)
-    rules = base.mark_rule(color="black").encode(x=alt.X("pct_of_peak_lo:Q", title="% of the GPU's peak FP32 throughput"),
-                                                 x2="pct_of_peak_hi:Q", tooltip=tips)
-    return alt.layer(bars, rules, data=df).properties(width=300, height=max(80, 22 * len(stages) * max(1, len(devices))))
+                        legend=alt.Legend(orient="top")),
+        opacity=alt.condition("datum.kind == 'baseline'", alt.value(0.55), alt.value(1.0)), tooltip=tips)
+    rules = base.mark_rule(color="black").encode(x=alt.X("pct_of_peak_lo:Q", title=title), x2="pct_of_peak_hi:Q", tooltip=tips)
+    text = base.mark_text(align="left", dx=4, fontSize=10, color="#333").encode(
+        x=alt.X("pct_of_peak_hi:Q", title=title), text=alt.Text("pct_of_peak:Q", format=".0f"), tooltip=tips)
+    return alt.layer(bars, rules, text, data=df).properties(
+        width=420, height=max(80, 16 * len(labels) * max(1, len(devices))),
+        title=alt.TitleParams(f"% of peak at {size_label}", subtitle="bars: median, whiskers: spread; faded: baselines", anchor="start"))
+
+
+DTYPE_COLORS = {"fp32": "#4c78a8", "tf32": "#f58518", "fp16": "#54a24b", "bf16": "#b279a2"}
+
+
+def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) -> alt.LayerChart:
+    """Arithmetic intensity against TFLOP/s (log-log) on one GPU model: a roof per precision, min(peak,
+    bandwidth × intensity), and every stage and baseline at every size a point, coloured by precision."""
+    dtypes = [d for d in DTYPE_COLORS if d in set(points["dtype"]) | set(roofs["dtype"])]
+    color = alt.Color("dtype:N", title="precision", scale=alt.Scale(domain=dtypes, range=[DTYPE_COLORS[d] for d in dtypes]),
+                      legend=alt.Legend(orient="top"))
+    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per compulsory DRAM byte, log)", scale=alt.Scale(type="log"))
+    y_title = "throughput (TFLOP/s, log)"
+    y = alt.Y("tflops:Q", title=y_title, scale=alt.Scale(type="log"))
+    rtips = [_n("dtype", "precision"), _tip("peak_tflops", "peak (TFLOP/s)", ".1f"), _tip("bandwidth_tbs", "memory bandwidth (TB/s)", ".2f")]
+    roof = alt.Chart(_clean(roofs)).mark_line(strokeDash=[6, 3], strokeWidth=2).encode(x=x, y=y, color=color, tooltip=rtips)
+    ends = roofs.sort_values("intensity").groupby("peak_tflops", as_index=False).agg(
+        intensity=("intensity", "last"), tflops=("tflops", "last"), dtype=("dtype", "first"),
+        names=("dtype", lambda d: " = ".join(dict.fromkeys(d))))
+    ends["text"] = ends["names"] + " peak " + ends["tflops"].round(0).astype(int).astype(str) + " TFLOP/s"
+    label = alt.Chart(_clean(ends)).mark_text(align="right", dy=-7, fontSize=11).encode(x=x, y=y, color=color, text="text:N")
+    tips = [_n("stage", "stage"), _n("family", "family"), _n("dtype", "precision"), _n("size_label", "size"),
+            _tip("intensity", "FLOP/byte", ".0f"), _tip("tflops", "TFLOP/s (median)", ".1f"),
+            _tip("pct_of_peak", "% of peak", ".1f"), _tip("peak_tflops", "peak (TFLOP/s)", ".1f"), _n("runs", "run ids")]
+    pts = alt.Chart(_clean(points, [*_fields(tips), "kind"])).mark_point(filled=True, size=60, opacity=0.85).encode(
+        x=x, y=y, color=color, tooltip=tips,
+        shape=alt.Shape("kind:N", title="", scale=alt.Scale(domain=["kernel", "baseline"], range=["circle", "diamond"]),
+                        legend=alt.Legend(orient="top")))
+    return alt.layer(roof, label, pts).properties(width=640, height=400, title=alt.TitleParams(
+        f"Roofline · {gpu_model}", subtitle="dashed: roofs, min(peak, bandwidth × intensity); points: median per stage and size",
+        anchor="start"))
+
+
+HISTORY_COLORS = {"first run": "#000000", **VERDICT_COLORS}
+
+
+def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
+    """Median time per run against the run's start (UTC), one panel per stage (own y scale); whiskers: ~95 % band of the
+    estimate; colour: verdict against the previous run, large rings: the changes outside the noise."""
+    tips = [_n("stage", "stage"), _n("gpu_model", "GPU model"), _n("size_label", "size"), _n("run", "run"), _n("commit", "commit"),
+            _tip("started", "started", type_="temporal"), _tip("median_ms", "median (ms)", ".5f"), _tip("ms_lo", "band low (ms)", ".5f"),
+            _tip("ms_hi", "band high (ms)", ".5f"), _tip("tflops", "TFLOP/s", ".2f"), _tip("rows", "rows", "d"), _n("prev_run", "previous run"),
+            _tip("diff_pct", "vs previous (%)", "+.2f"), _tip("band_pct", "± band (%)", ".2f"), _n("verdict", "verdict")]
+    df = _clean(hist, [*_fields(tips), "change", "order"])
+    df["verdict"] = df["verdict"].replace("", "first run")
+    stages = _stage_sort(df)
+    x = alt.X("started:T", title="run started (UTC)", scale=alt.Scale(type="utc"), axis=alt.Axis(format="%m-%d %H:%M", labelAngle=-30))
+    y_title = "median time (ms)"
+    color = alt.Color("verdict:N", title="against the previous run",
+                      scale=alt.Scale(domain=list(HISTORY_COLORS), range=list(HISTORY_COLORS.values())), legend=alt.Legend(orient="top"))
+    base = alt.Chart().encode(x=x)
+    layers = [base.mark_line(color="#999").encode(y=alt.Y("median_ms:Q", title=y_title, scale=alt.Scale(zero=False))),
+              base.mark_rule(strokeWidth=1.5).encode(y=alt.Y("ms_lo:Q", title=y_title), y2="ms_hi:Q", color=color, tooltip=tips),
+              base.mark_point(filled=True, size=50, opacity=1).encode(y=alt.Y("median_ms:Q", title=y_title), color=color, tooltip=tips),
+              base.transform_filter("datum.change").mark_point(size=260, strokeWidth=2.5, filled=False).encode(
+                  y=alt.Y("median_ms:Q", title=y_title), color=color, tooltip=tips)]
+    return alt.layer(*layers, data=df).properties(width=330, height=180).facet(
+        facet=alt.Facet("stage:N", sort=stages, title=None, header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
+        columns=2).resolve_scale(y="independent")
 
 
 # ---------------------------------------------------------------- reproducibility

@@ -26,7 +26,7 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parent / "app.py"
 ROOT = APP.parent.parent
-PAGES = ["overview", "ladder", "tuning", "scaling", "reproducibility", "telemetry", "data"]
+PAGES = ["overview", "ladder", "tuning", "scaling", "compare", "history", "peak", "reproducibility", "telemetry", "data"]
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
 

@@ -178,6 +178,15 @@ def freshness(ts: pd.Timestamp | None, now: dt.datetime | None = None, suffix: s
     return f"{age / 86400:.0f} days{suffix}"
 
 
+def stage_groups(t: pd.DataFrame, key: str) -> pd.DataFrame:
+    """A multiselect of the stage groups in `t` (the sweeps over many configurations off by default) and the
+    rows of the chosen ones."""
+    groups = analysis.options(t, "stage_group")
+    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
+                            key=key)
+    return t[t["stage_group"].isin(chosen)]
+
+
 def pick_run(label: str, pairs: list[tuple[str, str]], key: str, rows: pd.DataFrame) -> tuple[str, str] | None:
     """A (dataset, run) select box, newest run first."""
     if not pairs:

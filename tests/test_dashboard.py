@@ -29,7 +29,8 @@ from kernels.registry import catalog  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 PAGES = {  # page file -> (charts at least, download buttons at least)
-    "overview": (2, 0), "ladder": (1, 0), "tuning": (0, 0), "scaling": (3, 0), "reproducibility": (4, 0), "telemetry": (2, 0), "data": (0, 8),
+    "overview": (2, 0), "ladder": (1, 0), "tuning": (0, 0), "scaling": (2, 0), "compare": (1, 1), "history": (1, 0), "peak": (2, 0),
+    "reproducibility": (4, 0), "telemetry": (2, 0), "data": (0, 8),
 }
 STAGES = {s.name: s for s in catalog()}
 KERNELS = {"naive": 0.11, "tiled": 0.32, "regblock": 0.47, "bank_pad_vec": 0.63, "ldg_vec": 0.8}  # fraction of cuBLAS
@@ -171,7 +172,9 @@ def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypa
         if page == "ladder":
             assert "published (RTX 3050 Laptop)" in specs and "H100-80GB-HBM3" in specs
         if page == "scaling":
-            assert "cuBLAS (reference)" in specs and "peak FP32" in specs
+            assert "cuBLAS (reference)" in specs
+        if page == "peak":
+            assert "arithmetic intensity" in specs and "pct_of_peak" in specs and "H100-80GB-HBM3" in specs
         if page == "reproducibility":
             frame = at.dataframe[0].value
             assert frame["issues"].iloc[0] == "unverified", "untrustworthy cells first"
@@ -265,13 +268,6 @@ def test_new_files_show_up_without_rereading_old_ones(tmp_path):
 
 
 # ---------------------------------------------------------------- what the pages compute
-
-def test_peak_fp32_from_sms_lanes_and_clock():
-    rows = pd.DataFrame({"gpu_model": ["H200", "A100"], "compute_capability": ["9.0", "8.0"], "sm_count": [132, 108],
-                         "max_sm_clock_mhz": [1980.0, 1410.0]})
-    peaks = analysis.fp32_peaks(rows).set_index("gpu_model")["peak_tflops"]
-    assert peaks["H200"] == pytest.approx(66.9, abs=0.1) and peaks["A100"] == pytest.approx(19.5, abs=0.1)
-
 
 def test_timeline_lays_cells_end_to_end_and_flags_throttling(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])

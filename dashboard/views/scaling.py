@@ -1,4 +1,4 @@
-"""Scaling across devices: TFLOP/s vs size per GPU, a device x stage heat map of % cuBLAS, fraction of peak."""
+"""Scaling across devices: TFLOP/s vs size per GPU, a device x stage heat map of % cuBLAS."""
 import streamlit as st
 
 from dashboard import analysis, charts, ui
@@ -14,11 +14,7 @@ def body() -> None:
     if ui.stop_if_empty(L, rows):
         return
     ui.launch_warning(rows)
-    t = analysis.timed(rows)
-    groups = analysis.options(t, "stage_group")
-    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
-                            key="scaling_groups")
-    t = t[t["stage_group"].isin(chosen)]
+    t = ui.stage_groups(analysis.timed(rows), "scaling_groups")
     if t.empty:
         st.info("No timed rows under the current filters.")
         return
@@ -37,34 +33,15 @@ def body() -> None:
         ui.chart(charts.scaling_chart(part), key=f"scaling_chart_{family}")
 
     sizes = analysis.options(t, "size_label")
-    size = st.selectbox("Size for the heat map and the fraction of peak", sizes, index=len(sizes) - 1, key="scaling_size")
+    size = st.selectbox("Size for the heat map", sizes, index=len(sizes) - 1, key="scaling_size")
     at = sc[sc["size_label"] == size]
-    left, right = st.columns(2)
-    with left:
-        st.subheader(f"% of cuBLAS at {size}")
-        st.caption("Device × stage, median over repeats, runs and same-model GPUs; each stage against the cuBLAS of its "
-                   "own precision.")
-        if at[at["family"] != "baseline"].empty:
-            st.info(f"No kernel rows at {size}.")
-        else:
-            ui.chart(charts.heatmap_chart(at, size), key="heatmap")
-    with right:
-        st.subheader(f"Fraction of peak FP32 at {size}")
-        peaks = analysis.fp32_peaks(rows)
-        fp = analysis.fraction_of_peak(t[t["size_label"] == size], peaks)
-        st.caption(f"{analysis.PEAK_FORMULA}. FP32 lanes per SM by architecture (e.g. 128 on sm_86/89/90/120, 64 on "
-                   "sm_70/75/80); max SM clock from NVML (max_sm_clock_mhz). FP32 stages and cuBLAS FP32 only: "
-                   "no sound per-architecture tensor-core peak is claimed for TF32/FP16/BF16.")
-        if fp.empty:
-            st.info("No FP32 rows with a known peak at this size (peaks need telemetry's max SM clock).")
-        else:
-            ui.chart(charts.peak_chart(fp, size), key="peak_chart")
-        shown = peaks[["gpu_model", "peak_tflops", "sm_count", "fp32_lanes_per_sm", "max_sm_clock_mhz", "compute_capability", "note"]]
-        shown = shown if shown["note"].astype(bool).any() else shown.drop(columns=["note"])
-        st.dataframe(shown, hide_index=True, column_config={
-            "gpu_model": "GPU model", "compute_capability": "CC", "sm_count": "SMs", "fp32_lanes_per_sm": "FP32 lanes/SM",
-            "max_sm_clock_mhz": st.column_config.NumberColumn("max SM clock (MHz)", format="%.0f"),
-            "peak_tflops": st.column_config.NumberColumn("peak FP32 (TFLOP/s)", format="%.1f")})
+    st.subheader(f"% of cuBLAS at {size}")
+    st.caption("Device × stage, median over repeats, runs and same-model GPUs; each stage against the cuBLAS of its "
+               "own precision. Against the chip's own peak instead: the Peak & roofline page.")
+    if at[at["family"] != "baseline"].empty:
+        st.info(f"No kernel rows at {size}.")
+    else:
+        ui.chart(charts.heatmap_chart(at, size), key="heatmap")
 
 
 ui.live(body)

@@ -1,6 +1,7 @@
-"""Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline and of the
-faster vendor library; the headline: per GPU model, family and shape, the stage closest to its cuBLAS; and the
-runs: per sweep and GPU, start-up, cells and the farm's overhead over the timed GPU windows.
+"""Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline, of the
+faster vendor library and of the GPU's dense peak (farm.analysis.peak); the headline: per GPU model, family and
+shape, the stage closest to its cuBLAS; and the runs: per sweep and GPU, start-up, cells and the farm's overhead
+over the timed GPU windows.
 A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
 reasons listed under the table."""
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from farm.analysis.peak import pct_of_peak
 from farm.data.dataset import RUNS, exists, read_table
 from farm.data.schema import STATUSES
 from farm.data.derived import launch_mismatch, with_vendor_best
@@ -37,6 +39,12 @@ def _pct(rows: list[dict], column: str) -> str:
     return f"{statistics.median(values):.1f}" if values else ""
 
 
+def _peak_pct(row: dict, median_ms: float) -> str:
+    """% of the GPU's dense peak for the row's precision at `median_ms` (farm.analysis.peak), blank where unknown."""
+    pct = pct_of_peak({**row, "median_ms": median_ms})
+    return "" if pct is None else f"{pct:.1f}"
+
+
 def _no_rows(run_id: str | None) -> str:
     return "no rows" + (f" for run {run_id}" if run_id else "")
 
@@ -56,15 +64,15 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
     out = []
     for (model, m, n, k), stages in sorted(groups.items()):
         out.append(f"\n### {model}, {m}x{n}x{k}\n")
-        out.append("| stage | family | ms (median of repeats) | TFLOPS | % baseline | % vendor best | repeat spread | IQR/median | status |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
+        out.append("| stage | family | ms (median of repeats) | TFLOPS | % baseline | % vendor best | % of peak | repeat spread | IQR/median | status |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
         order = sorted(stages.values(), key=lambda rs: (rs[0]["family"] != "baseline", rs[0]["family"], rs[0]["position"], rs[0]["stage"]))
         for rs in order:
             ok = [r for r in rs if r["status"] == "ok"]
             first = rs[0]
             if not ok:
                 reason = (first["status_reason"] or "")[:60]
-                out.append(f"| {first['stage']} | {first['family']} | | | | | | | {first['status']}: {reason} |")
+                out.append(f"| {first['stage']} | {first['family']} | | | | | | | | {first['status']}: {reason} |")
                 continue
             med = statistics.median(r["median_ms"] for r in ok)
             pct = _median_pct(ok)
@@ -72,7 +80,7 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
             spread = (max(meds) - min(meds)) / med if len(meds) > 1 else 0.0
             iqr = statistics.median(r["iqr_ms"] / r["median_ms"] for r in ok)
             out.append(f"| {first['stage']} | {first['family']} | {med:.4f} | {first['flops'] / med / 1e9:.2f} | {pct:.1f}{_flag(ok)} | "
-                       f"{_pct(ok, 'pct_of_vendor_best')} | {100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |")
+                       f"{_pct(ok, 'pct_of_vendor_best')} | {_peak_pct(ok[0], med)} | {100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |")
     return "\n".join(out) + _flag_notes(rows)
 
 
@@ -87,14 +95,14 @@ def headline_table(output: str, run_id: str | None = None) -> str:
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         cells[(r["gpu_model"], r["family"], r["m"] * r["n"] * r["k"], r["m"], r["n"], r["k"])][r["stage"]].append(r)
-    out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | % of vendor best | spread | measurements |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | % of vendor best | % of peak | spread | measurements |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (model, family, _, m, n, k), stages in sorted(cells.items()):
         best = max(stages.values(), key=_median_pct)
         meds = [r["median_ms"] for r in best]
         med = statistics.median(meds)
         out.append(f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
-                   f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | "
+                   f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | {_peak_pct(best[0], med)} | "
                    f"{100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
     return "\n".join(out) + _flag_notes(rows)
 

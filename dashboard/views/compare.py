@@ -1,0 +1,93 @@
+"""Compare: two runs, commits, GPU models or datasets, cell by cell, with farm.analysis.compare's noise-aware verdicts."""
+import streamlit as st
+
+from dashboard import analysis, charts, comparing, ui
+from farm.analysis.compare import DEFAULT_TOLERANCE
+
+st.title("Compare")
+st.caption("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
+           "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict: SAME when the whole "
+           "~95 % band of the difference lies within ±tolerance, FASTER / SLOWER when the band excludes 0 and the "
+           "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Regressions first.")
+MAX_CHART_CELLS = 40
+
+
+def _default(options: list[str], wanted: str | None, fallback: int) -> int:
+    return options.index(wanted) if wanted in options else fallback
+
+
+def _best_pair(rows, by: str, options: list[str]) -> tuple[int, int]:
+    """For runs, the two that share the most cells; else the two newest values."""
+    pair = analysis.best_run_pair(rows) if by == "run" else None
+    if pair:
+        a, b = (f"{p[1]} · {p[0]}" for p in pair)
+        if a in options and b in options:
+            return options.index(a), options.index(b)
+    return len(options) - 2, len(options) - 1
+
+
+def body() -> None:
+    L, rows, _ = ui.filtered()
+    ui.messages(L)
+    if ui.stop_if_empty(L, rows):
+        return
+    q = st.query_params  # the History page links here with ?by=run&a=...&b=...
+    sides = list(comparing.SIDES)
+    c = st.columns([1.2, 3, 3, 1.2])
+    by = c[0].selectbox("Compare", sides, index=_default(sides, q.get("by"), 0), format_func=comparing.SIDES.get, key="cmp_by")
+    options = comparing.side_options(rows, by)
+    if len(options) < 2:
+        st.info(f"Only {len(options)} {comparing.SIDES[by]} with timed rows under the current filters: nothing to compare. "
+                "Clear a sidebar filter, or compare by something else.")
+        return
+    ia, ib = _best_pair(rows, by, options)
+    a = c[1].selectbox("A (before)", options, index=_default(options, q.get("a"), ia), key=f"cmp_a_{by}")
+    b = c[2].selectbox("B (after)", options, index=_default(options, q.get("b"), ib), key=f"cmp_b_{by}")
+    tol = c[3].number_input("Tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
+                            key="cmp_tol", help="differences within ±tolerance count as SAME") / 100
+    if a == b:
+        st.info("Pick two different sides.")
+        return
+    df = comparing.compare(rows, by, a, b, tol)
+    if df.empty:
+        st.info(f"A and B measured no cell in common (same {'stage and shape' if by == 'gpu_model' else 'GPU model, stage and shape'}), "
+                "or none with per-batch samples.")
+        return
+    if note := comparing.launch_note(rows, by, a, b):
+        st.warning(note)
+    s = analysis.comparison_summary(df, tol)
+    m = st.columns(5)
+    m[0].metric("cells compared", s["comparisons"])
+    m[1].metric("SLOWER", s["SLOWER"], help="B slower than A beyond the noise and the tolerance")
+    m[2].metric("FASTER", s["FASTER"])
+    m[3].metric("SAME", s["SAME"], help=f"the whole ~95 % band within ±{100 * tol:g} %")
+    m[4].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
+
+    st.subheader("Per family and GPU model")
+    per = comparing.summary(df)
+    per["worst"] = [f"{w:+.1f} %" if w == w else "none slower" for w in per["worst_pct"]]
+    st.dataframe(per[["family", "gpu_model", "cells", "summary", "worst"]], hide_index=True, column_config={
+        "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="large"), "worst": "worst slowdown"})
+
+    st.subheader("Cells, regressions first")
+    shown = df[df["verdict"] != "SAME"].head(MAX_CHART_CELLS)
+    if shown.empty:
+        st.success(f"Every cell is SAME: within ±{100 * tol:g} % beyond doubt.")
+    else:
+        st.caption(f"The {len(shown)} cells that are not SAME, slower first, then faster, then unclear" + (f" (the first {MAX_CHART_CELLS})" if len(shown) == MAX_CHART_CELLS else "")
+                   + "; the table has every cell.")
+        ui.chart(charts.comparison_chart(shown, 100 * tol, f"{b}  vs  {a}"), key="cmp_chart")
+    table = df.drop(columns=["order", "cell", "pair"], errors="ignore")
+    order = ["gpu_model", "family", "stage", "dtype", "size_label", "verdict", "diff_pct", "band_pct", "a_ms", "b_ms", "a_rows", "b_rows"]
+    st.dataframe(table, hide_index=True, column_order=order, column_config={
+        "gpu_model": "GPU model", "size_label": "size", "dtype": "precision",
+        "a_ms": st.column_config.NumberColumn("A median (ms)", format="%.5f"),
+        "b_ms": st.column_config.NumberColumn("B median (ms)", format="%.5f"),
+        "diff_pct": st.column_config.NumberColumn("B vs A (%)", format="%+.2f", help="+ is slower"),
+        "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f", help="~95 % half-width of the difference"),
+        "a_rows": "rows A", "b_rows": "rows B"})
+    st.download_button(f"comparison · CSV ({len(table)} cells)", data=lambda: table.to_csv(index=False).encode(),
+                       file_name="gemm-farm-compare.csv", mime="text/csv", key="cmp_csv", on_click="ignore")
+
+
+ui.live(body)
