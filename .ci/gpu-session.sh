@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|tune|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -99,10 +99,18 @@ case "${1:-tests}" in
     python3 -m farm profile --families tf32 --sizes 4096 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkB.log" 2>&1
     python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
       | tee "$OUT/moves.txt" | head -70 ;;
+  walkd)  # walk D: every stage verified at tile-multiple and odd shapes; Nsight Compute counters of the BF16 ladder
+    python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py \
+      -k "d_mma_sync or d_wgmma or d_tma or d_warp_specialized or d_persistent or d_mma_overlap or d_multicast" 2>&1 \
+      | tee "$OUT/gpu-tests-walkd.log" | tail -3
+    timeout "${DEADLINE:-3600}" python3 -m farm profile --kernels d_mma_sync_bf16,d_wgmma_bf16,d_tma_bf16,d_warp_specialized_bf16,d_persistent_bf16,d_mma_overlap_bf16,d_multicast_bf16 --sizes "${SIZES:-4096}" \
+      --output "$RES" --run-id profile-walkd --timeout 90 > "$OUT/profile-walkd.log" 2>&1
+    tail -3 "$OUT/profile-walkd.log" ;;
   reference)  # plans/reference.toml (or REF_PLAN) on every GPU here (DEADLINE=secs stops it early; call again to resume)
     shift; run=$1; shift
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 | tee "$OUT/libraries.txt"
-    prewarm
+    # PREWARM=0 leaves compiling to the workers' background compiler (walk D's sm_90a stages are not in prewarm's set).
+    [ "${PREWARM:-1}" = 1 ] && prewarm
     nodes
     PLAN=${REF_PLAN:-plans/reference.toml} sweep "$run" "$@"
     ray stop --force > /dev/null 2>&1
