@@ -81,7 +81,7 @@ case "${1:-tests}" in
     ray stop --force > /dev/null 2>&1
     rm -rf ~/.cache/gemm-farm
     t0=$(date +%s.%N)
-    CUDA_VISIBLE_DEVICES=0 timeout "${DEADLINE:-3600}" python3 farm/sweep.py --run-id cold1 --output "$RES" > "$OUT/sweep-cold1.log" 2>&1
+    CUDA_VISIBLE_DEVICES=0 timeout "${DEADLINE:-3600}" env -u RAY_ADDRESS python3 farm/sweep.py --run-id cold1 --output "$RES" > "$OUT/sweep-cold1.log" 2>&1
     echo "sweep cold1 rc=$? command_to_exit_s=$(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$OUT/walltimes.txt"
     grep -E "ETA|summary|wall time" "$OUT/sweep-cold1.log" | head -3; tail -4 "$OUT/sweep-cold1.log" ;;
   walkb)  # the TF32 ladder at the issue's sizes, three repeats
