@@ -99,7 +99,16 @@ def connect(address: str | None) -> bool:
     """Join a Ray cluster or start a local one; False when this process was already connected."""
     if ray.is_initialized():
         return False
-    ray.init(address=address, runtime_env=_runtime_env())
+    if address or os.environ.get("RAY_ADDRESS"):
+        ray.init(address=address, runtime_env=_runtime_env())
+        return True
+    try:  # a cluster that `ray start` left on this machine
+        ray.init(address="auto", runtime_env=_runtime_env())
+    except ConnectionError:
+        # A Ray of this command's own, on this machine only: its workers import the repo where it lies (no
+        # package to build and unpack) and it starts no Ray dashboard; both cost seconds before the first row.
+        path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+        ray.init(include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
     return True
 
 

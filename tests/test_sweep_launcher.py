@@ -1,6 +1,8 @@
-"""How the farm is launched: the driver's --help, and ray_cluster.yaml through Ray's own validation."""
+"""How the farm is launched: the driver's --help, the local Ray it starts by itself, and ray_cluster.yaml through
+Ray's own validation."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,32 @@ def test_sweep_help_explains_every_flag():
     for flag in ("--plan", "--kernels", "--families", "--sizes", "--repeats", "--gpus", "--mode", "--run-id",
                  "--output", "--cell-timeout", "--start-timeout", "--measurer", "--address"):
         assert flag in proc.stdout
+
+
+LOCAL_RAY = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import ray
+from farm.sweep import connect
+assert connect(None)
+@ray.remote(num_cpus=0)
+def where():
+    import farm.cluster.worker
+    return farm.cluster.worker.__file__
+print(ray.get(where.remote()))
+ray.shutdown()
+"""
+
+
+def test_a_sweep_started_anywhere_starts_its_own_ray_whose_workers_import_the_repo(tmp_path):
+    """No RAY_ADDRESS and no cluster on this machine: a Ray of the command's own, started from another
+    directory, whose workers import this checkout without a shipped package."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run([sys.executable, "-c", LOCAL_RAY, str(ROOT)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[0] == str(ROOT / "farm" / "cluster" / "worker.py")
+    assert "Started a local Ray instance" in proc.stderr and "View the dashboard" not in proc.stderr
 
 
 def _config() -> dict:
