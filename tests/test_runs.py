@@ -14,7 +14,7 @@ from farm.cluster.progress import Progress
 from farm.cluster.runs import Clock, run_records
 from farm.data.dataset import RUNS, read_table, write_rows, write_table
 from farm.data.rows import cell_row
-from farm.data.schema import RUNS_SCHEMA, runs_columns_markdown
+from farm.data.schema import RUNS_SCHEMA, STATUSES, runs_columns_markdown
 from farm.data.validate import validate
 from kernels.registry import stage_named
 
@@ -68,6 +68,22 @@ def test_runs_round_trip_validate_and_report(tmp_path):
     assert validate(str(tmp_path)) == []
     table = runs_table(str(tmp_path))
     assert "| r1 |" in table and "H200 [aaaa1111]" in table and f"{runs[0]['overhead_ratio']:.2f}x" in table
+
+
+def test_compaction_keeps_each_part_of_a_resumed_run(tmp_path):
+    from farm.data.compact import compact
+
+    rows, [first] = _sweep(tmp_path)
+    resumed = {**first, "started_at": first["started_at"] + dt.timedelta(minutes=5),
+               "ended_at": first["ended_at"] + dt.timedelta(minutes=5), "cells_resumed": 3,
+               **{f"cells_{s}": 0 for s in STATUSES}}  # the second command found every cell done
+    write_rows(rows, str(tmp_path))
+    write_table([resumed], str(tmp_path), RUNS)
+    write_table([first], str(tmp_path), RUNS)
+    assert compact(str(tmp_path))["runs"] == (2, 1)
+    back = read_table(str(tmp_path), RUNS).to_pylist()
+    assert [r["cells_resumed"] for r in back] == [1, 3], "one file, both parts, in the order they started"
+    assert validate(str(tmp_path)) == []
 
 
 def test_validate_flags_a_runs_record_that_does_not_add_up(tmp_path):

@@ -14,7 +14,8 @@ from farm.data.dataset import _TABLES, resolve, write_partition_file
 
 _SORT = {"rows": ["stage", "m", "n", "k", "repeat", "gpu_uuid"],
          "telemetry": ["stage", "m", "n", "k", "repeat", "gpu_uuid", "t_ms"],
-         "profile": ["stage", "m", "n", "k", "gpu_uuid"]}
+         "profile": ["stage", "m", "n", "k", "gpu_uuid"],
+         "runs": ["started_at", "gpu_uuid"]}
 
 
 def _partitions(fs: pafs.FileSystem, root: str) -> dict[str, list[str]]:
