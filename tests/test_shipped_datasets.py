@@ -35,14 +35,15 @@ def test_shipped_dataset_is_valid_and_readable(path):
     assert n == rows.num_rows
 
 
-# Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times.
-REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", "h100-ref3"), "h200-reference": ("H200", "h200-ref3"),
-                  "h200x2-reference": ("H200", "h200x2-ref")}
+# Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times,
+# by the runs named (walk D's h100-walkd / h200-walkd, plans/walkd.toml, came after the catalog gained it).
+REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
+                  "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
+                  "h200x2-reference": ("H200", {"h200x2-ref"})}
 # Measured under schema 2, with direct-launched cuBLAS baselines and before cuBLASLt (datasets/README.md says so).
 BEFORE_CUBLASLT = {"h200x2-reference"}
-# Families added to the catalog after these datasets were measured: their cells are not expected there
-# (walk D's H100 and H200 reference runs take it out of this for those two).
-FAMILY_PREDATES = {"hopper_d": set(REFERENCE_RUNS)}
+# Families added to the catalog after these datasets were measured: their cells are not expected there.
+FAMILY_PREDATES = {"hopper_d": {"h200x2-reference"}}
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
@@ -51,9 +52,9 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
 
     from farm.plan import load_plan
 
-    model, run = REFERENCE_RUNS[name]
+    model, runs = REFERENCE_RUNS[name]
     rows = read_table(str(ROOT / "datasets" / name)).to_pylist()
-    assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run)}
+    assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run) for run in runs}
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
     plan = load_plan(ROOT / "plans" / "reference.toml")
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
@@ -66,6 +67,24 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
     if name not in BEFORE_CUBLASLT:  # schema 3: every % compares two CUDA-graph timings
         assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
+
+
+def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
+    """The default plan as a new user runs it (cold CUBIN cache, a Ray of its own) on an H100 and an H200."""
+    from farm.data.dataset import RUNS
+    from farm.plan import load_plan
+
+    path = str(ROOT / "datasets" / "cold-start")
+    rows = read_table(path).to_pylist()
+    plan_cells = {(c.stage, c.m, c.n, c.k, c.repeat) for c in load_plan(ROOT / "plans" / "default.toml").cells()}
+    for model in ("H100-80GB-HBM3", "H200"):
+        assert {(r["stage"], r["m"], r["n"], r["k"], r["repeat"]) for r in rows if r["gpu_model"] == model} == plan_cells
+    runs = read_table(path, RUNS).to_pylist()
+    assert sorted(r["gpu_model"] for r in runs) == ["H100-80GB-HBM3", "H200"]
+    for run in runs:
+        assert run["cells_ok"] == len(plan_cells) and not run["interrupted"]
+        assert 0 < run["startup_seconds"] < run["first_row_seconds"] < run["wall_seconds"]
+        assert run["overhead_ratio"] == pytest.approx((run["wall_seconds"] - run["startup_seconds"]) / run["timed_seconds"])
 
 
 @pytest.mark.parametrize("name", sorted(set(REFERENCE_RUNS) - BEFORE_CUBLASLT))
