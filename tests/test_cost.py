@@ -18,16 +18,21 @@ from kernels.registry import stage_named
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 
-def recorded(name: str) -> tuple[CostModel, dict[Cell, dict]]:
-    rows = read_table(str(DATASETS / name)).to_pylist()
+# The recorded sweeps: the reference plan's 1170 cells, one run of each dataset. (Walk D's first runs, 288 cells
+# whose prior expected times are all alike, are not met: README, "Where a sweep's time goes".)
+RECORDINGS = [("h200-reference", "h200-ref3"), ("h100-reference", "h100-ref3")]
+
+
+def recorded(name: str, run: str) -> tuple[CostModel, dict[Cell, dict]]:
+    rows = [r for r in read_table(str(DATASETS / name)).to_pylist() if r["run_id"] == run]
     cells = {Cell(r["stage"], r["m"], r["n"], r["k"], r["repeat"]): r for r in rows}
-    assert len(cells) == len(rows) > 1000 and all(r["cell_seconds"] for r in rows)
+    assert len(cells) == len(rows) > 250 and all(r["cell_seconds"] for r in rows)
     return CostModel({r["stage"]: stage_named(r["stage"]) for r in rows}), cells
 
 
-@pytest.mark.parametrize("name", ["h200-reference", "h100-reference"])
-def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name):
-    model, cells = recorded(name)
+@pytest.mark.parametrize("name, run", RECORDINGS, ids=[run for _, run in RECORDINGS])
+def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name, run):
+    model, cells = recorded(name, run)
     order = model.longest_first(list(cells))
     eta = Eta([(c.key()[:4], model.seconds(c)) for c in order])
     left = sum(r["cell_seconds"] for r in cells.values())
@@ -49,7 +54,7 @@ def naive_eta_worst_error(cells: dict[Cell, dict], order: list[Cell]) -> float:
 
 def test_the_old_eta_was_off_on_the_same_recording():
     """The mean of the cells so far misjudges the rest, in the old queue order and in the new: the estimator is needed."""
-    model, cells = recorded("h200-reference")
+    model, cells = recorded("h200-reference", "h200-ref3")
     assert naive_eta_worst_error(cells, model.longest_first(list(cells))) > 0.5
     assert naive_eta_worst_error(cells, sorted(cells, key=lambda c: (c.repeat, c.m * c.n * c.k, c.stage))) > 0.5
 
@@ -64,7 +69,7 @@ def finish_times(durations: list[float], gpus: int) -> list[float]:
 
 @pytest.mark.parametrize("gpus", [4, 8])
 def test_longest_first_leaves_a_short_tail(gpus):
-    model, cells = recorded("h200-reference")
+    model, cells = recorded("h200-reference", "h200-ref3")
     plan_order = sorted(cells, key=lambda c: (c.repeat, c.m * c.n * c.k, c.stage))  # the old queue order
     tails = {}
     for label, order in (("plan", plan_order), ("longest first", model.longest_first(list(cells)))):
@@ -73,3 +78,11 @@ def test_longest_first_leaves_a_short_tail(gpus):
     longest_cell = max(r["cell_seconds"] for r in cells.values())
     assert tails["longest first"] < tails["plan"] / 3, tails
     assert tails["longest first"] < longest_cell / 4, tails
+
+
+def test_every_family_has_a_prior_share_of_its_baseline():
+    """A new family without one would be priced at the default share: its cells misplaced in the longest-first order."""
+    from farm.cluster.cost import FAMILY_SHARE
+    from kernels.registry import catalog
+
+    assert {s.family for s in catalog()} <= set(FAMILY_SHARE)
