@@ -315,6 +315,21 @@ def test_ladder_shows_the_counters_each_step_moved(monkeypatch):
     assert step["step gain (measured)"] > 0
 
 
+
+def test_ladder_shows_walk_d_with_its_counters(monkeypatch):
+    """On the shipped H100 reference: walk D's stages in ladder order with the counters its BF16 steps moved."""
+    shipped = Path(__file__).resolve().parent.parent / "datasets"
+    at = app(monkeypatch, str(shipped / "h100-reference"))
+    at.switch_page("views/ladder.py").run()
+    at.selectbox(key="ladder_family").select("hopper_d").run()
+    if at.selectbox(key="ladder_size").value != "4096³":
+        assert "It was profiled at 4096³" in texts(at)
+        at.selectbox(key="ladder_size").select("4096³").run()
+    assert not at.exception, [e.message for e in at.exception]
+    table = at.dataframe[-1].value
+    step = table[(table["from"] == "d_tma_bf16") & (table["to"] == "d_warp_specialized_bf16")].iloc[0]
+    assert "tensor pipe" in step["counters that moved most"] and step["step gain (measured)"] > 0
+
 # ---------------------------------------------------------------- tuning
 
 SHIPPED = Path(__file__).resolve().parent.parent / "datasets"

@@ -76,12 +76,15 @@ def counters_that_moved(L, lad, family: str, size: str) -> None:
     moves, problems = data.profile_moves(tuple(s.path for s in L.sources))
     for p in problems:
         st.warning(p)
+    profiled = []  # the sizes this family was profiled at, to point to when the chosen one was not
     if not moves.empty:
-        labels = [data.size_label(m, n, k) for m, n, k in zip(moves["m"], moves["n"], moves["k"])]
-        moves = moves[(moves["family"] == family) & (pd.Series(labels, index=moves.index) == size)]
+        labels = pd.Series([data.size_label(m, n, k) for m, n, k in zip(moves["m"], moves["n"], moves["k"])], index=moves.index)
+        profiled = sorted(set(labels[moves["family"] == family]), key=lambda label: moves.loc[labels == label, "m"].iloc[0])
+        moves = moves[(moves["family"] == family) & (labels == size)]
     if moves.empty:
+        elsewhere = f" It was profiled at {', '.join(profiled)}: pick that size above." if profiled else ""
         st.info(f"No Nsight Compute profile of {family} at {size}: run `python -m farm profile` "
-                "(or the sweep with --profile) to see which counters each step moved.")
+                f"(or the sweep with --profile) to see which counters each step moved.{elsewhere}")
         return
     gains = lad[lad["kind"] == "measured"].groupby(["source", "stage"])["gain"].median()
     steps = (moves.sort_values(["gpu_model", "position", "rank"])
