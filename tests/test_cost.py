@@ -18,9 +18,11 @@ from kernels.registry import stage_named
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 
-# The recorded sweeps: the reference plan's 1170 cells, one run of each dataset. (Walk D's first runs, 288 cells
-# whose prior expected times are all alike, are not met: README, "Where a sweep's time goes".)
-RECORDINGS = [("h200-reference", "h200-ref3"), ("h100-reference", "h100-ref3")]
+# The recorded sweeps, one run of a dataset each, and how close the ETA must be from the tenth cell on: the
+# reference plan's 1170 cells, and walk D's first runs (288 cells whose prior expected times are all alike,
+# the first of them the slowest: README, "Running the farm").
+RECORDINGS = [("h200-reference", "h200-ref3", 0.25), ("h100-reference", "h100-ref3", 0.25),
+              ("h200-reference", "h200-walkd", 0.45), ("h100-reference", "h100-walkd", 0.45)]
 
 
 def recorded(name: str, run: str) -> tuple[CostModel, dict[Cell, dict]]:
@@ -30,8 +32,8 @@ def recorded(name: str, run: str) -> tuple[CostModel, dict[Cell, dict]]:
     return CostModel({r["stage"]: stage_named(r["stage"]) for r in rows}), cells
 
 
-@pytest.mark.parametrize("name, run", RECORDINGS, ids=[run for _, run in RECORDINGS])
-def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name, run):
+@pytest.mark.parametrize("name, run, bound", RECORDINGS, ids=[run for _, run, _ in RECORDINGS])
+def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name, run, bound):
     model, cells = recorded(name, run)
     order = model.longest_first(list(cells))
     eta = Eta([(c.key()[:4], model.seconds(c)) for c in order])
@@ -43,7 +45,7 @@ def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name, run):
         left -= r["cell_seconds"]
         if i >= 10:
             errors.append(abs(eta.seconds_left() - left) / left)
-    assert max(errors) <= 0.25, f"worst {max(errors):.2f} at cell {10 + errors.index(max(errors))}"
+    assert max(errors) <= bound, f"worst {max(errors):.2f} at cell {10 + errors.index(max(errors))}"
 
 
 def naive_eta_worst_error(cells: dict[Cell, dict], order: list[Cell]) -> float:

@@ -28,6 +28,8 @@ BASELINE_RATE = {"fp32": 50e12, "tf32": 350e12, "fp16": 600e12, "bf16": 600e12}
 # stages' mean at 8192^3 in the reference runs, 0.37 to 1.02).
 FAMILY_SHARE = {"baseline": 1.0, "simt_fp32": 0.7, "simt_fp32_c": 0.5, "tf32": 0.3, "half_c": 0.25, "hopper_d": 0.75}
 DEFAULT_SHARE = 0.3
+# Eta: how much evidence (seconds of repeated cells) the prior "a repeat takes what its first took" is worth.
+AGAIN_PRIOR_S = 5.0
 
 
 def _prior_rate(stage: Stage) -> float:
@@ -96,19 +98,27 @@ class Eta:
     """Seconds the cells left in a queue will take, honest from the first cells on.
 
     A cell whose (stage, shape) has not run yet costs its expected seconds times actual over
-    expected of every cell done so far. One whose earlier repeat ran costs what that repeat
-    took (its cell_seconds less its verification, which the first repeat pays for the later
-    ones: the FP64 reference is made once), times how later repeats compared with earlier
-    ones so far. Sums are kept as cells finish: O(1) per cell, memory only for shapes with
-    repeats left. On the reference datasets' recorded cell times (tests/test_eta.py) this is
-    within 25 % of the real remaining time from the tenth cell on.
+    expected of the cells of its size (M, N, K) done so far, or its expected seconds while none
+    is: the first cells are the largest (longest first), and what they take (first-use costs,
+    timing windows stretched by power-capped clocks) says little about the small ones. One whose
+    earlier repeat ran costs what that repeat took (its cell_seconds less its verification, which
+    the first repeat pays for the later ones: the FP64 reference is made once), times how later
+    repeats compared with earlier ones so far, that ratio starting from 1 as if AGAIN_PRIOR_S
+    seconds had been seen (the first repeat of a run's first cell carries the worker's first-use
+    costs, and one such cell must not set the ratio). Sums are kept as cells finish: O(1) per
+    cell plus one term per size in `seconds_left`. On the recorded cell times of the reference
+    runs this is within 25 % of the real remaining time from the tenth cell on, and within 45 %
+    on walk D's first runs (tests/test_cost.py).
     """
 
     def __init__(self, cells: list[tuple[tuple, float]]) -> None:
         """`cells`: (key, expected seconds) of every cell to run; the key names its (stage, m, n, k)."""
         counts = Counter(key for key, _ in cells)
         self._shapes = {key: _Shape(counts[key], e) for key, e in cells if counts[key] > 1}
-        self._unseen_s = sum(e for _, e in cells)  # expected seconds of the cells left with no repeat measured yet
+        self._unseen_s: dict[tuple, float] = defaultdict(float)  # per size: expected seconds of cells no repeat of which ran
+        for key, e in cells:
+            self._unseen_s[key[1:]] += e
+        self._done: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # per size: cells done, seconds, expected
         self._seen_s = 0.0  # sum over measured shapes of cells left x the last repeat's seconds
         self._actual_s = self._expected_s = 0.0  # every cell done: wall seconds, expected seconds
         self._again_s = self._before_s = 0.0  # cells done after an earlier repeat: their seconds, the earlier ones'
@@ -117,12 +127,15 @@ class Eta:
         """A cell of `key` took `seconds` (wall time); another repeat of it is expected to take `repeat_seconds`."""
         self._actual_s += seconds
         self._expected_s += expected
+        done = self._done[key[1:]]
+        done[0] += seconds
+        done[1] += expected
         shape = self._shapes.get(key)
         if shape is None:  # its shape's last (or only) cell
-            self._unseen_s -= expected
+            self._unseen_s[key[1:]] -= expected
             return
         if shape.seen is None:
-            self._unseen_s -= shape.left * shape.expected
+            self._unseen_s[key[1:]] -= shape.left * shape.expected
         else:
             self._again_s += seconds
             self._before_s += shape.seen
@@ -139,5 +152,10 @@ class Eta:
 
     def seconds_left(self) -> float:
         """Seconds of work left (all GPUs of the queue together); before the first cell, the expected ones."""
-        again = self._again_s / self._before_s if self._before_s > 0 else 1.0
-        return (self.ratio() or 1.0) * max(self._unseen_s, 0.0) + again * max(self._seen_s, 0.0)
+        unseen = 0.0
+        for size, expected in self._unseen_s.items():
+            if expected > 0:
+                actual_s, expected_s = self._done.get(size, (0.0, 0.0))
+                unseen += expected * (actual_s / expected_s if expected_s > 0 else 1.0)
+        again = (self._again_s + AGAIN_PRIOR_S) / (self._before_s + AGAIN_PRIOR_S)
+        return unseen + again * max(self._seen_s, 0.0)
