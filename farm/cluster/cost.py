@@ -106,7 +106,7 @@ class Eta:
     repeats compared with earlier ones so far, that ratio starting from 1 as if AGAIN_PRIOR_S
     seconds had been seen (the first repeat of a run's first cell carries the worker's first-use
     costs, and one such cell must not set the ratio). Sums are kept as cells finish: O(1) per
-    cell plus one term per size in `seconds_left`. On the recorded cell times of the reference
+    cell. On the recorded cell times of the reference
     runs this is within 25 % of the real remaining time from the tenth cell on, and within 45 %
     on walk D's first runs (tests/test_cost.py).
     """
@@ -118,28 +118,41 @@ class Eta:
         self._unseen_s: dict[tuple, float] = defaultdict(float)  # per size: expected seconds of cells no repeat of which ran
         for key, e in cells:
             self._unseen_s[key[1:]] += e
-        self._done: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # per size: cells done, seconds, expected
+        self._done: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # per size, of the cells done: seconds, expected seconds
+        self._unseen_priced_s = sum(self._unseen_s.values())  # the sum of _priced over the sizes, kept as cells finish
         self._seen_s = 0.0  # sum over measured shapes of cells left x the last repeat's seconds
         self._actual_s = self._expected_s = 0.0  # every cell done: wall seconds, expected seconds
         self._again_s = self._before_s = 0.0  # cells done after an earlier repeat: their seconds, the earlier ones'
 
+    def _priced(self, size: tuple) -> float:
+        """The unseen cells of `size` at its actual-over-expected so far (1 while none of its cells ran)."""
+        expected = self._unseen_s.get(size, 0.0)
+        if expected <= 0:
+            return 0.0
+        actual_s, expected_s = self._done.get(size, (0.0, 0.0))
+        return expected * (actual_s / expected_s if expected_s > 0 else 1.0)
+
     def add(self, key: tuple, expected: float, seconds: float, repeat_seconds: float) -> None:
         """A cell of `key` took `seconds` (wall time); another repeat of it is expected to take `repeat_seconds`."""
+        size = key[1:]
+        self._unseen_priced_s -= self._priced(size)
         self._actual_s += seconds
         self._expected_s += expected
-        done = self._done[key[1:]]
+        done = self._done[size]
         done[0] += seconds
         done[1] += expected
         shape = self._shapes.get(key)
         if shape is None:  # its shape's last (or only) cell
-            self._unseen_s[key[1:]] -= expected
-            return
-        if shape.seen is None:
-            self._unseen_s[key[1:]] -= shape.left * shape.expected
+            self._unseen_s[size] -= expected
+        elif shape.seen is None:
+            self._unseen_s[size] -= shape.left * shape.expected
         else:
             self._again_s += seconds
             self._before_s += shape.seen
             self._seen_s -= shape.left * shape.seen
+        self._unseen_priced_s += self._priced(size)
+        if shape is None:
+            return
         shape.left -= 1
         shape.seen = repeat_seconds
         self._seen_s += shape.left * repeat_seconds
@@ -152,10 +165,5 @@ class Eta:
 
     def seconds_left(self) -> float:
         """Seconds of work left (all GPUs of the queue together); before the first cell, the expected ones."""
-        unseen = 0.0
-        for size, expected in self._unseen_s.items():
-            if expected > 0:
-                actual_s, expected_s = self._done.get(size, (0.0, 0.0))
-                unseen += expected * (actual_s / expected_s if expected_s > 0 else 1.0)
         again = (self._again_s + AGAIN_PRIOR_S) / (self._before_s + AGAIN_PRIOR_S)
-        return unseen + again * max(self._seen_s, 0.0)
+        return max(self._unseen_priced_s, 0.0) + again * max(self._seen_s, 0.0)
