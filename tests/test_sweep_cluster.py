@@ -178,7 +178,7 @@ def test_resume_on_a_card_new_to_the_run(cluster, faults, tmp_path, caplog):
 def test_worker_killed_mid_sweep_reruns_its_cell(cluster, faults, tmp_path, caplog):
     faults({"action": "die_once", "stage": "naive", "m": 32, "repeat": 0})
     assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "kill") == 0
-    assert "died running Cell(stage='naive', m=32" in caplog.text
+    assert "died running" in caplog.text and "Cell(stage='naive', m=32" in caplog.text
     got = rows(tmp_path)
     assert len(got) == CELLS and {r["status"] for r in got} == {"ok"}
     assert_unique_cells(got, "gpu_uuid")
@@ -187,16 +187,43 @@ def test_worker_killed_mid_sweep_reruns_its_cell(cluster, faults, tmp_path, capl
 def test_worker_killed_in_shard_mode_keeps_every_cell(cluster, faults, tmp_path, caplog):
     faults({"action": "die_once", "stage": "tiled", "m": 64, "repeat": 1})
     assert sweep(tmp_path, "--gpus", "H200", "--mode", "shard", "--run-id", "killshard") == 0
-    assert "died running Cell(stage='tiled', m=64" in caplog.text
+    assert "died running" in caplog.text and "Cell(stage='tiled', m=64" in caplog.text
     got = rows(tmp_path)
     assert len(got) == CELLS and {r["status"] for r in got} == {"ok"}
     assert_unique_cells(got, "gpu_model")
 
 
-def test_cell_that_always_kills_its_worker_ends_as_error(cluster, faults, tmp_path):
+def test_cell_that_always_kills_its_worker_ends_as_error(cluster, faults, tmp_path, caplog):
     faults({"action": "die", "stage": "tiled", "m": 32, "repeat": 1})
     assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "die") == 0
     assert "died 3 times" in the_failed_row(tmp_path, "tiled", 32, 1, "error")["status_reason"]
+    # The three deaths counted are those with the cell alone: a death amid gathered results names no culprit.
+    for death in (1, 2, 3):
+        assert f"died running Cell(stage='tiled', m=32, n=48, k=16, repeat=1) ({death}/3)" in caplog.text
+
+
+def test_death_amid_gathered_results_runs_each_suspect_alone(cluster, faults, tmp_path, caplog):
+    """12 quick cells in one batch: the worker dies with results unsent, so every unfinished cell runs alone
+    once (one batch each), the culprit dies alone and is named, and every cell ends with one row."""
+    faults({"action": "die_once", "stage": "tiled", "m": 64, "repeat": 1})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "suspects", "--flush-every", "1") == 0
+    got = rows(tmp_path)
+    assert len(got) == CELLS and {r["status"] for r in got} == {"ok"}
+    assert_unique_cells(got, "gpu_uuid")
+    assert "died running one of" in caplog.text or "died running Cell(stage='tiled', m=64" in caplog.text
+
+
+def test_worker_that_fails_to_start_once_is_started_again(cluster, faults, tmp_path, caplog):
+    faults({"action": "fail_start_once"})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "startagain") == 0
+    assert "failed to start, trying once more" in caplog.text and "its GPU is left out" not in caplog.text
+    assert len(rows(tmp_path)) == CELLS
+
+
+def test_worker_that_never_starts_leaves_its_gpu_out(cluster, faults, tmp_path, caplog):
+    faults({"action": "fail_start"})
+    assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "nostart") == 2
+    assert "failed to start twice, its GPU is left out" in caplog.text
 
 
 def test_kernel_fault_keeps_error_row_and_restarts_worker(cluster, faults, tmp_path, caplog):

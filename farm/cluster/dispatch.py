@@ -7,12 +7,15 @@ seconds of expected work and smaller near the end of its queue so that its GPUs 
 together; one more batch waits on the worker, so the GPU never waits on the driver.
 
 Batches are Ray streaming generators (GpuWorker.measure_batch): one actor call per batch,
-its results reaching the driver as they are made, through Ray's own transport and fault
-reporting, so the driver knows at every moment which cell of a batch runs. Rows go to a
-BufferedWriter (farm.data.writer). Faults, per cell:
+its results reaching the driver through Ray's own transport and fault reporting, gathered
+for at most gather_s (a streamed item per result costs a worker about ten times the CPU of
+the result itself). Rows go to a BufferedWriter (farm.data.writer). Faults, per cell:
 
-- the worker process dies: the cell it was running counts a death and, with the rest of
-  its batches, goes back to the front of the queue; a cell that killed a worker runs
+- the worker process dies: its unfinished cells go back to the front of the queue. When it
+  died running a batch's only unfinished cell, or a cell that runs alone, that cell counts a
+  death; otherwise the cell that killed it is one of the batch's unfinished cells (the last
+  results, gathered but not sent, die with the worker), and each of those runs alone until
+  it has a row, so that the next death names its cell. A cell that killed a worker runs
   alone after that, and after MAX_CELL_DEATHS deaths it is recorded as "error", so a
   sweep always ends;
 - the measurer reports a poisoned CUDA context: its row is kept, the worker restarted,
@@ -49,11 +52,12 @@ BATCHES_IN_FLIGHT = 2  # the one running and the next, waiting on the worker
 BATCH_TARGET_S = 2.0  # expected work per batch, calibrated by the cells measured so far
 TAIL_SPLIT = 4  # near the end a batch holds at most 1/(TAIL_SPLIT x GPUs) of its queue's expected work
 MAX_BATCH_CELLS = 1000
-# Workers may hold results up to gather_s to send them together (GpuWorker.measure_batch): doubled while the
-# driver is busy more than BUSY_HIGH of the time, halved (to 0) while it is busy less than BUSY_LOW.
-GATHER_MAX_S = 0.2
+# Workers hold results up to gather_s to send them together (GpuWorker.measure_batch): GATHER_MIN_S, doubled
+# while the driver is busy more than BUSY_HIGH of the time, halved again while it is busy less than BUSY_LOW.
+GATHER_MIN_S, GATHER_MAX_S = 0.2, 1.0
 BUSY_HIGH, BUSY_LOW = 0.5, 0.2
 LOAD_WINDOW_S = 0.5
+SUSPECTS_NAMED = 8  # cells a death's log line names
 
 
 @dataclass
@@ -69,6 +73,7 @@ class _Queue:
 class _Batch:
     cells: list[Cell]
     stream: ray.ObjectRefGenerator
+    gather_s: float  # how long the worker may hold its results
     done: int = 0  # results received
     since: float | None = None  # when its current cell started; None while queued behind an earlier batch
 
@@ -128,7 +133,8 @@ class Dispatcher:
         self._progress = progress
         self._writer = writer
         self._deaths: Counter[tuple[str, Cell]] = Counter()
-        self._gather_s = 0.0
+        self._suspects: set[tuple[str, Cell]] = set()  # cells of a batch a worker died in, its culprit not known
+        self._gather_s = GATHER_MIN_S
         self._window_start, self._blocked_s = time.monotonic(), 0.0
         scope = scope_column(plan.mode)
         done = completed_keys(plan.output, plan.run_id, scope)
@@ -189,7 +195,7 @@ class Dispatcher:
         if busy > BUSY_HIGH:
             self._gather_s = min(max(2 * self._gather_s, 0.02), GATHER_MAX_S)
         elif busy < BUSY_LOW:
-            self._gather_s = self._gather_s / 2 if self._gather_s > 0.005 else 0.0
+            self._gather_s = max(self._gather_s / 2, GATHER_MIN_S)
         self._window_start, self._blocked_s = now, 0.0
 
     def _wait_s(self) -> float:
@@ -202,23 +208,27 @@ class Dispatcher:
         while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells = self._next_batch(slot.queue, slot.worker.model)
             stream = slot.worker.actor.measure_batch.remote(cells, self._plan.run_id, self._gather_s)
-            slot.batches.append(_Batch(cells, stream, since=None if slot.batches else time.monotonic()))
+            slot.batches.append(_Batch(cells, stream, self._gather_s, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.uuid, cells[0])
 
     def _next_batch(self, q: _Queue, model: str) -> list[Cell]:
-        """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end; a cell that killed a worker alone."""
+        """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end; a cell that killed a worker, or
+        may have, alone."""
         calibrated = self._progress.calibrated
         budget = min(BATCH_TARGET_S, self._progress.seconds_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)))
         cells = [q.cells.popleft()]
         spent = calibrated(q.key, self._cost.seconds(cells[0], model))
-        while q.cells and len(cells) < MAX_BATCH_CELLS and not self._deaths[(q.key, cells[0])]:
+        while q.cells and len(cells) < MAX_BATCH_CELLS and not self._alone(q, cells[0]):
             cell = q.cells[0]
             spent += calibrated(q.key, self._cost.seconds(cell, model))
-            if spent > budget or self._deaths[(q.key, cell)]:
+            if spent > budget or self._alone(q, cell):
                 break
             cells.append(q.cells.popleft())
         return cells
+
+    def _alone(self, q: _Queue, cell: Cell) -> bool:
+        return bool(self._deaths[(q.key, cell)]) or (q.key, cell) in self._suspects
 
     def _take(self, slot: _Slot) -> None:
         """The next item of the slot's first batch: results, the batch's end, or the worker's failure."""
@@ -248,6 +258,7 @@ class Dispatcher:
     def _finished(self, slot: _Slot, batch: _Batch, row: dict) -> None:
         now = time.monotonic()
         cell = batch.cells[batch.done]
+        self._suspects.discard((slot.queue.key, cell))
         self._progress.finished(slot.worker.uuid, row, now - batch.since, self._cost.seconds(cell, slot.worker.model))
         self._writer.add([row])
         batch.done += 1
@@ -281,6 +292,16 @@ class Dispatcher:
     def _worker_died(self, slot: _Slot, exc: RayActorError) -> None:
         cell = self._running(slot)
         if cell is None:  # died between batches: nothing of its own lost
+            self._drop_batches(slot)
+            self._probe(slot)
+            return
+        batch = slot.batches[0]
+        if batch.gather_s > 0 and len(batch.left()) > 1:  # any of them: results gathered for up to gather_s died too
+            suspects = batch.left()
+            self._suspects.update((slot.queue.key, c) for c in suspects)
+            named = ", ".join(map(str, suspects[:SUSPECTS_NAMED])) + (" ..." if len(suspects) > SUSPECTS_NAMED else "")
+            log.warning("%s died running one of %d cells (its last %.2f s of results unsent), each to run alone until "
+                        "it has a row: %s: %s", slot.worker.name, len(suspects), batch.gather_s, named, _first_line(exc))
             self._drop_batches(slot)
             self._probe(slot)
             return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import ray
@@ -97,19 +98,32 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
             for _ in range(node.gpus):
                 actor = _spawn(node, measurer_path, options)
                 pending[actor.device_info.remote()] = (actor, node)
-    ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=start_timeout_s)
+    deadline = time.monotonic() + start_timeout_s
     workers: list[Worker] = []
-    for ref in ready:
-        actor, node = pending[ref]
-        try:
-            workers.append(Worker(actor, node, ray.get(ref)))
-        except RayError as exc:
-            log.error("worker on %s (node %s) failed to start, its GPU is left out: %s", node.host, node.node_id[:8], exc)
+    for attempt in (1, 2):  # a worker whose start failed gets one more try: a node's first runtime env can race
+        ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=max(deadline - time.monotonic(), 0))
+        failed: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
+        for ref in ready:
+            actor, node = pending[ref]
+            try:
+                workers.append(Worker(actor, node, ray.get(ref)))
+            except RayError as exc:
+                ray.kill(actor)
+                if attempt == 1:
+                    log.warning("worker on %s (node %s) failed to start, trying once more: %s", node.host, node.node_id[:8], exc)
+                    again = _spawn(node, measurer_path, options)
+                    failed[again.device_info.remote()] = (again, node)
+                else:
+                    log.error("worker on %s (node %s) failed to start twice, its GPU is left out: %s", node.host,
+                              node.node_id[:8], exc)
+        for ref in late:
+            actor, node = pending[ref]
+            log.error("worker on %s (node %s) not ready after %.0f s (GPU busy?), its GPU is left out", node.host,
+                      node.node_id[:8], start_timeout_s)
             ray.kill(actor)
-    for ref in late:
-        actor, node = pending[ref]
-        log.error("worker on %s (node %s) not ready after %.0f s (GPU busy?), its GPU is left out", node.host, node.node_id[:8], start_timeout_s)
-        ray.kill(actor)
+        pending = failed
+        if not pending:
+            break
     missing = [m for m in wanted if not any(model_wanted(w.model, (m,)) for w in workers)]
     if missing or not workers:
         for w in workers:

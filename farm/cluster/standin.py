@@ -16,7 +16,9 @@ optional: absent matches any), read at every cell. Actions:
 - ``fault``: an "error" row, and the CUDA context reported poisoned (needs_restart):
   every later cell of this process is an "error" row too, as with a real GPU;
 - ``hang``: the cell never returns;
-- ``raise``: measure() raises.
+- ``raise``: measure() raises;
+- ``fail_start_once`` / ``fail_start`` (no cell fields: checked when a worker builds its measurer): the
+  measurer's constructor raises, the first time any worker starts / every time.
 """
 from __future__ import annotations
 
@@ -44,6 +46,16 @@ def _matches(entry: dict, cell: Cell) -> bool:
     return all(entry.get(f, getattr(cell, f)) == getattr(cell, f) for f in ("stage", "m", "repeat"))
 
 
+def _faults_path() -> Path | None:
+    path = os.environ.get(FAULTS_ENV)
+    return Path(path) if path and Path(path).exists() else None
+
+
+def _faults() -> list[dict]:
+    path = _faults_path()
+    return json.loads(path.read_text()) if path else []
+
+
 def _fire_once(spec: Path, index: int) -> bool:
     """True the first time entry `index` fires, across processes (an exclusively created marker file)."""
     try:
@@ -57,6 +69,9 @@ class StandinMeasurer:
     """Implements farm.cells.Measurer without a GPU."""
 
     def __init__(self, cell_ms: float = 10.0, **options) -> None:
+        for index, entry in enumerate(_faults()):
+            if entry["action"] == "fail_start" or (entry["action"] == "fail_start_once" and _fire_once(_faults_path(), index)):
+                raise RuntimeError("stand-in failed to start")
         self._cell_s = cell_ms / 1e3
         ctx = ray.get_runtime_context()
         name = ctx.get_node_labels().get(NAME_LABEL, "NVIDIA_Standin_GPU").replace("_", " ")
@@ -77,11 +92,10 @@ class StandinMeasurer:
         return dict(self._device)
 
     def _fault(self, cell: Cell) -> str | None:
-        path = os.environ.get(FAULTS_ENV)
-        if not path or not Path(path).exists():
-            return None
-        for index, entry in enumerate(json.loads(Path(path).read_text())):
-            if _matches(entry, cell) and (entry["action"] != "die_once" or _fire_once(Path(path), index)):
+        for index, entry in enumerate(_faults()):
+            if entry["action"].startswith("fail_start"):
+                continue
+            if _matches(entry, cell) and (entry["action"] != "die_once" or _fire_once(_faults_path(), index)):
                 return entry["action"]
         return None
 
@@ -102,7 +116,8 @@ class StandinMeasurer:
         reason = stage.unsupported_reason(cell.m, cell.n, cell.k, 90)
         if reason:
             return cell_row(self.device_info(), stage, cell, run_id, "skipped", reason)
-        time.sleep(self._cell_s)
+        if self._cell_s:  # an instant cell does not even yield the CPU
+            time.sleep(self._cell_s)
         ms = stage.flops(cell.m, cell.n, cell.k) / 1e9 * (1 + stage.position)  # deterministic, slower up the ladder
         row = cell_row(self.device_info(), stage, cell, run_id, "ok")
         row.update(verified=True, launches_per_batch=10, batches=3, samples_ms=[ms] * 3, median_ms=ms, min_ms=ms,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import queue
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
@@ -48,11 +47,11 @@ class GpuWorker:
         """Provenance columns of this GPU, gpu_model included."""
         return self._device
 
-    def _run(self, cells: list[Cell], run_id: str, out: queue.Queue, sent: threading.Semaphore | None) -> None:
+    def _run(self, cells: list[Cell], run_id: str, out: queue.Queue) -> None:
         """Measure `cells` in order, putting a result for each, then None. A result is (row, needs_restart, None),
         or (None, False, why) when the measurer raised (the next cell goes on). Stops after a cell that
         poisoned the CUDA context; a worker already poisoned measures nothing (the driver restarts it and queues
-        its cells again). With `sent`, each result waits until it has been yielded before the next cell starts."""
+        its cells again)."""
         poisoned = self._measurer.needs_restart()
         for cell in cells:
             if poisoned:
@@ -66,22 +65,18 @@ class GpuWorker:
                 poisoned = self._measurer.needs_restart()
                 result = (row, poisoned, None)
             out.put(result)
-            if sent:
-                sent.acquire()
         out.put(None)
 
     @ray.method(num_returns="streaming")
-    def measure_batch(self, cells: list[Cell], run_id: str, gather_s: float = 0.0) -> Iterator[list[tuple]]:
+    def measure_batch(self, cells: list[Cell], run_id: str, gather_s: float) -> Iterator[list[tuple]]:
         """Results of `cells`, in order, yielded as lists: a result goes at once when the last yield was at least
         `gather_s` ago, else with the others that finish by then. A cell that hangs holds back no finished result.
 
-        How long results may wait is the driver's call: 0 while it keeps up, and then each result is handed to
-        Ray before the next cell starts, so that when a cell kills the worker the driver knows which one it was;
-        more when the driver is saturated, so that it handles fewer, larger messages (a worker dying then may
-        take its last results with it: their cells run again)."""
+        How long results may wait is the driver's call: a streamed item costs the worker's process far more CPU
+        than a result does, so results travel together; a worker dying takes its unsent results with it (their
+        cells run again, and the driver no longer knows which cell killed it: farm.cluster.dispatch)."""
         out: queue.Queue = queue.Queue()
-        sent = threading.Semaphore(0) if gather_s == 0 else None
-        self._thread.submit(self._run, cells, run_id, out, sent)
+        self._thread.submit(self._run, cells, run_id, out)
         last_yield = 0.0
         done = False
         while not done:
@@ -96,8 +91,6 @@ class GpuWorker:
             if results:
                 yield results
                 last_yield = time.monotonic()
-                for _ in results if sent else ():
-                    sent.release()
 
     def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:
         """Profile records of `cells` under Nsight Compute on this GPU (farm.measure.profiler; no timing taken).
