@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Cell:
     stage: str
     m: int

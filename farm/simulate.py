@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import cProfile
 import math
+import os
 import resource
 import shutil
 import tempfile
+import threading
 import time
 
 import pyarrow.compute as pc
@@ -20,7 +22,7 @@ import ray
 
 from farm.cluster.fleet import start_workers
 from farm.cluster.runs import Clock
-from farm.data.dataset import RUNS, read_table
+from farm.data.dataset import RUNS, open_dataset, read_table
 from farm.plan import load_plan
 from farm.sweep import _runtime_env, run_sweep
 
@@ -30,6 +32,36 @@ STANDIN = "standin"  # the registered name (farm/measure/measurers.py)
 def _shapes(cells: int) -> list[str]:
     # naive and its baseline cublas_fp32 support every shape: two cells per shape.
     return [f"128x128x{k}" for k in range(1, math.ceil(cells / 2) + 1)]
+
+
+def _rss_mib() -> float | None:
+    """This process's resident memory now (Linux /proc), None elsewhere."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return None
+
+
+class _RssSampler(threading.Thread):
+    """Samples the driver's resident memory every `every_s` while the sweep runs: flat over the rows or not."""
+
+    def __init__(self, every_s: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self._every_s, self._done, self.samples = every_s, threading.Event(), []
+
+    def run(self) -> None:
+        while not self._done.wait(self._every_s):
+            self.samples.append(_rss_mib())
+
+    def quarters(self) -> list[float]:
+        """The samples at the end of each quarter of the run."""
+        got = [s for s in self.samples if s is not None]
+        return [got[max(math.ceil(len(got) * q / 4) - 1, 0)] for q in (1, 2, 3, 4)] if got else []
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
 
 
 def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, flush_s: float = 10.0,
@@ -47,14 +79,18 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
         profiler = cProfile.Profile() if profile_to else None
         if profiler:
             profiler.enable()
+        rss = _RssSampler()
+        rss.start()
         result = run_sweep(plan, workers, clock)
+        rss.stop()
         if profiler:
             profiler.disable()
             profiler.dump_stats(profile_to)
         cpu = time.process_time() - cpu_before
+        peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the driver's, before reading back
     finally:
         ray.shutdown()
-    rows = read_table(where).select(["gpu_uuid", "timestamp"])
+    rows = open_dataset(where).to_table(columns=["gpu_uuid", "timestamp"])
     runs = read_table(where, RUNS).to_pylist()
     last = rows.group_by("gpu_uuid").aggregate([("timestamp", "max")]).column("timestamp_max")
     run_s = runs[0]["wall_seconds"] - runs[0]["startup_seconds"]
@@ -64,7 +100,7 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
         "startup_s": runs[0]["startup_seconds"], "run_s": run_s,
         "rows_per_s": rows.num_rows / run_s, "cells_per_s_per_gpu": rows.num_rows / run_s / gpus,
         "driver_cpu_s": cpu, "driver_cpu_per_row_us": 1e6 * cpu / max(rows.num_rows, 1),
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mib, "rss_quarters_mib": rss.quarters(),
         "row_files": sum("/rows/" in f for f in result.files), "flushes": result.flushes,
         "busy_fraction": timed / (gpus * run_s) if cell_ms else None,
         "tail_s": (pc.max(last).as_py() - pc.min(last).as_py()).total_seconds(),
@@ -80,6 +116,7 @@ def report(f: dict) -> str:
             f"{f['run_s']:.2f} s\n"
             f"  {f['rows_per_s']:.0f} rows/s, {f['cells_per_s_per_gpu']:.1f} cells/s per GPU{busy}\n"
             f"  driver CPU {f['driver_cpu_s']:.2f} s ({f['driver_cpu_per_row_us']:.0f} us per row), peak RSS "
-            f"{f['peak_rss_mib']:.0f} MiB\n"
+            f"{f['peak_rss_mib']:.0f} MiB, RSS at the end of each quarter of the run "
+            f"{', '.join(f'{m:.0f}' for m in f['rss_quarters_mib']) or 'unknown'} MiB\n"
             f"  {f['row_files']} row files in {f['flushes']} flushes; tail (first GPU out of work to the last done) "
             f"{f['tail_s']:.2f} s")

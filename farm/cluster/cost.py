@@ -138,12 +138,14 @@ class Eta:
         self._unseen_priced_s -= self._priced(size)
         self._actual_s += seconds
         self._expected_s += expected
-        done = self._done[size]
-        done[0] += seconds
-        done[1] += expected
+        if size in self._unseen_s:  # a size's calibration is kept while it has unseen cells to price
+            done = self._done[size]
+            done[0] += seconds
+            done[1] += expected
         shape = self._shapes.get(key)
         if shape is None:  # its shape's last (or only) cell
-            self._unseen_s[size] -= expected
+            if size in self._unseen_s:
+                self._unseen_s[size] -= expected
         elif shape.seen is None:
             self._unseen_s[size] -= shape.left * shape.expected
         else:
@@ -151,6 +153,9 @@ class Eta:
             self._before_s += shape.seen
             self._seen_s -= shape.left * shape.seen
         self._unseen_priced_s += self._priced(size)
+        if self._unseen_s.get(size, 1.0) <= 1e-9:  # every cell of this size seen: memory shrinks as the run goes
+            del self._unseen_s[size]
+            self._done.pop(size, None)
         if shape is None:
             return
         shape.left -= 1
