@@ -120,6 +120,7 @@ class Eta:
             self._unseen_s[key[1:]] += e
         self._done: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # per size, of the cells done: seconds, expected seconds
         self._unseen_priced_s = sum(self._unseen_s.values())  # the sum of _priced over the sizes, kept as cells finish
+        self._unseen_total_s = self._unseen_priced_s  # the sum of _unseen_s
         self._seen_s = 0.0  # sum over measured shapes of cells left x the last repeat's seconds
         self._actual_s = self._expected_s = 0.0  # every cell done: wall seconds, expected seconds
         self._again_s = self._before_s = 0.0  # cells done after an earlier repeat: their seconds, the earlier ones'
@@ -146,8 +147,10 @@ class Eta:
         if shape is None:  # its shape's last (or only) cell
             if size in self._unseen_s:
                 self._unseen_s[size] -= expected
+                self._unseen_total_s -= expected
         elif shape.seen is None:
             self._unseen_s[size] -= shape.left * shape.expected
+            self._unseen_total_s -= shape.left * shape.expected
         else:
             self._again_s += seconds
             self._before_s += shape.seen
@@ -168,7 +171,15 @@ class Eta:
         """Actual over expected seconds of the cells done; None before the first."""
         return self._actual_s / self._expected_s if self._expected_s > 0 else None
 
+    def work_left(self) -> float:
+        """Seconds of work left priced the way the dispatcher prices each cell (expected x ratio()), so that a
+        batch's cells and what is left of the queue compare in one unit."""
+        return (self.ratio() or 1.0) * max(self._unseen_total_s, 0.0) + self._again() * max(self._seen_s, 0.0)
+
+    def _again(self) -> float:
+        """How repeats compared with their earlier repeat so far, from 1 as if AGAIN_PRIOR_S seconds had been seen."""
+        return (self._again_s + AGAIN_PRIOR_S) / (self._before_s + AGAIN_PRIOR_S)
+
     def seconds_left(self) -> float:
         """Seconds of work left (all GPUs of the queue together); before the first cell, the expected ones."""
-        again = (self._again_s + AGAIN_PRIOR_S) / (self._before_s + AGAIN_PRIOR_S)
-        return max(self._unseen_priced_s, 0.0) + again * max(self._seen_s, 0.0)
+        return max(self._unseen_priced_s, 0.0) + self._again() * max(self._seen_s, 0.0)

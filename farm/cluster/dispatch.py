@@ -216,7 +216,7 @@ class Dispatcher:
         """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end; a cell that killed a worker, or
         may have, alone."""
         calibrated = self._progress.calibrated
-        budget = min(BATCH_TARGET_S, self._progress.seconds_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)))
+        budget = min(BATCH_TARGET_S, self._progress.work_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)))
         cells = [q.cells.popleft()]
         spent = calibrated(q.key, self._cost.seconds(cells[0], model))
         while q.cells and len(cells) < MAX_BATCH_CELLS and not self._alone(q, cells[0]):

@@ -102,9 +102,9 @@ class Progress:
         """Expected seconds scaled by the queue's actual / expected so far (unscaled before its first cell)."""
         return expected * (self._queues[queue].eta.ratio() or 1.0)
 
-    def seconds_left(self, queue: str) -> float:
-        """Seconds of work left in `queue`, all its GPUs together (farm.cluster.cost.Eta)."""
-        return self._queues[queue].eta.seconds_left()
+    def work_left(self, queue: str) -> float:
+        """Work left in `queue` in calibrated() seconds, all its GPUs together (farm.cluster.cost.Eta.work_left)."""
+        return self._queues[queue].eta.work_left()
 
     def eta_seconds(self, queue: str) -> float | None:
         """Seconds until the queue is done, or None before its first cell or with no GPU left."""
