@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
                         "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
-                                     "machine with `ray start`, else a new local Ray)")
+                                     "machine with `ray start`, else a new local Ray of this command's own, without "
+                                     "the Ray dashboard)")
     return p
 
 
