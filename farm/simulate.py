@@ -51,6 +51,7 @@ class _RssSampler(threading.Thread):
         self._every_s, self._done, self.samples = every_s, threading.Event(), []
 
     def run(self) -> None:
+        self.samples.append(_rss_mib())
         while not self._done.wait(self._every_s):
             self.samples.append(_rss_mib())
 
@@ -62,6 +63,7 @@ class _RssSampler(threading.Thread):
     def stop(self) -> None:
         self._done.set()
         self.join()
+        self.samples.append(_rss_mib())  # the end of the run, however short
 
 
 def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, flush_s: float = 10.0,

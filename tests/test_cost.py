@@ -90,15 +90,17 @@ def test_every_family_has_a_prior_share_of_its_baseline():
     assert {s.family for s in catalog()} <= set(FAMILY_SHARE)
 
 
-def test_batch_sizing_prices_what_is_left_as_it_prices_each_cell():
-    """work_left scales every cell left by the queue's actual/expected so far (as the dispatcher prices a batch's
-    cells); seconds_left, the ETA, keeps a size none of whose cells ran at its expected time."""
+def test_unseen_sizes_take_recent_speed_ups_but_never_slow_downs():
+    """seconds_left prices a size none of whose cells ran at the recent sizes' actual/expected capped at 1 (the
+    first, largest cells' costs must not inflate the small ones; cells far faster than expected show at once);
+    work_left, for batch sizing, scales every cell left by the queue's actual/expected, as the dispatcher prices
+    a batch's cells."""
     from farm.cluster.cost import Eta
 
     cells = [(("naive", 64, 64, k), 1.0) for k in range(1, 11)]  # ten sizes, one cell each, 1 s expected
-    eta = Eta(cells)
+    slow, fast = Eta(cells), Eta(cells)
     for key, expected in cells[:5]:
-        eta.add(key, expected, 0.1, 0.1)  # each took a tenth of what was expected
-    assert eta.ratio() == pytest.approx(0.1)
-    assert eta.work_left() == pytest.approx(0.5)
-    assert eta.seconds_left() == pytest.approx(5.0)
+        slow.add(key, expected, 3.0, 3.0)
+        fast.add(key, expected, 0.1, 0.1)
+    assert slow.seconds_left() == pytest.approx(5.0) and slow.work_left() == pytest.approx(15.0)
+    assert fast.seconds_left() == pytest.approx(0.5) and fast.work_left() == pytest.approx(0.5)

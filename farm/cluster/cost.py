@@ -30,6 +30,8 @@ FAMILY_SHARE = {"baseline": 1.0, "simt_fp32": 0.7, "simt_fp32_c": 0.5, "tf32": 0
 DEFAULT_SHARE = 0.3
 # Eta: how much evidence (seconds of repeated cells) the prior "a repeat takes what its first took" is worth.
 AGAIN_PRIOR_S = 5.0
+# Eta: how fast the recent sizes' actual/expected forgets older cells (per cell priced by its size).
+RECENT_DECAY = 0.8
 
 
 def _prior_rate(stage: Stage) -> float:
@@ -98,17 +100,19 @@ class Eta:
     """Seconds the cells left in a queue will take, honest from the first cells on.
 
     A cell whose (stage, shape) has not run yet costs its expected seconds times actual over
-    expected of the cells of its size (M, N, K) done so far, or its expected seconds while none
-    is: the first cells are the largest (longest first), and what they take (first-use costs,
-    timing windows stretched by power-capped clocks) says little about the small ones. One whose
-    earlier repeat ran costs what that repeat took (its cell_seconds less its verification, which
-    the first repeat pays for the later ones: the FP64 reference is made once), times how later
-    repeats compared with earlier ones so far, that ratio starting from 1 as if AGAIN_PRIOR_S
-    seconds had been seen (the first repeat of a run's first cell carries the worker's first-use
-    costs, and one such cell must not set the ratio). Sums are kept as cells finish: O(1) per
-    cell. On the recorded cell times of the reference
-    runs this is within 25 % of the real remaining time from the tenth cell on, and within 45 %
-    on walk D's first runs (tests/test_cost.py).
+    expected of the cells of its size (M, N, K) done so far. While none of its size has run, it
+    costs its expected seconds times the recent sizes' actual over expected, capped at 1: the
+    first cells are the largest (longest first), and what they take (first-use costs, timing
+    windows stretched by power-capped clocks) must not inflate the small ones, while cells that
+    all run far faster than expected (a stand-in, or a model's rates from earlier runs off) show
+    it at once. One whose earlier repeat ran costs what that repeat took (its cell_seconds less
+    its verification, which the first repeat pays for the later ones: the FP64 reference is made
+    once), times how later repeats compared with earlier ones so far, that ratio starting from 1
+    as if AGAIN_PRIOR_S seconds had been seen (the first repeat of a run's first cell carries the
+    worker's first-use costs, and one such cell must not set the ratio). Sums are kept as cells
+    finish: O(1) per cell. On the recorded cell times of the reference runs this is within 25 % of
+    the real remaining time from the tenth cell on, and within 45 % on walk D's first runs
+    (tests/test_cost.py).
     """
 
     def __init__(self, cells: list[tuple[tuple, float]]) -> None:
@@ -118,32 +122,37 @@ class Eta:
         self._unseen_s: dict[tuple, float] = defaultdict(float)  # per size: expected seconds of cells no repeat of which ran
         for key, e in cells:
             self._unseen_s[key[1:]] += e
-        self._done: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # per size, of the cells done: seconds, expected seconds
-        self._unseen_priced_s = sum(self._unseen_s.values())  # the sum of _priced over the sizes, kept as cells finish
-        self._unseen_total_s = self._unseen_priced_s  # the sum of _unseen_s
+        self._done: dict[tuple, list[float]] = {}  # per size with unseen cells and done ones: seconds, expected seconds
+        self._fresh_s = sum(self._unseen_s.values())  # _unseen_s summed over the sizes none of whose cells ran
+        self._calibrated_s = 0.0  # _unseen_s x the size's actual/expected, summed over the other sizes
+        self._unseen_total_s = self._fresh_s  # the sum of _unseen_s
+        self._recent_actual_s = self._recent_expected_s = 0.0  # cells priced by size, decaying by RECENT_DECAY a cell
         self._seen_s = 0.0  # sum over measured shapes of cells left x the last repeat's seconds
         self._actual_s = self._expected_s = 0.0  # every cell done: wall seconds, expected seconds
         self._again_s = self._before_s = 0.0  # cells done after an earlier repeat: their seconds, the earlier ones'
 
-    def _priced(self, size: tuple) -> float:
-        """The unseen cells of `size` at its actual-over-expected so far (1 while none of its cells ran)."""
+    def _unprice(self, size: tuple, sign: float) -> None:
+        """Add (sign 1) or take away (sign -1) `size`'s unseen cells from the sum they are priced in."""
         expected = self._unseen_s.get(size, 0.0)
-        if expected <= 0:
-            return 0.0
-        actual_s, expected_s = self._done.get(size, (0.0, 0.0))
-        return expected * (actual_s / expected_s if expected_s > 0 else 1.0)
+        done = self._done.get(size)
+        if done is None:
+            self._fresh_s += sign * expected
+        else:
+            self._calibrated_s += sign * expected * done[0] / done[1]
 
     def add(self, key: tuple, expected: float, seconds: float, repeat_seconds: float) -> None:
         """A cell of `key` took `seconds` (wall time); another repeat of it is expected to take `repeat_seconds`."""
         size = key[1:]
-        self._unseen_priced_s -= self._priced(size)
+        self._unprice(size, -1.0)
         self._actual_s += seconds
         self._expected_s += expected
-        if size in self._unseen_s:  # a size's calibration is kept while it has unseen cells to price
-            done = self._done[size]
+        shape = self._shapes.get(key)
+        if size in self._unseen_s and (shape is None or shape.seen is None):  # a cell priced by its size
+            done = self._done.setdefault(size, [0.0, 0.0])
             done[0] += seconds
             done[1] += expected
-        shape = self._shapes.get(key)
+            self._recent_actual_s = RECENT_DECAY * self._recent_actual_s + seconds
+            self._recent_expected_s = RECENT_DECAY * self._recent_expected_s + expected
         if shape is None:  # its shape's last (or only) cell
             if size in self._unseen_s:
                 self._unseen_s[size] -= expected
@@ -155,10 +164,11 @@ class Eta:
             self._again_s += seconds
             self._before_s += shape.seen
             self._seen_s -= shape.left * shape.seen
-        self._unseen_priced_s += self._priced(size)
         if self._unseen_s.get(size, 1.0) <= 1e-9:  # every cell of this size seen: memory shrinks as the run goes
             del self._unseen_s[size]
             self._done.pop(size, None)
+        else:
+            self._unprice(size, 1.0)
         if shape is None:
             return
         shape.left -= 1
@@ -182,4 +192,6 @@ class Eta:
 
     def seconds_left(self) -> float:
         """Seconds of work left (all GPUs of the queue together); before the first cell, the expected ones."""
-        return max(self._unseen_priced_s, 0.0) + self._again() * max(self._seen_s, 0.0)
+        recent = self._recent_actual_s / self._recent_expected_s if self._recent_expected_s > 0 else 1.0
+        unseen = max(self._calibrated_s, 0.0) + min(recent, 1.0) * max(self._fresh_s, 0.0)
+        return unseen + self._again() * max(self._seen_s, 0.0)
