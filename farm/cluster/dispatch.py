@@ -73,7 +73,6 @@ class _Queue:
 class _Batch:
     cells: list[Cell]
     stream: ray.ObjectRefGenerator
-    gather_s: float  # how long the worker may hold its results
     done: int = 0  # results received
     since: float | None = None  # when its current cell started; None while queued behind an earlier batch
 
@@ -193,7 +192,7 @@ class Dispatcher:
             return
         busy = 1 - self._blocked_s / (now - self._window_start)
         if busy > BUSY_HIGH:
-            self._gather_s = min(max(2 * self._gather_s, 0.02), GATHER_MAX_S)
+            self._gather_s = min(2 * self._gather_s, GATHER_MAX_S)
         elif busy < BUSY_LOW:
             self._gather_s = max(self._gather_s / 2, GATHER_MIN_S)
         self._window_start, self._blocked_s = now, 0.0
@@ -208,7 +207,7 @@ class Dispatcher:
         while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells = self._next_batch(slot.queue, slot.worker.model)
             stream = slot.worker.actor.measure_batch.remote(cells, self._plan.run_id, self._gather_s)
-            slot.batches.append(_Batch(cells, stream, self._gather_s, since=None if slot.batches else time.monotonic()))
+            slot.batches.append(_Batch(cells, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.uuid, cells[0])
 
@@ -295,13 +294,12 @@ class Dispatcher:
             self._drop_batches(slot)
             self._probe(slot)
             return
-        batch = slot.batches[0]
-        if batch.gather_s > 0 and len(batch.left()) > 1:  # any of them: results gathered for up to gather_s died too
-            suspects = batch.left()
+        suspects = slot.batches[0].left()
+        if len(suspects) > 1:  # any of them: the results the worker was gathering died with it
             self._suspects.update((slot.queue.key, c) for c in suspects)
             named = ", ".join(map(str, suspects[:SUSPECTS_NAMED])) + (" ..." if len(suspects) > SUSPECTS_NAMED else "")
-            log.warning("%s died running one of %d cells (its last %.2f s of results unsent), each to run alone until "
-                        "it has a row: %s: %s", slot.worker.name, len(suspects), batch.gather_s, named, _first_line(exc))
+            log.warning("%s died running one of %d cells (its gathered results unsent), each to run alone until "
+                        "it has a row: %s: %s", slot.worker.name, len(suspects), named, _first_line(exc))
             self._drop_batches(slot)
             self._probe(slot)
             return

@@ -102,7 +102,7 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
     workers: list[Worker] = []
     for attempt in (1, 2):  # a worker whose start failed gets one more try: a node's first runtime env can race
         ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=max(deadline - time.monotonic(), 0))
-        failed: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
+        retries: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
         for ref in ready:
             actor, node = pending[ref]
             try:
@@ -112,7 +112,7 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
                 if attempt == 1:
                     log.warning("worker on %s (node %s) failed to start, trying once more: %s", node.host, node.node_id[:8], exc)
                     again = _spawn(node, measurer_path, options)
-                    failed[again.device_info.remote()] = (again, node)
+                    retries[again.device_info.remote()] = (again, node)
                 else:
                     log.error("worker on %s (node %s) failed to start twice, its GPU is left out: %s", node.host,
                               node.node_id[:8], exc)
@@ -121,7 +121,7 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
             log.error("worker on %s (node %s) not ready after %.0f s (GPU busy?), its GPU is left out", node.host,
                       node.node_id[:8], start_timeout_s)
             ray.kill(actor)
-        pending = failed
+        pending = retries
         if not pending:
             break
     missing = [m for m in wanted if not any(model_wanted(w.model, (m,)) for w in workers)]

@@ -46,14 +46,12 @@ def _matches(entry: dict, cell: Cell) -> bool:
     return all(entry.get(f, getattr(cell, f)) == getattr(cell, f) for f in ("stage", "m", "repeat"))
 
 
-def _faults_path() -> Path | None:
+def _faults() -> tuple[Path | None, list[dict]]:
+    """The faults file named by FAULTS_ENV and its entries; (None, []) when there is none."""
     path = os.environ.get(FAULTS_ENV)
-    return Path(path) if path and Path(path).exists() else None
-
-
-def _faults() -> list[dict]:
-    path = _faults_path()
-    return json.loads(path.read_text()) if path else []
+    if not path or not Path(path).exists():
+        return None, []
+    return Path(path), json.loads(Path(path).read_text())
 
 
 def _fire_once(spec: Path, index: int) -> bool:
@@ -69,8 +67,9 @@ class StandinMeasurer:
     """Implements farm.cells.Measurer without a GPU."""
 
     def __init__(self, cell_ms: float = 10.0, **options) -> None:
-        for index, entry in enumerate(_faults()):
-            if entry["action"] == "fail_start" or (entry["action"] == "fail_start_once" and _fire_once(_faults_path(), index)):
+        path, entries = _faults()
+        for index, entry in enumerate(entries):
+            if entry["action"] == "fail_start" or (entry["action"] == "fail_start_once" and _fire_once(path, index)):
                 raise RuntimeError("stand-in failed to start")
         self._cell_s = cell_ms / 1e3
         ctx = ray.get_runtime_context()
@@ -92,10 +91,11 @@ class StandinMeasurer:
         return dict(self._device)
 
     def _fault(self, cell: Cell) -> str | None:
-        for index, entry in enumerate(_faults()):
+        path, entries = _faults()
+        for index, entry in enumerate(entries):
             if entry["action"].startswith("fail_start"):
                 continue
-            if _matches(entry, cell) and (entry["action"] != "die_once" or _fire_once(_faults_path(), index)):
+            if _matches(entry, cell) and (entry["action"] != "die_once" or _fire_once(path, index)):
                 return entry["action"]
         return None
 
