@@ -77,13 +77,17 @@ case "${1:-tests}" in
       ray stop > /dev/null
     done
     grep -h "wall time" "$OUT"/sweep-scale*.log ;;
-  overhead)  # issue 16: the default plan as a new user runs it, from a cold CUBIN cache, no Ray running, on GPU 0
+  overhead)  # issue 16: the default plan as a new user runs it, from a cold CUBIN cache, no Ray running:
+    # bash .ci/gpu-session.sh overhead RUN [GPUS] (GPUS: CUDA_VISIBLE_DEVICES, default 0; "all" for every GPU here)
+    run=${2:-cold1}; gpus=${3:-0}
     ray stop --force > /dev/null 2>&1
     rm -rf ~/.cache/gemm-farm
+    [ "$gpus" = all ] && visible=() || visible=(CUDA_VISIBLE_DEVICES="$gpus")
     t0=$(date +%s.%N)
-    CUDA_VISIBLE_DEVICES=0 timeout "${DEADLINE:-3600}" env -u RAY_ADDRESS python3 farm/sweep.py --run-id cold1 --output "$RES" > "$OUT/sweep-cold1.log" 2>&1
-    echo "sweep cold1 rc=$? command_to_exit_s=$(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$OUT/walltimes.txt"
-    grep -E "ETA|summary|wall time" "$OUT/sweep-cold1.log" | head -3; tail -4 "$OUT/sweep-cold1.log" ;;
+    timeout "${DEADLINE:-3600}" env -u RAY_ADDRESS "${visible[@]}" python3 farm/sweep.py --run-id "$run" --output "$RES" > "$OUT/sweep-$run.log" 2>&1
+    echo "sweep $run rc=$? command_to_exit_s=$(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$OUT/walltimes.txt"
+    grep -E "start-up|ready .* after|ETA|wall time" "$OUT/sweep-$run.log" | head -8; tail -4 "$OUT/sweep-$run.log"
+    python3 -m farm report "$RES" --run-id "$run" | sed -n '/### Runs/,$p' | head -12 ;;
   walkb)  # the TF32 ladder at the issue's sizes, three repeats
     python3 -m farm bench --families tf32 --sizes 2048,4096,8192 --repeats 3 --run-id walkB --output "$RES" > "$OUT/bench-walkB.log" 2>&1
     python3 -m farm report "$RES" --run-id walkB | tee "$OUT/report-walkB.md" | grep -E "###|tf32" ;;
@@ -124,7 +128,7 @@ case "${1:-tests}" in
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
 if [ -d "$RES" ]; then
-  for r in one aa2 notele rep shard kill cold1 scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
+  for r in one aa2 notele rep shard kill cold1 cold2 cold3 cold-all scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
     python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
   done
   tar czf "$FINAL/results-$STEP.tgz" -C /tmp farm-results

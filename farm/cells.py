@@ -20,6 +20,8 @@ class Cell:
 class Measurer(Protocol):
     """What a GPU worker runs. farm.measure.gpu.GpuMeasurer is the real one; tests use a stand-in."""
 
+    startup: dict[str, float]  # seconds each step of building it took, in order (the sweep's start-up log line)
+
     def device_info(self) -> dict:
         """Provenance columns of this GPU (gpu_name, gpu_uuid, arch, ...): see farm.data.schema."""
 

@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     except PlanError as exc:
         log.error("plan error: %s", exc)
         return 2
+    connect_began = time.monotonic()
     connected_here = connect(args.address)
+    connected = time.monotonic()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _stop)
     try:
@@ -156,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         options = {**plan.measure, "prewarm": tuple(s.name for s in plan.stages())}
         workers = start_workers(plan.measurer, options, plan.gpus, plan.start_timeout_s)
         clock.ready = time.monotonic()
+        log.info("start-up: imports and plan %.1f s, Ray %.1f s, workers %.1f s: ready %.1f s after the command started",
+                 connect_began - clock.started, connected - connect_began, clock.ready - connected,
+                 clock.ready - clock.started)
         log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()),
                  "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
         result = run_sweep(plan, workers, clock)

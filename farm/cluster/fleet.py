@@ -80,6 +80,14 @@ def _spawn(node: GpuNode, measurer_path: str, options: dict) -> ActorHandle:
     ).remote(measurer_path, options)
 
 
+def _log_startup(workers: list[Worker], asked: float) -> None:
+    """One line per worker: how long it took to be ready, and each step of that from its process's start."""
+    took = time.monotonic() - asked
+    for w, steps in zip(workers, ray.get([w.actor.startup.remote() for w in workers])):
+        log.info("%s ready %.1f s after it was asked for: %s", w.name, took,
+                 ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items()))
+
+
 def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_timeout_s: float) -> list[Worker]:
     """One worker per GPU of the wanted models, each ready (its device_info answered), building the measurer
     registered under the name `measurer` (farm/measure/measurers.py).
@@ -98,7 +106,8 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
             for _ in range(node.gpus):
                 actor = _spawn(node, measurer_path, options)
                 pending[actor.device_info.remote()] = (actor, node)
-    deadline = time.monotonic() + start_timeout_s
+    asked = time.monotonic()
+    deadline = asked + start_timeout_s
     workers: list[Worker] = []
     for attempt in (1, 2):  # a worker whose start failed gets one more try: a node's first runtime env can race
         ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=max(deadline - time.monotonic(), 0))
@@ -134,4 +143,5 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
     for w in workers:
         if not model_wanted(w.model, wanted):
             ray.kill(w.actor)
+    _log_startup([w for w in workers if model_wanted(w.model, wanted)], asked)
     return sorted((w for w in workers if model_wanted(w.model, wanted)), key=lambda w: (w.model, w.node.host, w.uuid))

@@ -10,6 +10,7 @@ import ray
 
 from farm import __version__
 from farm.cluster.fleet import Worker
+from farm.cluster.process_clock import seconds_since_start
 from farm.cluster.progress import Progress
 from farm.data.rows import git_commit
 from farm.data.schema import STATUSES
@@ -17,7 +18,8 @@ from farm.data.schema import STATUSES
 
 @dataclass
 class Clock:
-    """When the sweep command started, on the wall clock and time.monotonic(), and when its workers were ready."""
+    """When the sweep command started (its process, imports included), on the wall clock and time.monotonic(),
+    and when its workers were ready."""
 
     started_at: _dt.datetime
     started: float
@@ -25,8 +27,9 @@ class Clock:
 
     @classmethod
     def start(cls) -> Clock:
-        now = time.monotonic()
-        return cls(_dt.datetime.now(_dt.timezone.utc), now, now)
+        age = seconds_since_start()
+        now = time.monotonic() - age
+        return cls(_dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=age), now, now)
 
 
 def run_records(run_id: str, mode: str, workers: list[Worker], progress: Progress, clock: Clock,

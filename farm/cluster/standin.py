@@ -86,6 +86,7 @@ class StandinMeasurer:
             "sm_count": 132,
         }
         self._poisoned = False
+        self.startup: dict[str, float] = {}
 
     def device_info(self) -> dict:
         return dict(self._device)

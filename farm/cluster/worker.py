@@ -9,6 +9,7 @@ from typing import Iterator
 import ray
 
 from farm.cells import Cell, Measurer
+from farm.cluster.process_clock import seconds_since_start
 from farm.measure import measurers
 from farm.measure.device import model_from_name
 from farm.measure.profiler import DEFAULT_TIMEOUT_S, Profiler
@@ -36,16 +37,25 @@ class GpuWorker:
     """
 
     def __init__(self, measurer_path: str, options: dict) -> None:
+        process_s = seconds_since_start()  # Ray's worker process: Python, Ray and this module imported
+        began = time.perf_counter()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="measure")
         # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
         self._measurer: Measurer = self._thread.submit(lambda: measurers.load(measurer_path)(**options)).result()
         info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
         self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}
+        built_s = time.perf_counter() - began
+        self._startup = {"worker process": process_s, **self._measurer.startup,
+                         "the rest": max(built_s - sum(self._measurer.startup.values()), 0.0)}
 
     def device_info(self) -> dict:
         """Provenance columns of this GPU, gpu_model included."""
         return self._device
+
+    def startup(self) -> dict[str, float]:
+        """Seconds each step of this worker's start took, from its process's start to ready, in order."""
+        return self._startup
 
     def _run(self, cells: list[Cell], run_id: str, out: queue.Queue) -> None:
         """Measure `cells` in order, putting a result for each, then None. A result is (row, needs_restart, None),

@@ -101,6 +101,19 @@ class _Kernel:
         return run
 
 
+class _Steps:
+    """Seconds each named step took since the one before (a measurer's start-up, for the sweep's log)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = now - self._last
+        self._last = now
+
+
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
@@ -108,20 +121,28 @@ class GpuMeasurer:
         """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins.
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
         first cells run (a cell whose stage is still compiling waits for it)."""
+        step = _Steps()
         import cupy
 
+        step.done("CuPy import")
         cupy.cuda.Device(ordinal).use()
+        cupy.cuda.runtime.free(0)  # the CUDA context, here rather than inside the first cell
+        step.done("CUDA context")
         self._device = describe_device(ordinal)
         major, minor = (int(x) for x in self._device["compute_capability"].split("."))
         self._cc = 10 * major + minor
+        step.done("device facts")
         self._timer = CellTimer(options or MeasureOptions.from_dict(plan_options), cupy.cuda.Device(ordinal).pci_bus_id,
                                 self._device["l2_bytes"])
+        step.done("NVML sampler")
         self._stages = {s.name: s for s in catalog()}
         self._kernels: dict[str, _Kernel] = {}
         self._vendor: VendorContext | None = None
         self._poisoned = False
         self._rng = np.random.default_rng()
         self._compiling = BackgroundCompiler(self._device["arch"], [self._stage(name) for name in prewarm])
+        step.done("catalog and compiler")
+        self.startup = step.seconds
 
     def device_info(self) -> dict:
         return dict(self._device)
