@@ -81,11 +81,14 @@ case "${1:-tests}" in
     # bash .ci/gpu-session.sh overhead RUN [GPUS] (GPUS: CUDA_VISIBLE_DEVICES, default 0; "all" for every GPU here)
     run=${2:-cold1}; gpus=${3:-0}
     ray stop --force > /dev/null 2>&1
-    rm -rf ~/.cache/gemm-farm
+    rm -rf ~/.cache/gemm-farm ~/.cupy/kernel_cache  # our CUBINs and CuPy's own kernels (inputs, verification)
     [ "$gpus" = all ] && visible=() || visible=(CUDA_VISIBLE_DEVICES="$gpus")
     t0=$(date +%s.%N)
     timeout "${DEADLINE:-3600}" env -u RAY_ADDRESS "${visible[@]}" python3 farm/sweep.py --run-id "$run" --output "$RES" > "$OUT/sweep-$run.log" 2>&1
     echo "sweep $run rc=$? command_to_exit_s=$(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$OUT/walltimes.txt"
+    for f in gcs_server.out dashboard.log raylet.out dashboard_agent.log runtime_env_agent.log; do  # Ray's own start-up
+      head -2 "/tmp/ray/session_latest/logs/$f"; grep -m1 -E "started|Started|listening|Listening" "/tmp/ray/session_latest/logs/$f"
+    done > "$OUT/ray-start-$run.txt" 2>&1
     grep -E "start-up|ready .* after|ETA|wall time" "$OUT/sweep-$run.log" | head -8; tail -4 "$OUT/sweep-$run.log"
     python3 -m farm report "$RES" --run-id "$run" | sed -n '/### Runs/,$p' | head -12 ;;
   walkb)  # the TF32 ladder at the issue's sizes, three repeats

@@ -32,9 +32,10 @@ from farm.cluster.profile_fleet import profile_fleet
 from farm.cluster.progress import Progress
 from farm.cluster.runs import Clock, run_records
 from farm.data.dataset import RUNS, resolve, write_table
-from farm.data.rows import REPO_ROOT
+from farm.data.rows import COMMIT_ENV, REPO_ROOT, git_commit
 from farm.data.writer import BufferedWriter
 from farm.measure import measurers
+from farm.measure.prefetch import prefetch_libraries
 from farm.plan import MODES, Plan, PlanError, load_plan
 
 DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
@@ -91,9 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _runtime_env() -> dict | None:
-    """Ship the repo to the workers, unless a job submitted with --working-dir already did."""
+    """Ship the repo and its commit to the workers, unless a job submitted with --working-dir already did (its
+    submitter passes the commit: README, "On a mixed cluster, by hand")."""
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
-    return None if (job.get("runtime_env") or {}).get("working_dir") else {"working_dir": str(REPO_ROOT)}
+    if (job.get("runtime_env") or {}).get("working_dir"):
+        return None
+    return {"working_dir": str(REPO_ROOT), "env_vars": {COMMIT_ENV: git_commit()}}
 
 
 def connect(address: str | None) -> bool:
@@ -106,10 +110,15 @@ def connect(address: str | None) -> bool:
     try:  # a cluster that `ray start` left on this machine
         ray.init(address="auto", runtime_env=_runtime_env())
     except ConnectionError:
-        # A Ray of this command's own, on this machine only: its workers import the repo where it lies (no
-        # package to build and unpack) and it starts no Ray dashboard; both cost seconds before the first row.
-        path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
-        ray.init(include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+        # A Ray of this command's own, on this machine only, started for the first row to come soon: no Ray
+        # dashboard; no runtime env, so that the GPU workers take the worker processes Ray starts with the
+        # driver (a runtime env of their own makes Ray start new ones, seconds each); those processes inherit
+        # this environment, which names the repo (imported where it lies, no package built) and its commit;
+        # one CPU, so that Ray starts one such process rather than one per core, all competing for the host.
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+        os.environ[COMMIT_ENV] = git_commit()
+        prefetch_libraries()  # this machine's GPUs run the cells: their libraries are read while Ray starts
+        ray.init(include_dashboard=False, num_cpus=1)
     return True
 
 

@@ -22,7 +22,7 @@ from ray.cluster_utils import Cluster
 from farm.cluster.fleet import start_workers
 from farm.data.dataset import open_dataset, read_table
 from farm.data.rows import cell_row, git_commit
-from farm.sweep import main
+from farm.sweep import _runtime_env, main
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDIN = "standin"  # farm/measure/measurers.py: farm.cluster.standin, no GPU
@@ -41,8 +41,10 @@ def cluster(tmp_path_factory):
     c.add_node(num_cpus=1, num_gpus=2, labels=H200)
     c.add_node(num_cpus=1, num_gpus=1, labels=H200)
     c.add_node(num_cpus=1, num_gpus=1, labels=RTX4090)
+    # The runtime env the driver gives a cluster it joins (farm/sweep.py), with the stand-in's faults file added.
+    shipped = _runtime_env()
     ray.init(address=c.address, log_to_driver=False,
-             runtime_env={"working_dir": str(ROOT), "env_vars": {"GEMM_FARM_STANDIN_FAULTS": str(faults)}})
+             runtime_env={**shipped, "env_vars": {**shipped["env_vars"], "GEMM_FARM_STANDIN_FAULTS": str(faults)}})
     yield c, faults
     ray.shutdown()
     c.shutdown()
@@ -114,7 +116,7 @@ def test_replicate_runs_every_cell_on_every_gpu(cluster, faults, tmp_path):
     assert len({r["gpu_uuid"] for r in got}) == 4
     assert Counter(r["gpu_model"] for r in got) == {"H200": 3 * CELLS, "GeForce-RTX-4090": CELLS}
     assert {r["status"] for r in got} == {"ok"} and {r["run_id"] for r in got} == {"rep"}
-    assert {r["git_commit"] for r in got} == {git_commit()}  # the driver's, passed to the workers
+    assert {r["git_commit"] for r in got} == {git_commit()}  # the driver's, passed to the workers in the job's env
     assert_unique_cells(got, "gpu_uuid")
     # Every % has its baseline row on the same GPU, shape and repeat.
     for r in got:

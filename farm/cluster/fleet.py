@@ -11,7 +11,6 @@ from ray.exceptions import RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from farm.cluster.worker import GPU_MODEL_LABEL, GpuWorker
-from farm.data.rows import git_commit
 from farm.measure import measurers
 
 log = logging.getLogger("farm.sweep")
@@ -74,10 +73,10 @@ def model_wanted(model: str, wanted: tuple[str, ...]) -> bool:
 
 
 def _spawn(node: GpuNode, measurer_path: str, options: dict) -> ActorHandle:
-    return GpuWorker.options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
-        runtime_env={"env_vars": {"GEMM_FARM_GIT_COMMIT": git_commit()}},
-    ).remote(measurer_path, options)
+    # No runtime env of its own (the job's carries the commit: farm/sweep.py connect): Ray can then hand it a
+    # worker process it already started, rather than start one for it.
+    return GpuWorker.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(
+        measurer_path, options)
 
 
 def _log_startup(workers: list[Worker], asked: float) -> None:

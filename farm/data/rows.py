@@ -11,6 +11,7 @@ from farm.cells import Cell
 from kernels.registry import Stage
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+COMMIT_ENV = "GEMM_FARM_GIT_COMMIT"  # the commit, for workers whose copy of the repo has no .git
 
 
 @functools.lru_cache(maxsize=1)
@@ -22,7 +23,7 @@ def git_commit() -> str:
     """
     import os
 
-    if env := os.environ.get("GEMM_FARM_GIT_COMMIT"):
+    if env := os.environ.get(COMMIT_ENV):
         return env
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
