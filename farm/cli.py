@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE
 from farm.measure.compiler import (
     CI_ARCHS,
     CompileError,
@@ -50,8 +51,12 @@ def _compile_one(stage_name: str, source_path, arch: str, kernel_names: tuple[st
             for kernel, r in compiled.resources.items()]
 
 
+HARNESS_CHECKS = "checks"  # the stage column of farm/measure/checks.cu's kernels in `farm compile`
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
-    """Compile every kernel for each arch through NVRTC; report resources; non-zero exit on any failure.
+    """Compile every kernel (and, without a filter, the harness's own: farm/measure/checks.cu) for each arch through
+    NVRTC; report resources; non-zero exit on any failure.
     With --jobs N the compilations run in N processes (NVRTC is single-threaded); the CUBIN cache they
     fill is the one sweeps read, so this also pre-warms a host before a large sweep."""
     stages = [s for s in select(_split(args.kernels), _split(args.families)) if not s.is_baseline]
@@ -62,6 +67,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     work = []
     for arch in archs:
+        if not args.kernels and not args.families:  # the whole catalog: with the kernels every cell runs to check it
+            work.append((HARNESS_CHECKS, CHECK_SOURCE, arch, CHECK_KERNELS, {}))
         # --tuning: the selected tunable kernels' configurations that are valid on this arch (kernels/tuning.py)
         tuned = tuning_stages([s.name for s in stages if s.name in TUNABLES], arch) if args.tuning else []
         for stage in stages + tuned:
@@ -254,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.set_defaults(func=cmd_catalog)
 
-    p = sub.add_parser("compile", help="compile every kernel through NVRTC (no GPU needed) and report resources")
+    p = sub.add_parser("compile", help="compile every kernel (without a filter, the harness's own checks too) through NVRTC (no GPU needed) and report resources")
     p.add_argument("--arch", help=f"comma-separated sm_XX targets (default: {','.join(CI_ARCHS)})")
     p.add_argument("--kernels", help="comma-separated stage names (default: all)")
     p.add_argument("--families", help="comma-separated families (default: all)")

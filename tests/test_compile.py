@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from farm.cli import main
+from farm.cli import HARNESS_CHECKS, main
+from farm.measure.checks import KERNELS as CHECK_KERNELS
 from farm.measure.compiler import (
     CI_ARCHS,
     CompileError,
@@ -22,9 +23,10 @@ def test_every_kernel_compiles(arch, capsys):
     results = json.loads(capsys.readouterr().out)
     stages = {s.name: s for s in catalog() if not s.is_baseline and s.compile_arch(arch)}
     kernels = {(name, k) for name, s in stages.items() for k in s.kernel_names}
-    assert {(r["stage"], r["kernel"]) for r in results} == kernels
+    harness = {(HARNESS_CHECKS, k) for k in CHECK_KERNELS}  # every cell's inputs and verification
+    assert {(r["stage"], r["kernel"]) for r in results} == kernels | harness
     for r in results:
-        assert r["ok"] and r["arch"] == stages[r["stage"]].compile_arch(arch)
+        assert r["ok"] and r["arch"] == (arch if r["stage"] == HARNESS_CHECKS else stages[r["stage"]].compile_arch(arch))
         assert r["spill_bytes"] == 0 and r["stack_frame_bytes"] == 0, r
         assert 0 < r["registers"] <= 255, r
         assert r["static_smem_bytes"] <= 48 * 1024, r

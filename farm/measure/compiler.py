@@ -242,11 +242,14 @@ def compile_timed(source: Path, arch: str, name_expressions: tuple[str, ...]) ->
 
 class BackgroundCompiler:
     """Compiles stages for one arch on the host's cores while cells run (NVRTC releases the GIL, so
-    threads compile in parallel); `result(stage)` waits for a submitted stage or compiles one now."""
+    threads compile in parallel); `result(stage)` waits for a submitted stage or compiles one now.
+    `sources` (name -> .cu file and its kernels' name expressions) are compiled first, for `source(name)`."""
 
-    def __init__(self, arch: str, stages: list, workers: int | None = None):
+    def __init__(self, arch: str, stages: list, workers: int | None = None,
+                 sources: dict[str, tuple[Path, tuple[str, ...]]] | None = None):
         self._arch = arch
         self._pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1, thread_name_prefix="nvrtc")
+        self._sources = {name: self._pool.submit(compile_timed, path, arch, names) for name, (path, names) in (sources or {}).items()}
         self._futures: dict[str, Future] = {}
         for stage in stages:  # (a stage with no target on this arch is skipped by its cells, never compiled)
             if stage.launches and stage.name not in self._futures and stage.compile_arch(arch):
@@ -255,3 +258,7 @@ class BackgroundCompiler:
     def result(self, stage) -> Compiled:
         future = self._futures.pop(stage.name, None)
         return future.result() if future is not None else compile_timed(stage.source_path, stage.compile_arch(self._arch), stage.kernel_names)
+
+    def source(self, name: str) -> Compiled:
+        """The compiled source submitted as `name` (waits for it)."""
+        return self._sources[name].result()

@@ -17,14 +17,13 @@ from farm.cells import Cell
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions
+from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import launcher, unavailable_reason
-from farm.measure.inputs import random_operands, to_float64
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
-from farm.measure.verify import compare, poison
 from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage, catalog, stage_named
 
@@ -36,11 +35,11 @@ _MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
 
 
 def bytes_needed(stage: Stage, m: int, n: int, k: int) -> int:
-    """Device memory one cell allocates: inputs, output, reference, workspace and comparison temporaries."""
+    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace,
+    and a baseline's FP64 operands and product."""
     fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
-    compare_tmp = 8 * 3 * m * n  # float64 copies while comparing
     fp64_ref = 8 * (m * k + k * n + m * n) if stage.is_baseline else 0
-    return fp32 + max(compare_tmp, fp64_ref + compare_tmp)
+    return fp32 + fp64_ref
 
 
 def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None):
@@ -140,7 +139,10 @@ class GpuMeasurer:
         self._vendor: VendorContext | None = None
         self._poisoned = False
         self._rng = np.random.default_rng()
-        self._compiling = BackgroundCompiler(self._device["arch"], [self._stage(name) for name in prewarm])
+        # The harness's own kernels first: every cell needs them.
+        self._compiling = BackgroundCompiler(self._device["arch"], [self._stage(name) for name in prewarm],
+                                             sources={"checks": (CHECK_SOURCE, CHECK_KERNELS)})
+        self._checks: Checks | None = None
         step.done("catalog and compiler")
         self.startup = step.seconds
 
@@ -154,6 +156,11 @@ class GpuMeasurer:
         if name not in self._stages:  # a tuning configuration: not in the catalog
             self._stages[name] = stage_named(name)
         return self._stages[name]
+
+    def _loaded_checks(self) -> Checks:
+        if self._checks is None:
+            self._checks = Checks(self._compiling.source("checks").module, self._device["sm_count"])
+        return self._checks
 
     def _vendor_context(self) -> VendorContext:
         if self._vendor is None:
@@ -212,15 +219,16 @@ class GpuMeasurer:
 
         m, n, k = cell.m, cell.n, cell.k
         began = time.perf_counter()
-        a, b = random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
+        checks = self._loaded_checks()
+        a, b = checks.random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
         ref = cupy.empty((m, n), dtype=cupy.float32)
         baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
         tol = tolerance(stage.dtype, k)
         if stage.is_baseline:
-            poison(ref)
+            checks.poison(ref)
             baseline_run()
-            exact = to_float64(a, stage.dtype) @ to_float64(b, stage.dtype)
-            out = {**compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
+            exact = checks.to_float64(a, stage.dtype) @ checks.to_float64(b, stage.dtype)
+            out = {**checks.compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
             del exact
             out["verify_seconds"] = time.perf_counter() - began
             return self._timed(out, {"baseline": baseline_run}, stage, cell, own="baseline")
@@ -238,12 +246,12 @@ class GpuMeasurer:
         out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n, self._device["sm_count"]))), "baseline": baseline.name}
         if passed_over:
             out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
-        poison(ref)
+        checks.poison(ref)
         baseline_run()
-        poison(c)
+        checks.poison(c)
         run()
         cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-        out.update(compare(c, ref, tol), verify_reference=f"{baseline.name} output for the same inputs")
+        out.update(checks.compare(c, ref, tol), verify_reference=f"{baseline.name} output for the same inputs")
         out["verify_seconds"] = time.perf_counter() - began
         if not out["verified"]:
             return {**out, "status": "failed_verification",

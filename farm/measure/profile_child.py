@@ -19,7 +19,7 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
     try:
         import cupy
 
-        from farm.measure.inputs import random_operands
+        from farm.measure.checks import Checks, compile_checks
         from kernels.registry import stage_named
 
         stage = stage_named(stage_name)
@@ -27,7 +27,7 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
         props = cupy.cuda.runtime.getDeviceProperties(0)
         if not arch:
             arch = f"sm_{props['major']}{props['minor']}"
-        a, b = random_operands(stage.dtype, m, n, k, seed)
+        a, b = Checks(compile_checks(arch).module, props["multiProcessorCount"]).random_operands(stage.dtype, m, n, k, seed)
         c = cupy.empty((m, n), dtype=cupy.float32)
         if stage.is_baseline:
             from farm.measure.gpu import library_call

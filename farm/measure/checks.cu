@@ -1,0 +1,84 @@
+// The harness's own kernels: a cell's random inputs in their storage precision, their exact FP64 values, and the
+// element-wise check of an output against its reference. Compiled like every stage (NVRTC, cached on disk,
+// in the background when a worker starts), so that no cell waits for CuPy to generate and compile its generic
+// element-wise kernels, seconds of a fresh machine's first cell. All take a grid-stride loop over n elements.
+#include <cuda_fp16.h>
+
+// N(0,1) normals, element i a function of (seed, i) alone: splitmix64 of the counter gives two 24-bit uniforms
+// at the midpoints of their bins, so neither is 0 or 1 and no normal is exactly zero (|z| < 5.8), then Box-Muller.
+__device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+__global__ void normals(float* __restrict__ x, long long n, unsigned long long seed) {
+    const unsigned long long stream = splitmix64(seed);
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned long long bits = splitmix64(stream ^ (unsigned long long)i);
+        const float u1 = ((float)(bits >> 40) + 0.5f) * 0x1p-24f;
+        const float u2 = ((float)((bits >> 16) & 0xFFFFFFu) + 0.5f) * 0x1p-24f;
+        x[i] = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+    }
+}
+
+// FP32 -> IEEE half, round to nearest even.
+__global__ void to_half(const float* __restrict__ x, __half* __restrict__ y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = __float2half_rn(x[i]);
+}
+
+// FP32 -> bfloat16 bit pattern, round to nearest even (finite inputs: the farm's are N(0,1)).
+__global__ void to_bf16_bits(const float* __restrict__ x, unsigned short* __restrict__ y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned int u = __float_as_uint(x[i]);
+        y[i] = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    }
+}
+
+__device__ __forceinline__ double exact(float v) { return v; }
+__device__ __forceinline__ double exact(__half v) { return __half2float(v); }
+
+// The exact values of FP32 or half storage as FP64.
+template <typename T>
+__global__ void widen(const T* __restrict__ x, double* __restrict__ y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = exact(x[i]);
+}
+
+// The exact values of bfloat16 bit patterns as FP64.
+__global__ void widen_bf16(const unsigned short* __restrict__ x, double* __restrict__ y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = __uint_as_float((unsigned int)x[i] << 16);
+}
+
+// out[i] passes when |out - ref| <= atol + rtol * |ref|, in FP64; NaN never passes. stats (zeroed by the
+// caller): [0] elements that failed, [1] and [2] the largest |out - ref| and |out - ref| / bound as FP64 bit
+// patterns (a NaN counted as +inf). Non-negative doubles order as their bits do, so an integer max suffices.
+template <typename Ref>
+__global__ void compare(const float* __restrict__ out, const Ref* __restrict__ ref, long long n, double atol,
+                        double rtol, unsigned long long* __restrict__ stats) {
+    const double inf = __longlong_as_double(0x7ff0000000000000LL);
+    unsigned long long failed = 0;
+    double worst = 0.0, worst_scaled = 0.0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const double r = (double)ref[i];
+        const double err = fabs((double)out[i] - r);
+        const double bound = atol + rtol * fabs(r);
+        failed += !(err <= bound);
+        const double scaled = err / bound;
+        worst = fmax(worst, isnan(err) ? inf : err);
+        worst_scaled = fmax(worst_scaled, isnan(scaled) ? inf : scaled);
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        failed += __shfl_down_sync(0xffffffffu, failed, offset);
+        worst = fmax(worst, __shfl_down_sync(0xffffffffu, worst, offset));
+        worst_scaled = fmax(worst_scaled, __shfl_down_sync(0xffffffffu, worst_scaled, offset));
+    }
+    if (threadIdx.x % 32 == 0) {
+        atomicAdd(&stats[0], failed);
+        atomicMax(&stats[1], (unsigned long long)__double_as_longlong(worst));
+        atomicMax(&stats[2], (unsigned long long)__double_as_longlong(worst_scaled));
+    }
+}
