@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
@@ -57,11 +58,11 @@ class GpuWorker:
         """Seconds each step of this worker's start took, from its process's start to ready, in order."""
         return self._startup
 
-    def _run(self, cells: list[Cell], run_id: str, out: queue.Queue) -> None:
-        """Measure `cells` in order, putting a result for each, then None. A result is (row, needs_restart, None),
-        or (None, False, why) when the measurer raised (the next cell goes on). Stops after a cell that
-        poisoned the CUDA context; a worker already poisoned measures nothing (the driver restarts it and queues
-        its cells again)."""
+    def _run(self, cells: list[Cell], run_id: str, out: queue.SimpleQueue, ended: threading.Event) -> None:
+        """Measure `cells` in order, putting a result for each, then None, then setting `ended`. A result is
+        (row, needs_restart, None), or (None, False, why) when the measurer raised (the next cell goes on). Stops
+        after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
+        restarts it and queues its cells again)."""
         poisoned = self._measurer.needs_restart()
         for cell in cells:
             if poisoned:
@@ -76,6 +77,7 @@ class GpuWorker:
                 result = (row, poisoned, None)
             out.put(result)
         out.put(None)
+        ended.set()
 
     @ray.method(num_returns="streaming")
     def measure_batch(self, cells: list[Cell], run_id: str, gather_s: float) -> Iterator[list[tuple]]:
@@ -84,18 +86,20 @@ class GpuWorker:
 
         How long results may wait is the driver's call: a streamed item costs the worker's process far more CPU
         than a result does, so results travel together; a worker dying takes its unsent results with it (their
-        cells run again, and the driver no longer knows which cell killed it: farm.cluster.dispatch)."""
-        out: queue.Queue = queue.Queue()
-        self._thread.submit(self._run, cells, run_id, out)
+        cells run again, and the driver no longer knows which cell killed it: farm.cluster.dispatch). While it
+        gathers, this thread sleeps until the gathering ends or the batch does, rather than waking for every
+        result."""
+        out: queue.SimpleQueue = queue.SimpleQueue()
+        ended = threading.Event()
+        self._thread.submit(self._run, cells, run_id, out, ended)
         last_yield = 0.0
         done = False
         while not done:
             chunk = [out.get()]
-            while chunk[-1] is not None and (wait := last_yield + gather_s - time.monotonic()) > 0:
-                try:
-                    chunk.append(out.get(timeout=wait))
-                except queue.Empty:
-                    break
+            if chunk[-1] is not None:
+                ended.wait(max(last_yield + gather_s - time.monotonic(), 0.0))
+                while not out.empty():
+                    chunk.append(out.get())
             done = chunk[-1] is None
             results = [r for r in chunk if r is not None]
             if results:
