@@ -14,6 +14,11 @@ FINAL=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-logs  # logs gather here, t
 mkdir -p "$OUT" "$FINAL"
 [ -f .resume/results.tgz ] && tar xzf .resume/results.tgz -C /tmp && echo "resuming from .resume/results.tgz"
 [ -f .bundle/activate.sh ] && source .bundle/activate.sh
+# Ray turns token authentication on by itself for a local ray.init() (it writes ~/.ray/auth_token) and for a
+# `ray start` on a machine that has that file; `ray job submit` then needs the mode named (README, "Token
+# authentication"). The steps that start nodes use token mode throughout; `overhead` runs as a new user would.
+[ -f ~/.ray/auth_token ] || ray get-auth-token --generate > /dev/null
+export RAY_AUTH_MODE=token
 sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT
   local run=$1; shift
   local t0=$(date +%s.%N)
@@ -84,7 +89,7 @@ case "${1:-tests}" in
     rm -rf ~/.cache/gemm-farm ~/.cupy/kernel_cache  # our CUBINs and CuPy's own kernels (inputs, verification)
     [ "$gpus" = all ] && visible=() || visible=(CUDA_VISIBLE_DEVICES="$gpus")
     t0=$(date +%s.%N)
-    timeout "${DEADLINE:-3600}" env -u RAY_ADDRESS "${visible[@]}" python3 farm/sweep.py --run-id "$run" --output "$RES" > "$OUT/sweep-$run.log" 2>&1
+    timeout "${DEADLINE:-3600}" env -u RAY_ADDRESS -u RAY_AUTH_MODE "${visible[@]}" python3 farm/sweep.py --run-id "$run" --output "$RES" > "$OUT/sweep-$run.log" 2>&1
     echo "sweep $run rc=$? command_to_exit_s=$(python3 -c "print(round($(date +%s.%N)-$t0,1))")" | tee -a "$OUT/walltimes.txt"
     for f in gcs_server.out dashboard.log raylet.out dashboard_agent.log runtime_env_agent.log; do  # Ray's own start-up
       head -2 "/tmp/ray/session_latest/logs/$f"; grep -m1 -E "started|Started|listening|Listening" "/tmp/ray/session_latest/logs/$f"
