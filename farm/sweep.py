@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
                                      "machine with `ray start`, else a new local Ray of this command's own, without "
-                                     "the Ray dashboard)")
+                                     "the Ray dashboard and declaring one CPU: the GPU workers need none)")
     return p
 
 

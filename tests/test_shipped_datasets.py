@@ -36,69 +36,82 @@ def test_shipped_dataset_is_valid_and_readable(path):
 
 
 # Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times,
-# by the runs named (walk D's h100-walkd / h200-walkd, plans/walkd.toml, came after the catalog gained it).
+# by the runs named (walk D's h100-walkd / h200-walkd, plans/walkd.toml, came after the catalog gained it), every %
+# comparing two CUDA-graph timings (schema 3).
 REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
                   "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
-                  "h200x2-reference": ("H200", {"h200x2-ref"})}
-# Measured under schema 2, with direct-launched cuBLAS baselines and before cuBLASLt (datasets/README.md says so).
-BEFORE_CUBLASLT = {"h200x2-reference"}
-# Families added to the catalog after these datasets were measured: their cells are not expected there.
-FAMILY_PREDATES = {"hopper_d": {"h200x2-reference"}}
+                  "h200x2-reference": ("H200", {"h200x2-ref3"})}
+# The cross-check runs once per GPU model: h200x2-reference is the same model as h200-reference.
+CROSSCHECKED = ("h100-reference", "h200-reference")
+
+
+def _plan_cells(plan_file: str, repeats: bool = True) -> set[tuple]:
+    from farm.plan import load_plan
+
+    return {(c.stage, c.m, c.n, c.k, c.repeat) if repeats else (c.stage, c.m, c.n, c.k)
+            for c in load_plan(ROOT / "plans" / plan_file).cells()}
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
 def test_reference_dataset_holds_the_whole_plan_three_times(name):
     from collections import Counter
 
-    from farm.plan import load_plan
-
     model, runs = REFERENCE_RUNS[name]
     rows = read_table(str(ROOT / "datasets" / name)).to_pylist()
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run) for run in runs}
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
-    plan = load_plan(ROOT / "plans" / "reference.toml")
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
-    family = {s.name: s.family for s in catalog()}
-    for cell in {(c.stage, c.m, c.n, c.k) for c in plan.cells()}:
-        if name in FAMILY_PREDATES.get(family[cell[0]], ()):
-            assert measured[cell] == 0, cell  # remove the family from FAMILY_PREDATES once the dataset has it
-        elif name not in BEFORE_CUBLASLT or not cell[0].startswith("cublaslt_"):
-            assert measured[cell] >= plan.repeats, (cell, measured[cell])
+    for cell in _plan_cells("reference.toml", repeats=False):
+        assert measured[cell] >= 3, (cell, measured[cell])
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
-    if name not in BEFORE_CUBLASLT:  # schema 3: every % compares two CUDA-graph timings
-        assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
+    assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
 
 
-def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
-    """The default plan as a new user runs it (cold CUBIN cache, a Ray of its own) on an H100 and an H200."""
+def _runs_hold_the_default_plan(name: str, runs_expected: dict[str, list[str]]) -> None:
+    """Each run of dataset `name` measured the default plan once per GPU model (replicate: on each GPU; shard: over
+    its GPUs together), every cell ok; its runs records (the models of its GPUs, sorted) add up."""
+    from collections import Counter
+
     from farm.data.dataset import RUNS
-    from farm.plan import load_plan
 
-    path = str(ROOT / "datasets" / "cold-start")
-    rows = read_table(path).to_pylist()
-    plan_cells = {(c.stage, c.m, c.n, c.k, c.repeat) for c in load_plan(ROOT / "plans" / "default.toml").cells()}
-    for model in ("H100-80GB-HBM3", "H200"):
-        assert {(r["stage"], r["m"], r["n"], r["k"], r["repeat"]) for r in rows if r["gpu_model"] == model} == plan_cells
+    path = str(ROOT / "datasets" / name)
+    plan = _plan_cells("default.toml")
     runs = read_table(path, RUNS).to_pylist()
-    assert sorted(r["gpu_model"] for r in runs) == ["H100-80GB-HBM3", "H200"]
+    assert {r["run_id"]: sorted(x["gpu_model"] for x in runs if x["run_id"] == r["run_id"]) for r in runs} == runs_expected
+    rows = read_table(path).to_pylist()
     for run in runs:
-        assert run["cells_ok"] == len(plan_cells) and not run["interrupted"]
+        scope = "gpu_uuid" if run["mode"] == "replicate" else "gpu_model"  # whose cells the plan's are
+        mine = [r for r in rows if r["run_id"] == run["run_id"] and r[scope] == run[scope]]
+        assert Counter((r["stage"], r["m"], r["n"], r["k"], r["repeat"]) for r in mine) == Counter(plan), run["run_id"]
+        assert {r["status"] for r in mine} == {"ok"} and not run["interrupted"] and run["cells_not_run"] == 0
+        assert run["cells_ok"] == sum(r["gpu_uuid"] == run["gpu_uuid"] for r in mine)
         assert 0 < run["startup_seconds"] < run["first_row_seconds"] < run["wall_seconds"]
         assert run["overhead_ratio"] == pytest.approx((run["wall_seconds"] - run["startup_seconds"]) / run["timed_seconds"])
 
 
-@pytest.mark.parametrize("name", sorted(set(REFERENCE_RUNS) - BEFORE_CUBLASLT))
+def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
+    """The default plan as a new user runs it (cold caches, a Ray of its own): on an H100 and an H200 before this
+    wave's start-up work, on an H100 twice after, and on both H200s of one host."""
+    _runs_hold_the_default_plan("cold-start", {"cold1": ["H100-80GB-HBM3", "H200"], "cold6": ["H100-80GB-HBM3"],
+                                               "cold7": ["H100-80GB-HBM3"], "cold-all": ["H200", "H200"]})
+
+
+def test_scaling_dataset_shares_the_default_plan_between_the_gpus_of_one_model():
+    """Shard mode on two H200s and on one: each run holds the default plan once, the two cards share it."""
+    _runs_hold_the_default_plan("h200x2-scaling", {"h200x2-scale1-shard": ["H200"], "h200x2-scale2-shard": ["H200", "H200"]})
+
+
+@pytest.mark.parametrize("name", CROSSCHECKED)
 def test_reference_dataset_ships_its_crosscheck(name):
     """`farm crosscheck` ran beside the run: every precision, plan size and mode, both vendor libraries timed."""
     import csv
 
     from farm.analysis.crosscheck import COLUMNS, MODES, PRECISIONS
-    from farm.plan import load_plan
 
     with (ROOT / "datasets" / name / "crosscheck.csv").open() as f:
         records = list(csv.DictReader(f))
     assert records and tuple(records[0]) == COLUMNS
-    sizes = {c.m for c in load_plan(ROOT / "plans" / "reference.toml").cells()}
+    sizes = {cell[1] for cell in _plan_cells("reference.toml", repeats=False)}
     assert {(r["precision"], int(r["size"]), r["mode"]) for r in records} == {(p, s, m) for p in PRECISIONS for s in sizes for m in MODES}
     assert all(r["verified"] == "True" and float(r["cublas_ms"]) > 0 and float(r["cublaslt_ms"]) > 0 and float(r["torch_ms"]) > 0
                for r in records)

@@ -72,6 +72,7 @@ class _Queue:
 @dataclass(eq=False)
 class _Batch:
     cells: list[Cell]
+    expected: list[float]  # each cell's expected seconds (farm.cluster.cost), priced once
     stream: ray.ObjectRefGenerator
     done: int = 0  # results received
     since: float | None = None  # when its current cell started; None while queued behind an earlier batch
@@ -205,28 +206,33 @@ class Dispatcher:
 
     def _top_up(self, slot: _Slot) -> None:
         while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
-            cells = self._next_batch(slot.queue, slot.worker.model)
+            cells, expected = self._next_batch(slot.queue, slot.worker.model)
             stream = slot.worker.actor.measure_batch.remote(cells, self._plan.run_id, self._gather_s)
-            slot.batches.append(_Batch(cells, stream, since=None if slot.batches else time.monotonic()))
+            slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.uuid, cells[0])
 
-    def _next_batch(self, q: _Queue, model: str) -> list[Cell]:
-        """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end; a cell that killed a worker, or
-        may have, alone."""
+    def _next_batch(self, q: _Queue, model: str) -> tuple[list[Cell], list[float]]:
+        """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end, and their expected seconds; a
+        cell that killed a worker, or may have, alone."""
         calibrated = self._progress.calibrated
         budget = min(BATCH_TARGET_S, self._progress.work_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)))
         cells = [q.cells.popleft()]
-        spent = calibrated(q.key, self._cost.seconds(cells[0], model))
+        expected = [self._cost.seconds(cells[0], model)]
+        spent = calibrated(q.key, expected[0])
         while q.cells and len(cells) < MAX_BATCH_CELLS and not self._alone(q, cells[0]):
             cell = q.cells[0]
-            spent += calibrated(q.key, self._cost.seconds(cell, model))
+            seconds = self._cost.seconds(cell, model)
+            spent += calibrated(q.key, seconds)
             if spent > budget or self._alone(q, cell):
                 break
             cells.append(q.cells.popleft())
-        return cells
+            expected.append(seconds)
+        return cells, expected
 
     def _alone(self, q: _Queue, cell: Cell) -> bool:
+        if not self._deaths and not self._suspects:  # no worker died: nothing to look up for every cell
+            return False
         return bool(self._deaths[(q.key, cell)]) or (q.key, cell) in self._suspects
 
     def _take(self, slot: _Slot) -> None:
@@ -257,8 +263,9 @@ class Dispatcher:
     def _finished(self, slot: _Slot, batch: _Batch, row: dict) -> None:
         now = time.monotonic()
         cell = batch.cells[batch.done]
-        self._suspects.discard((slot.queue.key, cell))
-        self._progress.finished(slot.worker.uuid, row, now - batch.since, self._cost.seconds(cell, slot.worker.model))
+        if self._suspects:
+            self._suspects.discard((slot.queue.key, cell))
+        self._progress.finished(slot.worker.uuid, row, now - batch.since, batch.expected[batch.done])
         self._writer.add([row])
         batch.done += 1
         batch.since = now

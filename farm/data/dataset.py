@@ -47,22 +47,23 @@ def resolve(output: str) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), str(path)
 
 
-def _partition_dir(root: str, row: dict) -> str:
+def _partition_dir(root: str, values: tuple) -> str:
     # Percent-encode partition values so a model name can never make a path.
-    parts = [f"{key}={quote(str(row[key]), safe='')}" for key in PARTITION_KEYS]
+    parts = [f"{key}={quote(str(value), safe='')}" for key, value in zip(PARTITION_KEYS, values)]
     return "/".join([root.rstrip("/"), *parts])
 
 
 def _partition_tables(records: list[dict], root: str, file_schema: pa.Schema) -> dict[str, pa.Table]:
     """The records as one table per partition directory (converting checks their types)."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[tuple, list[dict]] = {}
     for rec in records:
-        for key in PARTITION_KEYS:
-            if not rec.get(key):
-                raise ValueError(f"row lacks partition key {key!r}: {rec.get('stage')}")
-        groups.setdefault(_partition_dir(root, rec), []).append(rec)
+        values = tuple(rec.get(key) for key in PARTITION_KEYS)
+        if not all(values):
+            missing = next(key for key, value in zip(PARTITION_KEYS, values) if not value)
+            raise ValueError(f"row lacks partition key {missing!r}: {rec.get('stage')}")
+        groups.setdefault(values, []).append(rec)
     # from_pylist takes the schema's columns only: the partition keys stay in the directory names.
-    return {directory: pa.Table.from_pylist(group, schema=file_schema) for directory, group in groups.items()}
+    return {_partition_dir(root, values): pa.Table.from_pylist(group, schema=file_schema) for values, group in groups.items()}
 
 
 def _write_tables(fs: pafs.FileSystem, tables: dict[str, pa.Table]) -> list[str]:

@@ -1,8 +1,8 @@
 """Have the kernel read the GPU libraries a worker loads first into the page cache, in the background.
 
-On a machine that has not loaded them since it booted, a worker's first cell spends seconds reading
-cuBLASLt (over 500 MB) from disk (8.9 s of an H100's first row, against 0.2 s once cached). A sweep that
-starts its own Ray on this machine asks for them while Ray starts, which takes as long.
+On a machine that has not loaded them since it booted, a worker's first cell spends seconds reading them
+from disk (cuBLASLt alone is over 500 MB; about 2.5 s of a fresh H100's first cell). A sweep that starts its
+own Ray on this machine asks for them while Ray starts, which takes longer.
 """
 from __future__ import annotations
 
