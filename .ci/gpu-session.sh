@@ -136,8 +136,8 @@ case "${1:-tests}" in
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
 if [ -d "$RES" ]; then
-  for r in one aa2 notele rep shard kill cold1 cold2 cold3 cold-all scale1-shard scale2-shard scale2-rep scale4-shard scale4-rep walkB walkC tune; do
-    python3 -m farm report "$RES" --run-id $r > "$OUT/report-$r.md" 2>/dev/null || true
+  for r in $(ls "$RES"/rows/*/ 2>/dev/null | sed -n 's/^run_id=//p' | sort -u); do  # every run these results hold
+    python3 -m farm report "$RES" --run-id "$r" > "$OUT/report-$r.md" 2>/dev/null || true
   done
   tar czf "$FINAL/results-$STEP.tgz" -C /tmp farm-results
 fi

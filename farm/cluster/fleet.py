@@ -142,5 +142,6 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
     for w in workers:
         if not model_wanted(w.model, wanted):
             ray.kill(w.actor)
-    _log_startup([w for w in workers if model_wanted(w.model, wanted)], asked)
-    return sorted((w for w in workers if model_wanted(w.model, wanted)), key=lambda w: (w.model, w.node.host, w.uuid))
+    kept = sorted((w for w in workers if model_wanted(w.model, wanted)), key=lambda w: (w.model, w.node.host, w.uuid))
+    _log_startup(kept, asked)
+    return kept

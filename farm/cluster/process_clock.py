@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import time
 
 
 def seconds_since_start() -> float:
@@ -21,7 +20,3 @@ def seconds_since_start() -> float:
         return 0.0
     return max(uptime - started_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
 
-
-def process_started_monotonic() -> float:
-    """time.monotonic() at this process's start (see seconds_since_start)."""
-    return time.monotonic() - seconds_since_start()

@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 import threading
 
-# What a worker loads before its first row: the vendor baselines' libraries, the run-time compiler and the
-# generator of the inputs.
-LIBRARIES = ("cublasLt", "cublas", "nvrtc", "curand")
+# What a worker loads before its first row: the vendor baselines' libraries and the run-time compiler.
+LIBRARIES = ("cublasLt", "cublas", "nvrtc")
 
 
 def _read_ahead(names: tuple[str, ...]) -> None:
