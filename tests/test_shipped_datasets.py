@@ -141,6 +141,21 @@ def test_validation_reports_each_problem(tmp_path):
     assert validate(str(tmp_path / "absent"))[0].endswith("*.parquet)")
 
 
+def test_compaction_keeps_each_partitions_schema_version(tmp_path):
+    """Rows measured under schema 2 stay labelled 2 (validate and the dashboard flag them) when compacted."""
+    import pyarrow.parquet as pq
+
+    write_rows([_ok(), _ok("tiled")], str(tmp_path))
+    [old] = (tmp_path / "rows").rglob("*.parquet")
+    table = pq.read_table(old)
+    pq.write_table(table.replace_schema_metadata({b"gemm_farm_schema_version": b"2"}), old)
+    write_rows([_ok(repeat=1)], str(tmp_path))  # a schema-3 file beside it
+    compact(str(tmp_path))
+    [merged] = (tmp_path / "rows").rglob("*.parquet")
+    assert pq.read_metadata(merged).metadata[b"gemm_farm_schema_version"] == b"2"
+    assert read_table(str(tmp_path)).num_rows == 3
+
+
 def test_compaction_keeps_every_row_and_sample(tmp_path):
     from farm.data.schema import TELEMETRY_KEY
 

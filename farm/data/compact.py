@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from farm.data.dataset import _TABLES, resolve, write_partition_file
+
+_VERSION_KEY = b"gemm_farm_schema_version"
 
 _SORT = {"rows": ["stage", "m", "n", "k", "repeat", "gpu_uuid"],
          "telemetry": ["stage", "m", "n", "k", "repeat", "gpu_uuid", "t_ms"],
@@ -28,10 +31,20 @@ def _partitions(fs: pafs.FileSystem, root: str) -> dict[str, list[str]]:
     return out
 
 
+def _oldest_version(fs: pafs.FileSystem, files: list[str]) -> bytes:
+    """The lowest schema version among `files` (no version: 1): the version their merged file keeps, so that
+    compacting old rows never labels them with a schema they were not measured under."""
+    versions = []
+    for path in files:
+        with fs.open_input_file(path) as f:
+            versions.append((pq.read_metadata(f).metadata or {}).get(_VERSION_KEY, b"1"))
+    return min(versions, key=int)
+
+
 def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]]:
     """Compact every table of the dataset at `output`; per table (files before, files after).
     Every partition is rewritten, one file each, so an already compacted dataset takes the
-    current encoding too.
+    current encoding too; each keeps the schema version of its oldest file.
 
     telemetry_stride > 1 keeps every n-th raw telemetry sample of each cell (for shipped
     datasets, where size matters more than 10 ms resolution); row summaries are untouched.
@@ -49,6 +62,7 @@ def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]
             data = data.sort_by([(c, "ascending") for c in _SORT[table] if c in data.column_names])
             if stride > 1:
                 data = data.take(list(range(0, data.num_rows, stride)))
+            data = data.replace_schema_metadata({**(data.schema.metadata or {}), _VERSION_KEY: _oldest_version(fs, files)})
             write_partition_file(fs, directory, data, archive=True)
             for f in files:
                 fs.delete_file(f)
