@@ -5,6 +5,7 @@ that lists its Stage objects in ladder order; ``catalog()`` gathers every family
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +199,7 @@ def catalog() -> list[Stage]:
     return stages
 
 
+@functools.lru_cache(maxsize=None)  # the catalog is built per call: workers look a stage up per cell
 def stage_named(name: str) -> Stage:
     """Any stage by name: the catalog's, or a tile configuration of a tunable kernel (kernels/tuning.py)."""
     from kernels import tuning

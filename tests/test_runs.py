@@ -13,6 +13,7 @@ from farm.cluster.fleet import GpuNode, Worker
 from farm.cluster.progress import Progress
 from farm.cluster.runs import Clock, run_records
 from farm.data.dataset import RUNS, read_table, write_rows, write_table
+from farm.data.row_batch import row_batches
 from farm.data.rows import cell_row
 from farm.data.schema import RUNS_SCHEMA, STATUSES, runs_columns_markdown
 from farm.data.validate import validate
@@ -43,7 +44,8 @@ def _sweep(tmp_path: Path, interrupted: bool = False) -> tuple[list[dict], list[
     rows = [_ok(Cell("naive", 64, 64, 64), 0.25), _ok(Cell("tiled", 64, 64, 64), 0.25),
             cell_row(DEVICE, stage_named("cublas_fp32"), Cell("cublas_fp32", 64, 64, 64), "r1", "timeout", "no result")]
     for row in rows:
-        progress.finished(DEVICE["gpu_uuid"], row, 0.5, 1.0)
+        [batch] = row_batches([row])
+        progress.finished(DEVICE["gpu_uuid"], [Cell(row["stage"], 64, 64, 64)], [1.0], batch.rows, 0.5)
     return rows, run_records("r1", "shard", [worker], progress, clock, interrupted)
 
 

@@ -58,11 +58,12 @@ class CostModel:
         launch = stage.flops(cell.m, cell.n, cell.k) / rate
         return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + min(max(TIMED_LAUNCHES * launch, MIN_TIMED_S), MAX_TIMED_S)
 
-    def longest_first(self, cells: list[Cell], gpu_model: str = "") -> list[Cell]:
-        """Within each repeat, longest expected cell first. Repeats stay apart in time (repeat 0 of every cell,
-        then repeat 1...), as A/A comparisons want; each repeat's last cells are its shortest, so the queue's
-        tail is short."""
-        return sorted(cells, key=lambda c: (c.repeat, -self.seconds(c, gpu_model), c.key()))
+    def longest_first(self, cells: list[Cell], gpu_model: str = "") -> list[tuple[Cell, float]]:
+        """The cells with their expected seconds (each priced once), longest first within each repeat. Repeats
+        stay apart in time (repeat 0 of every cell, then repeat 1...), as A/A comparisons want; each repeat's
+        last cells are its shortest, so the queue's tail is short."""
+        priced = [(c, self.seconds(c, gpu_model)) for c in cells]
+        return sorted(priced, key=lambda p: (p[0].repeat, -p[1], p[0].key()))
 
 
 def rates_from_dataset(output: str, models: set[str]) -> dict[tuple[str, str], float]:

@@ -7,9 +7,11 @@ seconds of expected work and smaller near the end of its queue so that its GPUs 
 together; one more batch waits on the worker, so the GPU never waits on the driver.
 
 Batches are Ray streaming generators (GpuWorker.measure_batch): one actor call per batch,
-its results reaching the driver through Ray's own transport and fault reporting, gathered
-for at most gather_s (a streamed item per result costs a worker about ten times the CPU of
-the result itself). Rows go to a BufferedWriter (farm.data.writer). Faults, per cell:
+its rows reaching the driver through Ray's own transport and fault reporting, gathered for
+at most gather_s (a streamed item per row costs a worker about ten times the CPU of the row
+itself) and sent as Arrow record batches the worker made (farm.data.row_batch), so that the
+driver never handles a row as Python objects: it counts a few columns (farm.cluster.progress)
+and hands the batches to a BufferedWriter (farm.data.writer). Faults, per cell:
 
 - the worker process dies: its unfinished cells go back to the front of the queue. When it
   died running a batch's only unfinished cell, or a cell that runs alone, that cell counts a
@@ -40,6 +42,7 @@ from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Worker
 from farm.cluster.progress import Progress
 from farm.data.dataset import completed_keys
+from farm.data.row_batch import RowBatch, row_batches
 from farm.data.rows import cell_row
 from farm.data.writer import BufferedWriter
 from farm.plan import Plan
@@ -49,8 +52,11 @@ log = logging.getLogger("farm.sweep")
 MAX_CELL_DEATHS = 3
 PROGRESS_EVERY_S = 10.0
 BATCHES_IN_FLIGHT = 2  # the one running and the next, waiting on the worker
-BATCH_TARGET_S = 2.0  # expected work per batch, calibrated by the cells measured so far
+BATCH_TARGET_S = 5.0  # expected work per batch, calibrated by the cells measured so far
 TAIL_SPLIT = 4  # near the end a batch holds at most 1/(TAIL_SPLIT x GPUs) of its queue's expected work
+# ... but never less than this (or one cell): a batch costs the driver and the worker a few ms whatever it holds, and
+# a tail this short is lost at most.
+MIN_BATCH_S = 0.25
 MAX_BATCH_CELLS = 1000
 # Workers hold results up to gather_s to send them together (GpuWorker.measure_batch): GATHER_MIN_S, doubled
 # while the driver is busy more than BUSY_HIGH of the time, halved again while it is busy less than BUSY_LOW.
@@ -65,20 +71,23 @@ class _Queue:
     """Cells some GPUs pull from, and how many live GPUs pull from it."""
 
     key: str
-    cells: deque[Cell]
+    cells: deque[tuple[Cell, float]]  # and each one's expected seconds (farm.cluster.cost), priced once
     gpus: int = 0
 
 
 @dataclass(eq=False)
 class _Batch:
     cells: list[Cell]
-    expected: list[float]  # each cell's expected seconds (farm.cluster.cost), priced once
+    expected: list[float]  # each cell's expected seconds
     stream: ray.ObjectRefGenerator
     done: int = 0  # results received
     since: float | None = None  # when its current cell started; None while queued behind an earlier batch
 
     def left(self) -> list[Cell]:
         return self.cells[self.done:]
+
+    def left_priced(self) -> list[tuple[Cell, float]]:
+        return list(zip(self.cells[self.done:], self.expected[self.done:]))
 
 
 @dataclass
@@ -146,7 +155,7 @@ class Dispatcher:
             if key not in queues:
                 todo = cost.longest_first([c for c in cells if (key, *c.key()) not in done], w.model)
                 queues[key] = _Queue(key, deque(todo))
-                progress.add_queue(key, [(c.key()[:4], cost.seconds(c, w.model)) for c in todo], len(cells) - len(todo))
+                progress.add_queue(key, [(c.key()[:4], seconds) for c, seconds in todo], len(cells) - len(todo))
             q = queues[key]
             q.gpus += 1
             self._slots.append(_Slot(w, q))
@@ -206,40 +215,44 @@ class Dispatcher:
 
     def _top_up(self, slot: _Slot) -> None:
         while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
-            cells, expected = self._next_batch(slot.queue, slot.worker.model)
-            stream = slot.worker.actor.measure_batch.remote(cells, self._plan.run_id, self._gather_s)
+            cells, expected = self._next_batch(slot.queue)
+            # As lists of their fields, which Ray packs natively (msgpack): a Cell, or a tuple, is pickled apart.
+            stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id, self._gather_s)
             slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.uuid, cells[0])
 
-    def _next_batch(self, q: _Queue, model: str) -> tuple[list[Cell], list[float]]:
+    def _next_batch(self, q: _Queue) -> tuple[list[Cell], list[float]]:
         """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end, and their expected seconds; a
         cell that killed a worker, or may have, alone."""
-        calibrated = self._progress.calibrated
-        budget = min(BATCH_TARGET_S, self._progress.work_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)))
-        cells = [q.cells.popleft()]
-        expected = [self._cost.seconds(cells[0], model)]
-        spent = calibrated(q.key, expected[0])
-        while q.cells and len(cells) < MAX_BATCH_CELLS and not self._alone(q, cells[0]):
-            cell = q.cells[0]
-            seconds = self._cost.seconds(cell, model)
-            spent += calibrated(q.key, seconds)
-            if spent > budget or self._alone(q, cell):
+        # The budget in expected seconds: the queue's actual/expected so far turns calibrated seconds into them.
+        budget = min(BATCH_TARGET_S, max(self._progress.work_left(q.key) / (TAIL_SPLIT * max(q.gpus, 1)), MIN_BATCH_S))
+        budget /= self._progress.calibrated(q.key, 1.0)
+        cell, spent = q.cells.popleft()
+        cells, expected = [cell], [spent]
+        if self._alone(q, cell):
+            return cells, expected
+        room = MAX_BATCH_CELLS - 1
+        any_alone = bool(self._deaths or self._suspects)  # else no cell to look up
+        while q.cells and room:
+            cell, seconds = q.cells[0]
+            spent += seconds
+            if spent > budget or (any_alone and self._alone(q, cell)):
                 break
-            cells.append(q.cells.popleft())
+            q.cells.popleft()
+            cells.append(cell)
             expected.append(seconds)
+            room -= 1
         return cells, expected
 
     def _alone(self, q: _Queue, cell: Cell) -> bool:
-        if not self._deaths and not self._suspects:  # no worker died: nothing to look up for every cell
-            return False
         return bool(self._deaths[(q.key, cell)]) or (q.key, cell) in self._suspects
 
     def _take(self, slot: _Slot) -> None:
-        """The next item of the slot's first batch: results, the batch's end, or the worker's failure."""
+        """The next item of the slot's first batch: rows, the batch's end, or the worker's failure."""
         batch = slot.batches[0]
         try:
-            results = ray.get(next(batch.stream))
+            got, needs_restart = ray.get(next(batch.stream))
         except StopIteration:
             self._batch_ended(slot, batch)
             return
@@ -249,32 +262,34 @@ class Dispatcher:
         except RayTaskError as exc:  # the worker's own code failed outside a measurement: the cell is an error
             self._worker_failed(slot, exc)
             return
-        for row, needs_restart, raised in results:
-            cell = batch.cells[batch.done]
-            if raised is not None:
-                row = self._driver_row(slot, cell, "error", f"measurer raised: {raised.splitlines()[0] if raised else ''}")
-            self._finished(slot, batch, row)
-            if needs_restart:
-                log.warning("%s: %s poisoned the CUDA context (%s); restarting the worker", slot.worker.name, cell,
-                            row.get("status_reason", ""))
-                self._restart(slot)
-                return
+        for rows in got:
+            self._finished(slot, batch, rows)
+        if needs_restart:
+            last = got[-1].rows
+            log.warning("%s: %s poisoned the CUDA context (%s); restarting the worker", slot.worker.name,
+                        batch.cells[batch.done - 1], last.column("status_reason")[-1].as_py() or "")
+            self._restart(slot)
 
-    def _finished(self, slot: _Slot, batch: _Batch, row: dict) -> None:
+    def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch) -> None:
+        """Rows for the next cells of `batch`, in order."""
         now = time.monotonic()
-        cell = batch.cells[batch.done]
+        n = rows.rows.num_rows
+        cells = batch.cells[batch.done:batch.done + n]
         if self._suspects:
-            self._suspects.discard((slot.queue.key, cell))
-        self._progress.finished(slot.worker.uuid, row, now - batch.since, batch.expected[batch.done])
-        self._writer.add([row])
-        batch.done += 1
+            self._suspects.difference_update((slot.queue.key, c) for c in cells)
+        self._progress.finished(slot.worker.uuid, cells, batch.expected[batch.done:batch.done + n], rows.rows,
+                                now - batch.since)
+        self._writer.add(rows)
+        batch.done += n
         batch.since = now
         if batch.done < len(batch.cells):
             self._progress.started(slot.worker.uuid, batch.cells[batch.done])
+        else:  # every row in: the worker is on its next batch already, and its stream's end needs no reading
+            self._batch_ended(slot, batch)
 
     def _batch_ended(self, slot: _Slot, batch: _Batch) -> None:
         slot.batches.remove(batch)
-        self._requeue(slot.queue, batch.left())  # none, unless the worker stopped early (a poisoned context)
+        self._requeue(slot.queue, batch.left_priced())  # none, unless the worker stopped early (a poisoned context)
         if slot.batches:
             slot.batches[0].since = time.monotonic()
             self._progress.started(slot.worker.uuid, slot.batches[0].cells[0])
@@ -285,15 +300,15 @@ class Dispatcher:
         first = slot.batches[0] if slot.batches else None
         return first.cells[first.done] if first and first.since is not None and first.left() else None
 
-    def _drop_batches(self, slot: _Slot, skip: Cell | None = None) -> None:
-        """Queue the unfinished cells of `slot`'s batches again (but `skip`), in their order, at the front."""
-        left = [c for b in slot.batches for c in b.left() if c != skip]
+    def _drop_batches(self, slot: _Slot) -> None:
+        """Queue the unfinished cells of `slot`'s batches again, in their order, at the front."""
+        left = [p for b in slot.batches for p in b.left_priced()]
         slot.batches.clear()
         self._requeue(slot.queue, left)
         self._progress.idle(slot.worker.uuid)
 
-    def _requeue(self, q: _Queue, cells: list[Cell]) -> None:
-        q.cells.extendleft(reversed(cells))
+    def _requeue(self, q: _Queue, priced: list[tuple[Cell, float]]) -> None:
+        q.cells.extendleft(reversed(priced))
 
     def _worker_died(self, slot: _Slot, exc: RayActorError) -> None:
         cell = self._running(slot)
@@ -328,7 +343,7 @@ class Dispatcher:
         """A driver-made row for the cell `slot` is running; the rest of its batches queued again."""
         batch = slot.batches[0]
         cell = batch.cells[batch.done]
-        self._finished(slot, batch, self._driver_row(slot, cell, status, reason))
+        self._finished(slot, batch, row_batches([self._driver_row(slot, cell, status, reason)])[0])
         self._drop_batches(slot)
 
     def _restart(self, slot: _Slot) -> None:

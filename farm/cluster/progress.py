@@ -11,16 +11,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from farm.cells import Cell
 from farm.cluster.cost import Eta
 from farm.data.schema import STATUSES
 
 log = logging.getLogger("farm.sweep")
-
-
-def timed_seconds(row: dict) -> float:
-    """GPU time inside the cell's timed windows (its interleaved baseline's included), 0 when untimed."""
-    return row.get("timed_seconds") or 0.0
 
 
 def _duration(seconds: float) -> str:
@@ -80,18 +78,26 @@ class Progress:
         """`gpu` runs nothing now (between batches, or its cells were queued again after a fault)."""
         self._gpus[gpu].current = None
 
-    def finished(self, gpu: str, row: dict, seconds: float, expected: float) -> None:
-        """A row for the cell `gpu` was running; `seconds` its wall time, `expected` its expected seconds."""
+    def finished(self, gpu: str, cells: list[Cell], expected: list[float], rows: pa.RecordBatch,
+                 seconds: float) -> None:
+        """Rows (farm.data.schema columns) for the next `cells` `gpu` was running, in order; `expected` their
+        expected seconds, `seconds` the wall time they took together. A worker sends rows in groups, so the wall
+        time is shared among them in proportion to their cell_seconds (evenly when one lacks it)."""
         g = self._gpus[gpu]
         g.current = None
-        g.statuses[row["status"]] += 1
-        g.timed_seconds += timed_seconds(row)
+        g.statuses.update(rows.column("status").to_pylist())
+        g.timed_seconds += pc.sum(rows.column("timed_seconds")).as_py() or 0.0  # GPU time in timed windows
         g.first_row = g.first_row or time.monotonic()
         q = self._queues[g.queue]
-        q.done += 1
-        # Another repeat of the cell: its own time (the worker's, else the wall time) less the first-time verification.
-        again = (row.get("cell_seconds") or seconds) - (row.get("verify_seconds") or 0.0)
-        q.eta.add((row["stage"], row["m"], row["n"], row["k"]), expected, seconds, max(again, 0.0))
+        q.done += len(cells)
+        cell_s = rows.column("cell_seconds").to_pylist()
+        verify_s = rows.column("verify_seconds").to_pylist()
+        total = sum(c or 0.0 for c in cell_s)
+        shares = [c / total for c in cell_s] if total > 0 and all(cell_s) else [1 / len(cells)] * len(cells)
+        for cell, e, share, own, verify in zip(cells, expected, shares, cell_s, verify_s):
+            # Another repeat of the cell: its own time (the worker's, else its wall time) less the first-time verification.
+            wall = seconds * share
+            q.eta.add(cell.key()[:4], e, wall, max((own or wall) - (verify or 0.0), 0.0))
 
     def lost(self, gpu: str, cells_left: int) -> None:
         """`gpu` is gone; `cells_left` cells only it could run stay unrun."""

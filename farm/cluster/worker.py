@@ -11,9 +11,13 @@ import ray
 
 from farm.cells import Cell, Measurer
 from farm.cluster.process_clock import seconds_since_start
+from farm.data import row_batch
+from farm.data.row_batch import RowBatch, row_batches
+from farm.data.rows import cell_row
 from farm.measure import measurers
 from farm.measure.device import model_from_name
 from farm.measure.profiler import DEFAULT_TIMEOUT_S, Profiler
+from kernels.registry import stage_named
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
@@ -46,6 +50,7 @@ class GpuWorker:
         info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
         self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}
+        row_batch.warm_up()
         built_s = time.perf_counter() - began
         self._startup = {"worker process": process_s, **self._measurer.startup,
                          "the rest": max(built_s - sum(self._measurer.startup.values()), 0.0)}
@@ -59,10 +64,10 @@ class GpuWorker:
         return self._startup
 
     def _run(self, cells: list[Cell], run_id: str, out: queue.SimpleQueue, ended: threading.Event) -> None:
-        """Measure `cells` in order, putting a result for each, then None, then setting `ended`. A result is
-        (row, needs_restart, None), or (None, False, why) when the measurer raised (the next cell goes on). Stops
-        after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
-        restarts it and queues its cells again)."""
+        """Measure `cells` in order, putting (row, needs_restart) for each, then None, then setting `ended`. A
+        measurer that raises gives the cell an "error" row and the next cell goes on. Stops after a cell that
+        poisoned the CUDA context; a worker already poisoned measures nothing (the driver restarts it and queues
+        its cells again)."""
         poisoned = self._measurer.needs_restart()
         for cell in cells:
             if poisoned:
@@ -70,28 +75,30 @@ class GpuWorker:
             try:
                 row = self._measurer.measure(cell, run_id)
             except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
-                result = (None, False, f"{type(exc).__name__}: {exc}")
+                why = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", f"measurer raised: {why}")
             else:
                 row["gpu_model"] = self._device["gpu_model"]
                 poisoned = self._measurer.needs_restart()
-                result = (row, poisoned, None)
-            out.put(result)
+            out.put((row, poisoned))
         out.put(None)
         ended.set()
 
     @ray.method(num_returns="streaming")
-    def measure_batch(self, cells: list[Cell], run_id: str, gather_s: float) -> Iterator[list[tuple]]:
-        """Results of `cells`, in order, yielded as lists: a result goes at once when the last yield was at least
-        `gather_s` ago, else with the others that finish by then. A cell that hangs holds back no finished result.
+    def measure_batch(self, cells: list[list], run_id: str, gather_s: float) -> Iterator[tuple[list[RowBatch], bool]]:
+        """The rows of `cells` (each Cell.key() as a list), in order, yielded as (RowBatches, needs_restart): a row goes
+        at once when the last yield was at least `gather_s` ago, else with the others that finish by then. A
+        cell that hangs holds back no finished row. needs_restart: the last row's cell poisoned the CUDA context
+        (the batch stops there).
 
-        How long results may wait is the driver's call: a streamed item costs the worker's process far more CPU
-        than a result does, so results travel together; a worker dying takes its unsent results with it (their
-        cells run again, and the driver no longer knows which cell killed it: farm.cluster.dispatch). While it
-        gathers, this thread sleeps until the gathering ends or the batch does, rather than waking for every
-        result."""
+        How long rows may wait is the driver's call: a streamed item costs the worker's process far more CPU
+        than a row does, so rows travel together, as Arrow record batches made here rather than by the driver
+        (farm.data.row_batch); a worker dying takes its unsent rows with it (their cells run again, and the
+        driver no longer knows which cell killed it: farm.cluster.dispatch). While it gathers, this thread
+        sleeps until the gathering ends or the batch does, rather than waking for every row."""
         out: queue.SimpleQueue = queue.SimpleQueue()
         ended = threading.Event()
-        self._thread.submit(self._run, cells, run_id, out, ended)
+        self._thread.submit(self._run, [Cell(*key) for key in cells], run_id, out, ended)
         last_yield = 0.0
         done = False
         while not done:
@@ -103,7 +110,7 @@ class GpuWorker:
             done = chunk[-1] is None
             results = [r for r in chunk if r is not None]
             if results:
-                yield results
+                yield row_batches([row for row, _ in results]), results[-1][1]
                 last_yield = time.monotonic()
 
     def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import defaultdict
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,9 +22,9 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from farm.data.row_batch import RowBatch, partition_of, row_batches
 from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, RUNS_FILE_SCHEMA,
-                         RUNS_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_JOIN_KEYS, TELEMETRY_KEY, TELEMETRY_SCHEMA,
-                         check_columns)
+                              RUNS_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_SCHEMA)
 
 ROWS, TELEMETRY, PROFILE, RUNS = "rows", "telemetry", "profile", "runs"
 _TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA),
@@ -57,11 +58,7 @@ def _partition_tables(records: list[dict], root: str, file_schema: pa.Schema) ->
     """The records as one table per partition directory (converting checks their types)."""
     groups: dict[tuple, list[dict]] = {}
     for rec in records:
-        values = tuple(rec.get(key) for key in PARTITION_KEYS)
-        if not all(values):
-            missing = next(key for key, value in zip(PARTITION_KEYS, values) if not value)
-            raise ValueError(f"row lacks partition key {missing!r}: {rec.get('stage')}")
-        groups.setdefault(values, []).append(rec)
+        groups.setdefault(partition_of(rec), []).append(rec)
     # from_pylist takes the schema's columns only: the partition keys stay in the directory names.
     return {_partition_dir(root, values): pa.Table.from_pylist(group, schema=file_schema) for values, group in groups.items()}
 
@@ -98,14 +95,24 @@ def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table, a
 def write_rows(rows: list[dict], output: str) -> list[str]:
     """Append rows (and the raw telemetry they carry) to the dataset at `output`, one file per partition and
     table; returns the files written. Every row is checked against the schema before anything is written."""
-    if not rows:
+    return write_row_batches(row_batches(rows), output)
+
+
+def write_row_batches(batches: list[RowBatch], output: str) -> list[str]:
+    """Append RowBatches to the dataset at `output`: each partition's rows as one file, their telemetry as
+    another; returns the files written."""
+    if not batches:
         return []
-    check_columns(rows)
     fs, root = resolve(output)
-    samples = [{**{k: r[k] for k in TELEMETRY_JOIN_KEYS}, **x} for r in rows for x in r.get(TELEMETRY_KEY) or ()]
-    tables = _partition_tables(rows, f"{root}/{ROWS}", FILE_SCHEMA)
-    if samples:
-        tables |= _partition_tables(samples, f"{root}/{TELEMETRY}", TELEMETRY_FILE_SCHEMA)
+    rows: dict[tuple, list[pa.RecordBatch]] = defaultdict(list)
+    samples: dict[tuple, list[pa.RecordBatch]] = defaultdict(list)
+    for b in batches:
+        rows[b.partition].append(b.rows)
+        if b.telemetry is not None:
+            samples[b.partition].append(b.telemetry)
+    tables = {_partition_dir(f"{root}/{ROWS}", p): pa.Table.from_batches(got, FILE_SCHEMA) for p, got in rows.items()}
+    tables |= {_partition_dir(f"{root}/{TELEMETRY}", p): pa.Table.from_batches(got, TELEMETRY_FILE_SCHEMA)
+               for p, got in samples.items()}
     return _write_tables(fs, tables)
 
 
