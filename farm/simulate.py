@@ -3,8 +3,9 @@
 A local Ray with N declared GPUs, one stand-in worker each (farm.cluster.standin: every cell
 sleeps `cell_ms`), the plan's cells shared in shard mode, the rows written to a dataset: the
 same driver, dispatcher and writer as a real sweep. Prints rows/s, cells/s per GPU, the
-driver's CPU time and peak memory, files written, the GPUs' busy fraction and the time
-lost to the tail (first GPU out of work to the last one done).
+driver's CPU time and peak memory, files written, the GPUs' busy fraction, the time lost
+to the tail (first GPU out of work to the last one done), and how many of the machine's
+cores were busy: on a small machine the stand-in workers share its cores with the driver.
 """
 from __future__ import annotations
 
@@ -32,6 +33,18 @@ STANDIN = "standin"  # the registered name (farm/measure/measurers.py)
 def _shapes(cells: int) -> list[str]:
     # naive and its baseline cublas_fp32 support every shape: two cells per shape.
     return [f"128x128x{k}" for k in range(1, math.ceil(cells / 2) + 1)]
+
+
+def _machine_cpu_s() -> float | None:
+    """CPU seconds every core of this machine has spent busy so far (Linux /proc/stat), None elsewhere: whether
+    a run was held back by the driver or by the machine its stand-in workers share with it."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_mib() -> float | None:
@@ -77,7 +90,7 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
                          measurer=STANDIN, run_id=f"simulate-{gpus}x{cells}")
         workers = start_workers(STANDIN, {"cell_ms": cell_ms}, (), plan.start_timeout_s)
         clock.ready = time.monotonic()
-        cpu_before = time.process_time()
+        cpu_before, machine_before = time.process_time(), _machine_cpu_s()
         profiler = cProfile.Profile() if profile_to else None
         if profiler:
             profiler.enable()
@@ -89,6 +102,7 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
             profiler.disable()
             profiler.dump_stats(profile_to)
         cpu = time.process_time() - cpu_before
+        machine_after = _machine_cpu_s()
         peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the driver's, before reading back
     finally:
         ray.shutdown()
@@ -102,6 +116,8 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
         "startup_s": runs[0]["startup_seconds"], "run_s": run_s,
         "rows_per_s": rows.num_rows / run_s, "cells_per_s_per_gpu": rows.num_rows / run_s / gpus,
         "driver_cpu_s": cpu, "driver_cpu_per_row_us": 1e6 * cpu / max(rows.num_rows, 1),
+        "machine_busy_cores": None if machine_before is None else (machine_after - machine_before) / run_s,
+        "machine_cores": os.cpu_count(),
         "peak_rss_mib": peak_rss_mib, "rss_quarters_mib": rss.quarters(),
         "row_files": sum("/rows/" in f for f in result.files), "flushes": result.flushes,
         "busy_fraction": timed / (gpus * run_s) if cell_ms else None,
@@ -114,10 +130,12 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
 
 def report(f: dict) -> str:
     busy = "" if f["busy_fraction"] is None else f", GPUs busy {100 * f['busy_fraction']:.1f} % of the run"
+    machine = ("" if f["machine_busy_cores"] is None else
+               f"; the machine's cores busy {f['machine_busy_cores']:.2f} of {f['machine_cores']} (driver, workers, Ray)")
     return (f"{f['cells']} cells of {f['cell_ms']:g} ms on {f['gpus']} GPUs: start-up {f['startup_s']:.1f} s, run "
             f"{f['run_s']:.2f} s\n"
             f"  {f['rows_per_s']:.0f} rows/s, {f['cells_per_s_per_gpu']:.1f} cells/s per GPU{busy}\n"
-            f"  driver CPU {f['driver_cpu_s']:.2f} s ({f['driver_cpu_per_row_us']:.0f} us per row), peak RSS "
+            f"  driver CPU {f['driver_cpu_s']:.2f} s ({f['driver_cpu_per_row_us']:.0f} us per row){machine}, peak RSS "
             f"{f['peak_rss_mib']:.0f} MiB, RSS at the end of each quarter of the run "
             f"{', '.join(f'{m:.0f}' for m in f['rss_quarters_mib']) or 'unknown'} MiB\n"
             f"  {f['row_files']} row files in {f['flushes']} flushes; tail (first GPU out of work to the last done) "

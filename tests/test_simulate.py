@@ -14,6 +14,7 @@ def test_simulate_runs_every_cell_and_writes_one_file_per_flush(tmp_path):
     assert figures["row_files"] == figures["flushes"]  # one partition: one file per flush
     assert 0 < figures["busy_fraction"] <= 1 and figures["tail_s"] >= 0
     assert len(figures["rss_quarters_mib"]) == 4 and all(m > 0 for m in figures["rss_quarters_mib"])
+    assert 0 < figures["machine_busy_cores"] <= figures["machine_cores"] + 0.5  # /proc/stat ticks: a little slack
     runs = read_table(str(tmp_path), RUNS).to_pylist()
     assert len(runs) == 3 and sum(r["cells_ok"] for r in runs) == 302
     assert validate(str(tmp_path)) == []
@@ -23,4 +24,5 @@ def test_simulate_command_prints_the_figures(capsys):
     assert main(["simulate", "--gpus", "2", "--cells", "40", "--cell-ms", "0"]) == 0
     out = capsys.readouterr().out
     assert "40 cells of 0 ms on 2 GPUs" in out and "rows/s" in out and "peak RSS" in out and "each quarter of the run" in out \
-        and "row files" in out
+        and "row files" in out \
+        and "cores busy" in out

@@ -15,7 +15,7 @@ from farm.data.dataset import write_row_batches
 from farm.data.row_batch import RowBatch
 
 FLUSH_EVERY_S = 10.0
-MAX_ROWS = 20_000
+MAX_ROWS = 200_000  # about 1 KB a row as Arrow: at most some 200 MB waiting, and a flush interval's rows at 20,000 rows/s
 MAX_SAMPLES = 2_000_000
 
 
