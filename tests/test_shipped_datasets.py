@@ -98,7 +98,7 @@ def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
 
 def test_scaling_dataset_shares_the_default_plan_between_the_gpus_of_one_model():
     """Shard mode on two H200s and on one: each run holds the default plan once, the two cards share it."""
-    _runs_hold_the_default_plan("h200x2-scaling", {"h200x2-scale1-shard": ["H200"], "h200x2-scale2-shard": ["H200", "H200"]})
+    _runs_hold_the_default_plan("h200x2-scaling", {"h200x2-scale1-batches": ["H200"], "h200x2-scale2-batches": ["H200", "H200"]})
 
 
 @pytest.mark.parametrize("name", CROSSCHECKED)
