@@ -56,7 +56,7 @@ BATCH_TARGET_S = 5.0  # expected work per batch, calibrated by the cells measure
 TAIL_SPLIT = 4  # near the end a batch holds at most 1/(TAIL_SPLIT x GPUs) of its queue's expected work
 # ... but never less than this (or one cell): a batch costs the driver and the worker a few ms whatever it holds, and
 # a tail this short is lost at most.
-MIN_BATCH_S = 0.1
+MIN_BATCH_S = 0.25
 MAX_BATCH_CELLS = 1000
 # Workers hold results up to gather_s to send them together (GpuWorker.measure_batch): GATHER_MIN_S, doubled
 # while the driver is busy more than BUSY_HIGH of the time, halved again while it is busy less than BUSY_LOW.
