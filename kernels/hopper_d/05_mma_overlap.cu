@@ -6,79 +6,11 @@
 // tile kt-1 is done, and releases kt-1's stage: the tensor pipe always holds the next
 // group. Chained wgmmas on the same accumulators are ordered by the hardware.
 // N % 8 == 0, K % 8 == 0, any M.
-#include "hopper.cuh"
-
-namespace d05 {
-constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GROUP = 16;
-constexpr int A_BYTES = BM * BK * 2, B_PANEL = BK * 128, STAGE_BYTES = A_BYTES + BK * BN * 2;
-
-}  // namespace d05
+// The kernel's body is kernels/common/persistent_ws.cuh, shared with 04: KEEP_ONE_IN_FLIGHT = true.
+#include "persistent_ws.cuh"
 
 template <typename T>
-__global__ void __launch_bounds__(d05::THREADS, 1)
+__global__ void __launch_bounds__(persistent_ws::THREADS, 1)
 d_mma_overlap(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, float* __restrict__ C, int M, int N, int K) {
-    using namespace d05;
-    extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ uint64_t full[STAGES], empty[STAGES];
-    const int tid = threadIdx.x, wg = tid / 128;
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, KT = (K + BK - 1) / BK;
-
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 256);  // every consumer thread: each one's wgmma_wait covers only its own warp
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
-
-    if (wg == 0) {
-        setmaxnreg_dec<40>();
-        if (tid == 0) {
-            int it = 0;
-#pragma unroll 1
-            for (int t = blockIdx.x; t < tiles_m * tiles_n; t += gridDim.x) {
-                int tm, tn;
-                grouped_tile<GROUP>(t, tiles_m, tiles_n, tm, tn);
-#pragma unroll 1
-                for (int kt = 0; kt < KT; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    if (it >= STAGES) mbar_wait(&empty[s], (it / STAGES - 1) & 1);
-                    unsigned char* st = smem + s * STAGE_BYTES;
-                    mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
-                    tma_load_2d(st, &tma_a, &full[s], kt * BK, tm * BM);
-#pragma unroll
-                    for (int p = 0; p < BN / 64; ++p) tma_load_2d(st + A_BYTES + p * B_PANEL, &tma_b, &full[s], tn * BN + p * 64, kt * BK);
-                }
-            }
-        }
-    } else {
-        setmaxnreg_inc<232>();
-        const int c = wg - 1;
-        int it = 0;
-#pragma unroll 1
-        for (int t = blockIdx.x; t < tiles_m * tiles_n; t += gridDim.x) {
-            int tm, tn;
-            grouped_tile<GROUP>(t, tiles_m, tiles_n, tm, tn);
-            float acc[BN / 2] = {};
-#pragma unroll 1
-            for (int kt = 0; kt < KT; ++kt, ++it) {
-                const int s = it % STAGES;
-                mbar_wait(&full[s], (it / STAGES) & 1);
-                const unsigned char* st = smem + s * STAGE_BYTES;
-                wgmma_fence();
-#pragma unroll
-                for (int ks = 0; ks < BK / 16; ++ks)
-                    wgmma<BN, T>(acc, swizzled_desc(st + c * 64 * 128 + ks * 32, 16, 1024),
-                                 swizzled_desc(st + A_BYTES + ks * 16 * 128, B_PANEL, 1024));
-                wgmma_commit();
-                wgmma_wait<1>();
-                if (kt > 0) mbar_arrive(&empty[(it - 1) % STAGES]);
-            }
-            wgmma_wait<0>();
-            fence_acc(acc);
-            mbar_arrive(&empty[(it - 1) % STAGES]);
-            store_acc<BN>(acc, C, M, N, tm * BM + c * 64, tn * BN);
-        }
-    }
+    persistent_ws::run<T, true>(tma_a, tma_b, C, M, N, K);
 }
