@@ -1,12 +1,14 @@
 // Walk D (kernels/hopper_d) Hopper pieces, sm_90a, as inline PTX:
 //   TensorMap            the 128-byte CUtensorMap the host builds (farm/measure/tma.py); NVRTC has no cuda.h
 //   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase
+//   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
 //   wgmma<N, T>          wgmma.mma_async m64nNk16, FP32 accumulators, A K-major, B MN-major (tnspB = 1)
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
+//   wgmma_k_tile         one BK-deep k tile of a warpgroup's 64 x N product, issued as one wgmma group
 //   store_acc            a warpgroup's 64 x N accumulators to C, guarded at the edges
 //   grouped_tile         persistent kernels' tile order: GROUP tile rows at a time, down the rows first
 //
@@ -34,6 +36,17 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
 
 // Makes barrier initialisation visible to the TMA unit (the async proxy) before first use.
 __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+
+// One thread initialises a ring: full[s] completes on its producer's one arrive (plus the TMA bytes), empty[s] on
+// `consumers` arrivals; the fence makes both visible to the cluster's async proxy before anyone waits.
+template <int STAGES>
+__device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int consumers) {
+    for (int s = 0; s < STAGES; ++s) {
+        mbar_init(&full[s], 1);
+        mbar_init(&empty[s], consumers);
+    }
+    mbar_init_fence();
+}
 
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
@@ -168,4 +181,16 @@ __device__ __forceinline__ void wgmma<256, __half>(float (&d)[128], uint64_t a, 
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "l"(a), "l"(b), "r"(1));
+}
+
+// One BK-deep k tile of a warpgroup's 64 x N product, issued and committed as one wgmma group. `a`: the
+// warpgroup's 64 rows of A in the stage (K-major, 128-byte swizzled rows: +32 bytes per 16 k); `b`: the stage's
+// B panels, 64 columns wide and `b_panel` bytes apart (MN-major, 128-byte rows: +16 rows per 16 k).
+template <int N, int BK, typename T>
+__device__ __forceinline__ void wgmma_k_tile(float (&acc)[N / 2], const unsigned char* a, const unsigned char* b, uint32_t b_panel) {
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ++ks)
+        wgmma<N, T>(acc, swizzled_desc(a + ks * 32, 16, 1024), swizzled_desc(b + ks * 16 * 128, b_panel, 1024));
+    wgmma_commit();
 }

@@ -23,11 +23,7 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, KT = (K + BK - 1) / BK;
 
     if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 256);  // every consumer thread: each one's wgmma_wait covers only its own warp
-        }
-        mbar_init_fence();
+        ring_init<STAGES>(full, empty, 256);  // every consumer thread: each one's wgmma_wait covers only its own warp
     }
     __syncthreads();
 
@@ -65,12 +61,7 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
                 const int s = it % STAGES;
                 mbar_wait(&full[s], (it / STAGES) & 1);
                 const unsigned char* st = smem + s * STAGE_BYTES;
-                wgmma_fence();
-#pragma unroll
-                for (int ks = 0; ks < BK / 16; ++ks)
-                    wgmma<BN, T>(acc, swizzled_desc(st + c * 64 * 128 + ks * 32, 16, 1024),
-                                 swizzled_desc(st + A_BYTES + ks * 16 * 128, B_PANEL, 1024));
-                wgmma_commit();
+                wgmma_k_tile<BN, BK, T>(acc, st + c * 64 * 128, st + A_BYTES, B_PANEL);
                 if constexpr (KEEP_ONE_IN_FLIGHT) {  // kt's group stays pending; kt-1's is done: release its stage
                     wgmma_wait<1>();
                     if (kt > 0) mbar_arrive(&empty[(it - 1) % STAGES]);

@@ -60,12 +60,7 @@ d_wgmma(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C,
         if (kt + STAGES - 1 < KT) issue(kt + STAGES - 1, (kt + STAGES - 1) % STAGES);
         cp_async_commit();
         const unsigned char* st = smem + (kt % STAGES) * STAGE_BYTES;
-        wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks)  // A: +32 bytes per 16 k inside the swizzled row; B: +16 rows
-            wgmma<BN, T>(acc, swizzled_desc(st + wg * 64 * 128 + ks * 32, 16, 1024),
-                         swizzled_desc(st + A_BYTES + ks * 16 * 128, B_PANEL, 1024));
-        wgmma_commit();
+        wgmma_k_tile<BN, BK, T>(acc, st + wg * 64 * 128, st + A_BYTES, B_PANEL);
         wgmma_wait<0>();
         fence_acc(acc);
     }

@@ -46,12 +46,7 @@ d_tma(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap
         if (tid == 0 && kt + STAGES - 1 < KT) issue(kt + STAGES - 1);
         mbar_wait(&full[kt % STAGES], (kt / STAGES) & 1);
         const unsigned char* st = smem + (kt % STAGES) * STAGE_BYTES;
-        wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks)
-            wgmma<BN, T>(acc, swizzled_desc(st + wg * 64 * 128 + ks * 32, 16, 1024),
-                         swizzled_desc(st + A_BYTES + ks * 16 * 128, B_PANEL, 1024));
-        wgmma_commit();
+        wgmma_k_tile<BN, BK, T>(acc, st + wg * 64 * 128, st + A_BYTES, B_PANEL);
         wgmma_wait<0>();
         fence_acc(acc);
         __syncthreads();

@@ -25,11 +25,7 @@ d_warp_specialized(const __grid_constant__ TensorMap tma_a, const __grid_constan
     const int KT = (K + BK - 1) / BK;
 
     if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 256);  // every consumer thread: each one's wgmma_wait covers only its own warp
-        }
-        mbar_init_fence();
+        ring_init<STAGES>(full, empty, 256);  // every consumer thread: each one's wgmma_wait covers only its own warp
     }
     __syncthreads();
 
@@ -56,12 +52,7 @@ d_warp_specialized(const __grid_constant__ TensorMap tma_a, const __grid_constan
             const int s = kt % STAGES;
             mbar_wait(&full[s], (kt / STAGES) & 1);
             const unsigned char* st = smem + s * STAGE_BYTES;
-            wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < BK / 16; ++ks)
-                wgmma<BN, T>(acc, swizzled_desc(st + c * 64 * 128 + ks * 32, 16, 1024),
-                             swizzled_desc(st + A_BYTES + ks * 16 * 128, B_PANEL, 1024));
-            wgmma_commit();
+            wgmma_k_tile<BN, BK, T>(acc, st + c * 64 * 128, st + A_BYTES, B_PANEL);
             wgmma_wait<0>();
             fence_acc(acc);
             mbar_arrive(&empty[s]);

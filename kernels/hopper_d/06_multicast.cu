@@ -28,11 +28,7 @@ d_multicast(const __grid_constant__ TensorMap tma_a, const __grid_constant__ Ten
     const int units = pairs_m * tiles_n, cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
 
     if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], CLUSTER * 8);  // each consumer warp of both CTAs
-        }
-        mbar_init_fence();
+        ring_init<STAGES>(full, empty, CLUSTER * 8);  // each consumer warp of both CTAs
     }
     cluster_sync();
 
@@ -76,12 +72,7 @@ d_multicast(const __grid_constant__ TensorMap tma_a, const __grid_constant__ Ten
                 const int s = it % STAGES;
                 mbar_wait(&full[s], (it / STAGES) & 1);
                 const unsigned char* st = smem + s * STAGE_BYTES;
-                wgmma_fence();
-#pragma unroll
-                for (int ks = 0; ks < BK / 16; ++ks)
-                    wgmma<BN, T>(acc, swizzled_desc(st + c * 64 * 128 + ks * 32, 16, 1024),
-                                 swizzled_desc(st + A_BYTES + ks * 16 * 128, B_PANEL, 1024));
-                wgmma_commit();
+                wgmma_k_tile<BN, BK, T>(acc, st + c * 64 * 128, st + A_BYTES, B_PANEL);
                 wgmma_wait<1>();
                 if (kt > 0) release((it - 1) % STAGES);
             }
