@@ -16,11 +16,6 @@ class Cell:
     def key(self) -> tuple[str, int, int, int, int]:
         return (self.stage, self.m, self.n, self.k, self.repeat)
 
-    def __reduce__(self):
-        # Pickled as its fields: the state methods dataclass gives a slots class look its fields up for every
-        # cell, a cost the driver pays for each cell it sends.
-        return (Cell, self.key())
-
 
 class Measurer(Protocol):
     """What a GPU worker runs. farm.measure.gpu.GpuMeasurer is the real one; tests use a stand-in."""
