@@ -84,7 +84,7 @@ def _timed(stage: str, ms: float, base_ms: float, method: str, base_method: str 
 
 
 def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
-    from farm.data.schema import SCHEMA_V3_COLUMNS
+    from farm.data.schema import added_after
     from farm.data.validate import launch_notes, validate
 
     v3, v2 = tmp_path / "v3", tmp_path / "v2"
@@ -94,7 +94,7 @@ def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
     write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", None), _timed("cublas_fp32", 1.0, 1.0, "direct", None)], str(v2))
     for path in v2.rglob("*.parquet"):
         table = pq.read_table(path)
-        table = table.drop_columns([c for c in SCHEMA_V3_COLUMNS if c in table.column_names])
+        table = table.drop_columns([c for c in added_after("2") if c in table.column_names])
         pq.write_table(table.replace_schema_metadata({b"gemm_farm_schema_version": b"2"}), path)
     assert validate(str(v2)) == []
     assert read_table(str(v2)).column("baseline_launch_method").null_count == 2  # reads as null

@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "3"
-# Versions `farm validate` and the readers accept: 2 lacks the columns added in 3 (baseline_launch_method,
-# cell_seconds, verify_seconds, warmup_seconds), which read as null there.
-SUPPORTED_VERSIONS = ("2", "3")
-SCHEMA_V3_COLUMNS = ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds")
+SCHEMA_VERSION = "4"
+# Versions `farm validate` and the readers accept; an older file lacks the columns added after it, which read
+# as null there.
+SUPPORTED_VERSIONS = ("2", "3", "4")
+ADDED_COLUMNS = {
+    "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
+    "4": ("post_checked",),
+}
+
+
+def added_after(version: str) -> set[str]:
+    """Columns a file of this schema version lacks (added by a later version)."""
+    return {c for v, cols in ADDED_COLUMNS.items() if int(v) > int(version) for c in cols}
 # Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
@@ -79,6 +87,7 @@ _F = [
     ("mismatches", pa.int64(), "elements outside tolerance (NaN counts)"),
     ("atol", pa.float64(), "absolute tolerance used"),
     ("rtol", pa.float64(), "relative tolerance used"),
+    ("post_checked", pa.bool_(), "the timed launch path (the captured graph) ran once more after timing on fresh inputs, C poisoned, and its output was checked (schema 4; null in older data: not post-checked)"),
     ("verify_seconds", pa.float64(), "host time to make the inputs, run both sides once and compare (the FP64 product for baselines), s"),
     # timing
     ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm; cold: L2-sized write before every launch, outside the timed span"),

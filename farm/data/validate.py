@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from farm.data.dataset import _TABLES, ROWS, RUNS, resolve
 from farm.data.derived import launch_mismatch
-from farm.data.schema import PARTITION_KEYS, SCHEMA_V3_COLUMNS, STATUSES, SUPPORTED_VERSIONS
+from farm.data.schema import PARTITION_KEYS, STATUSES, added_after, SUPPORTED_VERSIONS
 
 REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "gpu_uuid", "compute_capability", "arch",
             "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")
@@ -110,8 +110,8 @@ def validate(output: str) -> list[str]:
                 continue
             for field in file_schema:
                 if field.name not in data.column_names:
-                    if version == "2" and field.name in SCHEMA_V3_COLUMNS:
-                        continue  # added in version 3: reads as null
+                    if field.name in added_after(version):
+                        continue  # added by a later version: reads as null
 
                     problems.append(f"{where}: column {field.name} missing")
                 elif not data.schema.field(field.name).type.equals(field.type):
