@@ -1,11 +1,11 @@
-"""% of hardware peak and the roofline, as pure functions of the loaded rows (the ceilings are farm.analysis.peak's)."""
+"""% of hardware peak and the roofline, as pure functions of the loaded rows (the ceilings are farm.data.peak's)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from dashboard.analysis import cell_stats, timed
-from farm.analysis import peak as fpeak
+from farm.data import peak as fpeak
 
 DEVICE = ["arch", "compute_capability", "dtype", "sm_count", "max_sm_clock_mhz", "gpu_name"]
 PEAK_FORMULA = "peak = dense FLOP per clock per SM (per architecture and precision) × SMs × max SM clock (NVML)"

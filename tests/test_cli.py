@@ -95,7 +95,7 @@ def test_report_headline_picks_the_stage_closest_to_cublas(tmp_path, capsys):
     def row(stage, repeat, ms, pct, status="ok", verified=True):
         r = cell_row(device, stage_named(stage), Cell(stage, 1024, 1024, 1024, repeat), "run", status)
         return {**r, "verified": verified, "median_ms": ms, "pct_of_baseline": pct, "timing_mode": "hot",
-                "max_sm_clock_mhz": 1980.0}
+                "max_sm_clock_mhz": 1980.0, "post_checked": True}
 
     write_rows([row("tiled", 0, 2.0, 40.0), row("tiled", 1, 2.2, 36.0),
                 row("multibuf", 0, 1.0, 80.0), row("multibuf", 1, 1.1, 78.0), row("multibuf", 2, 1.05, 79.0),

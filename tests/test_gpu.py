@@ -44,6 +44,8 @@ def test_stage_verifies_or_skips_with_reason(measurer, stage, shape):
         return
     assert row["status"] == "ok", (row["status"], row["status_reason"])
     assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0
+    assert row["post_checked"], "the timed launch path was checked again on fresh inputs"
+    assert row["limit_check"] == "peak", row["limit_check"]  # the dense peak is known for every chip the farm meets
     if row["family"] != "baseline":
         assert row["local_bytes"] == 0 and row["spill_bytes"] in (0, None), row
         assert row["registers"] > 0
@@ -66,7 +68,8 @@ def cold_measurer():
 def test_cold_mode_replays_one_launch_graphs_for_vendor_baselines_and_kernels(cold_measurer, stage):
     row = cold_measurer.measure(Cell(stage, 257, 129, 520), "gpu-test")
     assert row["status"] == "ok" and row["verified"], row["status_reason"]
-    assert row["timing_mode"] == "cold" and row["launches_per_batch"] == 1
+    assert row["timing_mode"] == "cold" and row["launches_per_batch"] == 1 and row["post_checked"]
+    assert row["limit_check"] == "peak+dram", row["limit_check"]
     assert row["launch_method"] == row["baseline_launch_method"] == "cuda_graph"
 
 

@@ -1,4 +1,4 @@
-"""The peak table (farm/analysis/peak.py) against the throughputs NVIDIA publishes, the roofline's intensity, and the
+"""The peak table (farm/data/peak.py) against the throughputs NVIDIA publishes, the roofline's intensity, and the
 % of peak the dashboard and `farm report` derive from a row."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from farm.analysis import peak
+from farm.data import peak
 from farm.measure.compiler import CI_ARCHS
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")

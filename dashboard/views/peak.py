@@ -7,7 +7,7 @@ st.title("Peak & roofline")
 st.caption("How close to the metal? Every % elsewhere is of cuBLAS; here cuBLAS itself is measured against the chip: "
            f"{roofline.PEAK_FORMULA}. FP32 runs on the CUDA cores (FFMA = 2 FLOP); TF32, FP16 and BF16 on the tensor cores, "
            "dense, FP32 accumulate. SMs and max SM clock come from each row; FLOP per clock per SM from a per-architecture "
-           "table citing its sources (below, and farm/analysis/peak.py).")
+           "table citing its sources (below, and farm/data/peak.py).")
 
 
 def body() -> None:

@@ -1,5 +1,5 @@
 """Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline, of the
-faster vendor library and of the GPU's dense peak (farm.analysis.peak); the headline: per GPU model, family and
+faster vendor library and of the GPU's dense peak (farm.data.peak); the headline: per GPU model, family and
 shape, the stage closest to its cuBLAS; and the runs: per sweep and GPU, start-up, cells and the farm's overhead
 over the timed GPU windows.
 A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
-from farm.analysis.peak import pct_of_peak
+from farm.data.peak import pct_of_peak
 from farm.data.dataset import RUNS, exists, read_table
 from farm.data.schema import STATUSES
 from farm.data.derived import launch_mismatch, with_vendor_best
@@ -31,7 +31,11 @@ def _flag(rows: list[dict]) -> str:
 
 def _flag_notes(rows: list[dict]) -> str:
     reasons = sorted({r["launch_flag"] for r in rows if r["launch_flag"]})
-    return "".join(f"\n{FLAG} {reason}" for reason in reasons)
+    ok = [r for r in rows if r["status"] == "ok"]
+    unchecked = sum(1 for r in ok if not r.get("post_checked"))
+    post = (f"\n{unchecked} of {len(ok)} ok rows come from a harness before schema 4: the launches they timed were not "
+            "checked again after timing (post_checked)") if unchecked else ""
+    return "".join(f"\n{FLAG} {reason}" for reason in reasons) + post
 
 
 def _pct(rows: list[dict], column: str) -> str:
@@ -40,7 +44,7 @@ def _pct(rows: list[dict], column: str) -> str:
 
 
 def _peak_pct(row: dict, median_ms: float) -> str:
-    """% of the GPU's dense peak for the row's precision at `median_ms` (farm.analysis.peak), blank where unknown."""
+    """% of the GPU's dense peak for the row's precision at `median_ms` (farm.data.peak), blank where unknown."""
     pct = pct_of_peak({**row, "median_ms": median_ms})
     return "" if pct is None else f"{pct:.1f}"
 
@@ -120,7 +124,7 @@ def runs_table(output: str, run_id: str | None = None) -> str:
            " | not run | timed GPU s | overhead | stopped |",
            "|---|---|---|---|---|---|---|" + "---|" * len(STATUSES) + "---|---|---|---|"]
     for r in sorted(runs, key=lambda r: (r["run_id"], r["started_at"], r["gpu_model"], r["gpu_uuid"])):
-        counts = " | ".join(str(r[f"cells_{s}"]) for s in STATUSES)
+        counts = " | ".join("-" if r.get(f"cells_{s}") is None else str(r[f"cells_{s}"]) for s in STATUSES)  # "-": not counted then
         overhead = "" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}x"
         out.append(f"| {r['run_id']} | {r['started_at']:%Y-%m-%d %H:%M:%S} | {r['gpu_model']} [{r['gpu_uuid'][-8:]}] | "
                    f"{r['mode']} | {_seconds(r['startup_seconds'])} | {_seconds(r['first_row_seconds'])} | "

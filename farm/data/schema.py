@@ -12,7 +12,7 @@ SCHEMA_VERSION = "4"
 SUPPORTED_VERSIONS = ("2", "3", "4")
 ADDED_COLUMNS = {
     "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
-    "4": ("post_checked",),
+    "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible"),
 }
 
 
@@ -21,7 +21,7 @@ def added_after(version: str) -> set[str]:
     return {c for v, cols in ADDED_COLUMNS.items() if int(v) > int(version) for c in cols}
 # Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
 PARTITION_KEYS = ("gpu_model", "run_id")
-STATUSES = ("ok", "failed_verification", "skipped", "error", "timeout")
+STATUSES = ("ok", "failed_verification", "implausible", "skipped", "error", "timeout")
 
 def _tables(fields: list[tuple[str, pa.DataType, str]]) -> tuple[pa.Schema, dict[str, str], pa.Schema]:
     """(the table's schema, its column docs, the schema of its files: the partition keys live in the directories)."""
@@ -48,6 +48,7 @@ _F = [
     ("sm_count", pa.int32(), "multiprocessors"),
     ("l2_bytes", pa.int64(), "L2 cache size, bytes"),
     ("memory_bytes", pa.int64(), "device memory, bytes"),
+    ("memory_bandwidth_tbs", pa.float64(), "peak DRAM bandwidth from NVML: bus width x maximum memory clock x 2 (double data rate), TB/s (schema 4)"),
     ("driver_version", pa.string(), "NVIDIA driver version"),
     ("cuda_runtime_version", pa.string(), "CUDA runtime version CuPy runs on"),
     ("nvrtc_version", pa.string(), "NVRTC version that compiled the kernels"),
@@ -67,7 +68,7 @@ _F = [
     ("k", pa.int32(), "columns of A, rows of B"),
     ("flops", pa.int64(), "2*M*N*K"),
     # outcome
-    ("status", pa.string(), "ok | failed_verification | skipped | error | timeout"),
+    ("status", pa.string(), "ok | failed_verification | implausible (timed faster than the chip can go: status_reason names the limit; schema 4) | skipped | error | timeout"),
     ("status_reason", pa.string(), "why skipped / failed / errored; empty when ok, unless the row's baseline stood in for the catalog's (then why)"),
     # compilation
     ("compile_options", pa.string(), "NVRTC options, space separated"),
@@ -113,6 +114,7 @@ _F = [
     ("tflops", pa.float64(), "flops / median time, 1e12/s"),
     ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, timed in alternating batches with this stage"),
     ("pct_of_baseline", pa.float64(), "100 * baseline_median_ms / median_ms"),
+    ("limit_check", pa.string(), "which physical limits the timed row was checked against (farm/data/limits.py): peak, dram (cold mode: the time to read A and B from DRAM), and what could not be checked and why (schema 4)"),
     # telemetry over this stage's own timed batches (NVML, sampled every 10 ms)
     ("telemetry", pa.bool_(), "NVML sampling was on"),
     ("telemetry_samples", pa.int32(), "NVML samples inside this stage's timed batches"),
@@ -246,6 +248,7 @@ _R = [
     ("cells_failed_verification", pa.int64(), "rows with status failed_verification"),
     ("cells_skipped", pa.int64(), "rows with status skipped"),
     ("cells_error", pa.int64(), "rows with status error"),
+    ("cells_implausible", pa.int64(), "rows with status implausible (schema 4)"),
     ("cells_timeout", pa.int64(), "rows with status timeout"),
     ("cells_not_run", pa.int64(), "cells left unrun because this GPU was given up"),
     ("cells_resumed", pa.int64(), "cells of this GPU's queue already done by an earlier part of the run (shard: the model's queue)"),

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from farm.data import limits
 from farm.data.dataset import _TABLES, ROWS, RUNS, resolve
 from farm.data.derived import launch_mismatch
 from farm.data.schema import PARTITION_KEYS, STATUSES, added_after, SUPPORTED_VERSIONS
@@ -50,7 +51,10 @@ def _check_row(r: dict) -> list[str]:
                 out.append("samples_ms holds a non-positive or non-finite value")
             if not 0 < r["pct_of_baseline"] < 10_000 or not 0 < r["tflops"] < 10_000:
                 out.append(f"pct_of_baseline {r['pct_of_baseline']:.3g} or tflops {r['tflops']:.3g} out of range")
-    elif r.get("status") in ("skipped", "error", "timeout") and not r.get("status_reason"):
+            beyond, _ = limits.check(r)
+            if beyond:
+                out.append(f"ok row beyond a physical limit: {beyond}")
+    elif r.get("status") != "ok" and not r.get("status_reason"):
         out.append(f"{r['status']} row without a status_reason")
     for c in FRACTIONS:
         if r.get(c) is not None and not 0 <= r[c] <= 1:

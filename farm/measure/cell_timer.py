@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Callable
 
 from farm.data.throttle import summarize_samples
 from farm.measure.stats import summarize
@@ -17,6 +18,10 @@ from farm.measure.telemetry import NvmlSampler
 from farm.measure.timing import CellTiming, TimingConfig, launches_in, time_interleaved
 
 POLICIES = ("flag", "remeasure")
+# Cold mode writes this many times the L2's size before every launch: NVIDIA's GEMM measurement guideline asks for
+# at least 2x (CUTLASS's gemm_performance_measurement_methodology_guidelines); tests/test_gpu_cold.py checks with
+# Nsight Compute that the first launch after it reads its operands from DRAM.
+FLUSH_L2_MULTIPLE = 2
 
 
 @dataclass(frozen=True)
@@ -65,16 +70,16 @@ class CellTimer:
     def __init__(self, options: MeasureOptions, pci_bus_id: str, l2_bytes: int):
         self.options = options
         self.sampler = NvmlSampler(pci_bus_id, options.telemetry_interval_s) if options.telemetry else None
-        self._l2_bytes = l2_bytes
+        self.flush_bytes = FLUSH_L2_MULTIPLE * l2_bytes
         self._flush_buffer = None
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Evict L2: a write of FLUSH_L2_MULTIPLE x its size on the current stream (before a cold launch)."""
         import cupy
 
         if self._flush_buffer is None:
-            self._flush_buffer = cupy.empty(self._l2_bytes, dtype=cupy.uint8)
-        # Exactly the L2's size, written on the current stream before the timed launch.
-        cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self._l2_bytes, cupy.cuda.get_current_stream().ptr)
+            self._flush_buffer = cupy.empty(self.flush_bytes, dtype=cupy.uint8)
+        cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self.flush_bytes, cupy.cuda.get_current_stream().ptr)
 
     def _attempt(self, launches: dict) -> tuple[CellTiming, list[dict]]:
         s = self.sampler
@@ -84,13 +89,14 @@ class CellTimer:
             timing = time_interleaved(launches, self.options.timing,
                                       recent_clocks=s.recent_sm_clocks if s else None,
                                       energy_mj=s.energy_mj if s else None,
-                                      flush=self._flush if self.options.timing.mode == "cold" else None)
+                                      flush=self.flush if self.options.timing.mode == "cold" else None)
         finally:
             samples = s.stop() if s else []
         return timing, samples
 
-    def time(self, launches: dict, own: str, flops: int) -> tuple[dict, list[dict]]:
-        """Row columns for series `own` (the others are its baselines) and its raw telemetry samples."""
+    def time(self, launches: dict, own: str, flops: int) -> tuple[dict, list[dict], dict[str, Callable[[], None]]]:
+        """Row columns for series `own` (the others are its baselines), its raw telemetry samples, and each series'
+        timed launch path (SeriesTiming.replay) for the post-timing check."""
         attempts = []
         for _ in range(1 + (self.options.max_remeasures if self.options.throttle_policy == "remeasure" else 0)):
             timing, samples = self._attempt(launches)
@@ -102,7 +108,8 @@ class CellTimer:
             if not tele.get("throttled_fraction"):
                 break
         timing, samples, tele = min(attempts, key=lambda a: a[2].get("throttled_fraction") or 0.0)
-        return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing)
+        replays = {name: series.replay for name, series in timing.series.items()}
+        return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing), replays
 
     def _columns(self, timing: CellTiming, tele: dict, own: str, flops: int, remeasures: int) -> dict:
         mine, base = timing.series[own], timing.series["baseline"]

@@ -49,25 +49,31 @@ class Checks:
 
     def random_operands(self, dtype: str, m: int, n: int, k: int, seed: int):
         """(A, B) for C = A.B: MxK and KxN, a function of `seed` (below 2**63) alone, no element zero."""
+        import cupy
+
         if dtype not in _NARROWING:
             raise KeyError(f"no input rule for dtype {dtype!r}")
-        a, b = self._normals((m, k), 2 * seed), self._normals((k, n), 2 * seed + 1)  # no seed shares a stream
+        storage = cupy.float32 if _NARROWING[dtype] is None else _NARROWING[dtype][1]
+        a, b = cupy.empty((m, k), dtype=storage), cupy.empty((k, n), dtype=storage)
+        self.refill(a, b, dtype, seed)
+        return a, b
+
+    def refill(self, a, b, dtype: str, seed: int) -> None:
+        """Fresh inputs written into existing operands (the pointers a captured graph launches with stay valid):
+        the values random_operands would make for `seed`."""
+        import cupy
+
         narrowing = _NARROWING[dtype]
-        return (a, b) if narrowing is None else (self._narrow(a, *narrowing), self._narrow(b, *narrowing))
+        for x, stream in ((a, 2 * seed), (b, 2 * seed + 1)):  # no seed shares a stream
+            if narrowing is None:
+                self._normals_into(x, stream)
+                continue
+            wide = cupy.empty(x.shape, dtype=cupy.float32)
+            self._normals_into(wide, stream)
+            self._launch(narrowing[0], x.size, wide, x, np.int64(x.size))
 
-    def _normals(self, shape: tuple[int, int], seed: int):
-        import cupy
-
-        x = cupy.empty(shape, dtype=cupy.float32)
+    def _normals_into(self, x, seed: int) -> None:
         self._launch("normals", x.size, x, np.int64(x.size), np.uint64(seed % 2**64))
-        return x
-
-    def _narrow(self, x, kernel: str, storage: str):
-        import cupy
-
-        y = cupy.empty(x.shape, dtype=storage)
-        self._launch(kernel, x.size, x, y, np.int64(x.size))
-        return y
 
     def to_float64(self, x, dtype: str):
         """The exact values of operand `x` (stored in `dtype`) as float64."""

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from farm.cells import Cell
+from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions
@@ -53,7 +54,8 @@ def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorC
 
 
 class _Kernel:
-    """A stage's compiled, loaded kernels and what ptxas said about them."""
+    """A stage's compiled kernels, loaded afresh for one cell (so `__device__` state never outlives the cell), and
+    what ptxas said about them."""
 
     def __init__(self, stage: Stage, compiled: Compiled, sm_count: int):
         import cupy
@@ -116,10 +118,12 @@ class _Steps:
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
-    def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, prewarm: tuple[str, ...] = (), **plan_options):
+    def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, prewarm: tuple[str, ...] = (),
+                 extra_stages: tuple[Stage, ...] = (), **plan_options):
         """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins.
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
-        first cells run (a cell whose stage is still compiling waits for it)."""
+        first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages outside the
+        catalog that cells may name (the GPU tests' planted cheats; a plan cannot pass any)."""
         step = _Steps()
         import cupy
 
@@ -134,8 +138,8 @@ class GpuMeasurer:
         self._timer = CellTimer(options or MeasureOptions.from_dict(plan_options), cupy.cuda.Device(ordinal).pci_bus_id,
                                 self._device["l2_bytes"])
         step.done("NVML sampler")
-        self._stages = {s.name: s for s in catalog()}
-        self._kernels: dict[str, _Kernel] = {}
+        self._stages = {s.name: s for s in (*catalog(), *extra_stages)}
+        self._compiled: dict[str, Compiled] = {}
         self._vendor: VendorContext | None = None
         self._poisoned = False
         self._rng = np.random.default_rng()
@@ -172,7 +176,7 @@ class GpuMeasurer:
 
         began = time.perf_counter()
         stage = self._stage(cell.stage)
-        row = cell_row(self._device, stage, cell, run_id, "ok")
+        row = cell_row(self._device, stage, cell, run_id, "ok")  # provenance, max SM clock and DRAM bandwidth included
         if self._poisoned:
             return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
         reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc) or unavailable_reason(stage)
@@ -185,6 +189,10 @@ class GpuMeasurer:
             return {**row, "status": "skipped", "status_reason": reason}
         try:
             row.update(self._run(stage, cell))
+            if row["status"] == "ok":
+                reason, row["limit_check"] = limits.check(row)
+                if reason:
+                    row.update(status="implausible", status_reason=f"timed faster than the chip can go: {reason}; not a result"[:4000])
         except Unavailable as exc:  # a library baseline this host cannot run after all
             row.update(status="skipped", status_reason=str(exc)[:4000])
         except CompileError as exc:
@@ -215,49 +223,70 @@ class GpuMeasurer:
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
     def _run(self, stage: Stage, cell: Cell) -> dict:
+        """Verify, time, then verify the timed launch path again on fresh inputs (what was timed is what was checked)."""
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
         began = time.perf_counter()
         checks = self._loaded_checks()
-        a, b = checks.random_operands(stage.dtype, m, n, k, int(self._rng.integers(2**63)))  # fresh for every cell
+        a, b = checks.random_operands(stage.dtype, m, n, k, self._seed())  # fresh for every cell
         ref = cupy.empty((m, n), dtype=cupy.float32)
         baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
         tol = tolerance(stage.dtype, k)
         if stage.is_baseline:
-            checks.poison(ref)
-            baseline_run()
-            exact = checks.to_float64(a, stage.dtype) @ checks.to_float64(b, stage.dtype)
-            out = {**checks.compare(ref, exact, tol), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
-            del exact
-            out["verify_seconds"] = time.perf_counter() - began
-            return self._timed(out, {"baseline": baseline_run}, stage, cell, own="baseline")
+            def check(launch) -> dict:  # the output against an FP64 product of the inputs as they are now
+                checks.poison(ref)
+                cupy.cuda.get_current_stream().synchronize()
+                launch()
+                exact = checks.to_float64(a, stage.dtype) @ checks.to_float64(b, stage.dtype)
+                return checks.compare(ref, exact, tol)
 
-        kernel = self._kernels.get(stage.name)
-        if kernel is None:
-            kernel = self._kernels[stage.name] = _Kernel(stage, self._compiling.result(stage), self._device["sm_count"])
-        began = time.perf_counter()
-        c = cupy.empty((m, n), dtype=cupy.float32)
-        operands = {"A": a, "B": b, "C": c}
-        if stage.workspace_floats_per_mn:
-            operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
-        run = kernel.launcher(operands, m, n, k)
-        first = stage.launches[0]
-        out = {**kernel.columns, "grid_blocks": int(np.prod(first.grid(m, n, self._device["sm_count"]))), "baseline": baseline.name}
-        if passed_over:
-            out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
-        checks.poison(ref)
-        baseline_run()
-        checks.poison(c)
-        run()
-        cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-        out.update(checks.compare(c, ref, tol), verify_reference=f"{baseline.name} output for the same inputs")
-        out["verify_seconds"] = time.perf_counter() - began
+            out = {**check(baseline_run), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
+            launches, own = {"baseline": baseline_run}, "baseline"
+        else:
+            if stage.name not in self._compiled:
+                self._compiled[stage.name] = self._compiling.result(stage)
+            kernel = _Kernel(stage, self._compiled[stage.name], self._device["sm_count"])
+            began = time.perf_counter()
+            c = cupy.empty((m, n), dtype=cupy.float32)
+            operands = {"A": a, "B": b, "C": c}
+            if stage.workspace_floats_per_mn:
+                operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
+            run = kernel.launcher(operands, m, n, k)
+
+            def check(launch) -> dict:  # the output against the baseline library's, run directly on the same inputs
+                checks.poison(ref)
+                baseline_run()
+                checks.poison(c)
+                cupy.cuda.get_current_stream().synchronize()
+                launch()
+                cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
+                return checks.compare(c, ref, tol)
+
+            out = {**kernel.columns, "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
+                   "baseline": baseline.name, **check(run), "verify_reference": f"{baseline.name} output for the same inputs"}
+            if passed_over:
+                out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
+            launches, own = {"kernel": run, "baseline": baseline_run}, "kernel"
         if not out["verified"]:
-            return {**out, "status": "failed_verification",
+            out["verify_seconds"] = time.perf_counter() - began
+            return {**out, "status": "failed_verification", "post_checked": False,
                     "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}
-        return self._timed(out, {"kernel": run, "baseline": baseline_run}, stage, cell, own="kernel")
+        verify_seconds = time.perf_counter() - began
+        columns, samples, replays = self._timer.time(launches, own, stage.flops(m, n, k))
+        post_began = time.perf_counter()
+        checks.refill(a, b, stage.dtype, self._seed())  # same buffers: the captured graph's pointers
+        post = check(replays[own])
+        out = {**out, **columns, TELEMETRY_KEY: samples, "post_checked": True,
+               "verify_seconds": verify_seconds + time.perf_counter() - post_began,
+               "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
+               "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"])}
+        if not post["verified"]:
+            out.update(status="failed_verification", verified=False, mismatches=post["mismatches"], status_reason=(
+                f"post-timing check failed: the timed launch path ({columns['launch_method']}), run once more on fresh "
+                f"inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} elements outside "
+                f"tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result")[:4000])
+        return out
 
-    def _timed(self, out: dict, launches: dict, stage: Stage, cell: Cell, own: str) -> dict:
-        columns, samples = self._timer.time(launches, own, stage.flops(cell.m, cell.n, cell.k))
-        return {**out, **columns, TELEMETRY_KEY: samples}
+    def _seed(self) -> int:
+        return int(self._rng.integers(2**63))

@@ -53,6 +53,7 @@ class SeriesTiming:
     launches_per_batch: int
     warmup_launches: int
     launch_method: str  # cuda_graph | direct | direct_cold
+    replay: Callable[[], None]  # the timed launch path once more (no flush, no events), waited for: the post-timing check
 
 
 @dataclass
@@ -117,12 +118,23 @@ class _Series:
         except Exception:  # noqa: BLE001 - any capture failure means: time direct launches
             self.graph, self.method = None, "direct_cold" if self.cfg.mode == "cold" else "direct"
 
+    def _body(self) -> None:
+        """What a timed batch runs between its events: the captured graph, else the launches themselves."""
+        if self.graph is not None:
+            self.graph.launch(self.stream)
+        else:
+            self._loop()
+
     def batch_ms(self) -> float:
         if self.cfg.mode == "cold":
             with self.stream:
                 self.flush()  # outside the events: only the launch is timed
-        body = (lambda: self.graph.launch(self.stream)) if self.graph is not None else self._loop
-        return self.timed_ms(body) / self.per_batch
+        return self.timed_ms(self._body) / self.per_batch
+
+    def replay(self) -> None:
+        with self.stream:
+            self._body()
+        self.stream.synchronize()
 
 
 def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
@@ -171,7 +183,7 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
             break
     energy_end = read_energy()
     return CellTiming(
-        series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
+        series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method, s.replay) for name, s in series.items()},
         warmup_reason=warmup_reason,
         stop_reason=stop_reason,
         warmup_window=(warm_began, warm_ended),

@@ -83,7 +83,18 @@ def arch_of(arch: str | None, compute_capability: str | None = None) -> str | No
 
 
 def rate(arch: str | None, dtype: str) -> Rate | None:
-    return RATES.get(arch or "", {}).get(dtype)
+    """The architecture's rate; for one not in RATES (sm_87, sm_103, sm_121...), the highest rate of its family
+    (same major version): an upper bound, which is what the physical-limit check needs; None for an unknown family."""
+    if arch in RATES:
+        return RATES[arch].get(dtype)
+    major = _major(arch)
+    family = [r[dtype] for a, r in RATES.items() if _major(a) == major and major is not None and dtype in r]
+    return max(family, key=lambda r: r.flop) if family else None
+
+
+def _major(arch: str | None) -> int | None:
+    digits = (arch or "").removeprefix("sm_").rstrip("af")
+    return int(digits) // 10 if digits.isdigit() else None
 
 
 def flop_per_clock(arch: str | None, dtype: str, gpu_name: str | None = "") -> int | None:
