@@ -54,31 +54,41 @@ def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorC
 
 
 class _Kernel:
-    """A stage's compiled kernels, loaded afresh for one cell (so `__device__` state never outlives the cell), and
-    what ptxas said about them."""
+    """A stage's compiled kernels, loaded afresh for one cell, and what ptxas said about them.
+
+    A fresh module per cell means a `__device__` variable starts from its initial value in every cell, so state a
+    kernel keeps across launches never reaches the next cell (the post-timing check catches it within the cell).
+    CuPy's RawModule would not do: it memoizes the module it loads per path, so we load through its Module class
+    (cuModuleLoad; unloaded when collected) and read the functions' attributes from the driver.
+    """
 
     def __init__(self, stage: Stage, compiled: Compiled, sm_count: int):
-        import cupy
+        from cupy.cuda import function
+        from cupy_backends.cuda.api import driver
 
         self.compile_seconds = compiled.seconds
         compiled = compiled.module
-        module = cupy.RawModule(path=str(compiled.cubin_path))
+        self._module = function.Module()
+        self._module.load_file(str(compiled.cubin_path))
         self.functions = []
         for launch in stage.launches:
-            fn = module.get_function(compiled.lowered_names[launch.kernel])
+            fn = self._module.get_function(compiled.lowered_names[launch.kernel])
             if launch.dynamic_smem > _DEFAULT_SMEM_LIMIT:
-                fn.max_dynamic_shared_size_bytes = launch.dynamic_smem
+                driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, launch.dynamic_smem)
             self.functions.append((launch, fn))
+
+        def attribute(name: str) -> int:  # the largest over the stage's kernels
+            return max(driver.funcGetAttribute(getattr(driver, name), fn.ptr) for _, fn in self.functions)
+
         # Registers and memory from the loaded functions: what actually runs on this GPU.
-        fns = [fn for _, fn in self.functions]
         report = compiled.resources.values()
         first = stage.launches[0]
         self.columns = {
             "compile_options": " ".join(compiled.options),
-            "registers": max(fn.num_regs for fn in fns),
-            "static_smem_bytes": max(fn.shared_size_bytes for fn in fns),
+            "registers": attribute("CU_FUNC_ATTRIBUTE_NUM_REGS"),
+            "static_smem_bytes": attribute("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
             "dynamic_smem_bytes": first.dynamic_smem,
-            "local_bytes": max(fn.local_size_bytes for fn in fns),
+            "local_bytes": attribute("CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"),
             "spill_bytes": sum(r.spill_store_bytes + r.spill_load_bytes for r in report) if len(report) == len(stage.kernel_names) else None,
             "threads_per_block": int(np.prod(first.block())),
             "compile_seconds": self.compile_seconds,
