@@ -88,7 +88,7 @@ _F = [
     ("mismatches", pa.int64(), "elements outside tolerance (NaN counts)"),
     ("atol", pa.float64(), "absolute tolerance used"),
     ("rtol", pa.float64(), "relative tolerance used"),
-    ("post_checked", pa.bool_(), "the timed launch path (the captured graph) ran once more after timing on fresh inputs, C poisoned, and its output was checked (schema 4; null in older data: not post-checked)"),
+    ("post_checked", pa.bool_(), "the last timed batch (the captured graph, replayed between its events like every batch) ran on fresh inputs written into the same buffers with C poisoned, and its output was checked (schema 4; null in older data: not post-checked)"),
     ("verify_seconds", pa.float64(), "host time to make the inputs, run both sides once and compare (the FP64 product for baselines), s"),
     # timing
     ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm; cold: L2-sized write before every launch, outside the timed span"),

@@ -25,6 +25,16 @@ FLUSH_L2_MULTIPLE = 2
 
 
 @dataclass(frozen=True)
+class PostCheck:
+    """What was timed is what is checked: prepare() writes fresh inputs into the same buffers and poisons the output
+    (on the current stream), the measured series times one last batch of its captured graph, then check() compares
+    that batch's output with a reference of the fresh inputs and returns the verification columns."""
+
+    prepare: Callable[[], None]
+    check: Callable[[], dict]
+
+
+@dataclass(frozen=True)
 class MeasureOptions:
     timing: TimingConfig = field(default_factory=TimingConfig)
     telemetry: bool = True
@@ -81,7 +91,7 @@ class CellTimer:
             self._flush_buffer = cupy.empty(self.flush_bytes, dtype=cupy.uint8)
         cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self.flush_bytes, cupy.cuda.get_current_stream().ptr)
 
-    def _attempt(self, launches: dict) -> tuple[CellTiming, list[dict]]:
+    def _attempt(self, launches: dict, own: str, post: PostCheck) -> tuple[CellTiming, list[dict], dict]:
         s = self.sampler
         if s:
             s.start()
@@ -89,27 +99,27 @@ class CellTimer:
             timing = time_interleaved(launches, self.options.timing,
                                       recent_clocks=s.recent_sm_clocks if s else None,
                                       energy_mj=s.energy_mj if s else None,
-                                      flush=self.flush if self.options.timing.mode == "cold" else None)
+                                      flush=self.flush if self.options.timing.mode == "cold" else None,
+                                      last=(own, post.prepare))
         finally:
             samples = s.stop() if s else []
-        return timing, samples
+        return timing, samples, post.check()
 
-    def time(self, launches: dict, own: str, flops: int) -> tuple[dict, list[dict], dict[str, Callable[[], None]]]:
-        """Row columns for series `own` (the others are its baselines), its raw telemetry samples, and each series'
-        timed launch path (SeriesTiming.replay) for the post-timing check."""
+    def time(self, launches: dict, own: str, flops: int, post: PostCheck) -> tuple[dict, list[dict], dict]:
+        """Row columns for series `own` (the others are its baselines), its raw telemetry samples, and the
+        verification columns of its last timed batch (`post`)."""
         attempts = []
         for _ in range(1 + (self.options.max_remeasures if self.options.throttle_policy == "remeasure" else 0)):
-            timing, samples = self._attempt(launches)
+            timing, samples, checked = self._attempt(launches, own, post)
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
             mine = [x for x in samples if x["series"] == own]
             tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz) if self.sampler else {"telemetry_samples": 0}
-            attempts.append((timing, samples, tele))
-            if not tele.get("throttled_fraction"):
+            attempts.append((timing, samples, tele, checked))
+            if not tele.get("throttled_fraction") or not checked["verified"]:
                 break
-        timing, samples, tele = min(attempts, key=lambda a: a[2].get("throttled_fraction") or 0.0)
-        replays = {name: series.replay for name, series in timing.series.items()}
-        return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing), replays
+        timing, samples, tele, checked = min(attempts, key=lambda a: (a[3]["verified"], a[2].get("throttled_fraction") or 0.0))
+        return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing), checked
 
     def _columns(self, timing: CellTiming, tele: dict, own: str, flops: int, remeasures: int) -> dict:
         mine, base = timing.series[own], timing.series["baseline"]

@@ -17,7 +17,7 @@ from farm.cells import Cell
 from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
-from farm.measure.cell_timer import CellTimer, MeasureOptions
+from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
 from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
@@ -233,7 +233,8 @@ class GpuMeasurer:
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
     def _run(self, stage: Stage, cell: Cell) -> dict:
-        """Verify, time, then verify the timed launch path again on fresh inputs (what was timed is what was checked)."""
+        """Verify, then time; the last timed batch runs on fresh inputs with the output poisoned and is verified
+        too (what was timed is what was checked)."""
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
@@ -243,15 +244,22 @@ class GpuMeasurer:
         ref = cupy.empty((m, n), dtype=cupy.float32)
         baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
         tol = tolerance(stage.dtype, k)
+
+        def fresh_inputs() -> None:  # into the same buffers: the captured graphs launch with their pointers
+            checks.refill(a, b, stage.dtype, self._seed())
+
         if stage.is_baseline:
-            def check(launch) -> dict:  # the output against an FP64 product of the inputs as they are now
-                checks.poison(ref)
-                cupy.cuda.get_current_stream().synchronize()
-                launch()
+            def check() -> dict:  # the library's output against an FP64 product of the inputs as they are now
                 exact = checks.to_float64(a, stage.dtype) @ checks.to_float64(b, stage.dtype)
                 return checks.compare(ref, exact, tol)
 
-            out = {**check(baseline_run), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
+            def prepare() -> None:
+                fresh_inputs()
+                checks.poison(ref)
+
+            checks.poison(ref)
+            baseline_run()
+            out = {**check(), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)"}
             launches, own = {"baseline": baseline_run}, "baseline"
         else:
             if stage.name not in self._compiled:
@@ -264,38 +272,39 @@ class GpuMeasurer:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
             run = kernel.launcher(operands, m, n, k)
 
-            def check(launch) -> dict:  # the output against the baseline library's, run directly on the same inputs
+            def check() -> dict:  # the kernel's output against the baseline library's on the same inputs
+                return checks.compare(c, ref, tol)
+
+            def reference_then_poison() -> None:  # the reference from a direct library call, then C poisoned
                 checks.poison(ref)
                 baseline_run()
                 checks.poison(c)
-                cupy.cuda.get_current_stream().synchronize()
-                launch()
-                cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-                return checks.compare(c, ref, tol)
 
+            def prepare() -> None:
+                fresh_inputs()
+                reference_then_poison()
+
+            reference_then_poison()
+            run()
+            cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
             out = {**kernel.columns, "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
-                   "baseline": baseline.name, **check(run), "verify_reference": f"{baseline.name} output for the same inputs"}
+                   "baseline": baseline.name, **check(), "verify_reference": f"{baseline.name} output for the same inputs"}
             if passed_over:
                 out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
             launches, own = {"kernel": run, "baseline": baseline_run}, "kernel"
+        out["verify_seconds"] = time.perf_counter() - began
         if not out["verified"]:
-            out["verify_seconds"] = time.perf_counter() - began
             return {**out, "status": "failed_verification", "post_checked": False,
                     "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}
-        verify_seconds = time.perf_counter() - began
-        columns, samples, replays = self._timer.time(launches, own, stage.flops(m, n, k))
-        post_began = time.perf_counter()
-        checks.refill(a, b, stage.dtype, self._seed())  # same buffers: the captured graph's pointers
-        post = check(replays[own])
+        columns, samples, post = self._timer.time(launches, own, stage.flops(m, n, k), PostCheck(prepare, check))
         out = {**out, **columns, TELEMETRY_KEY: samples, "post_checked": True,
-               "verify_seconds": verify_seconds + time.perf_counter() - post_began,
                "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
                "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"])}
         if not post["verified"]:
             out.update(status="failed_verification", verified=False, mismatches=post["mismatches"], status_reason=(
-                f"post-timing check failed: the timed launch path ({columns['launch_method']}), run once more on fresh "
-                f"inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} elements outside "
-                f"tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result")[:4000])
+                f"post-timing check failed: the last timed batch ({columns['launch_method']}, {columns['launches_per_batch']} "
+                f"launches), run on fresh inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} "
+                f"elements outside tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result")[:4000])
         return out
 
     def _seed(self) -> int:

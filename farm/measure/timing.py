@@ -53,7 +53,6 @@ class SeriesTiming:
     launches_per_batch: int
     warmup_launches: int
     launch_method: str  # cuda_graph | direct | direct_cold
-    replay: Callable[[], None]  # the timed launch path once more (no flush, no events), waited for: the post-timing check
 
 
 @dataclass
@@ -131,20 +130,18 @@ class _Series:
                 self.flush()  # outside the events: only the launch is timed
         return self.timed_ms(self._body) / self.per_batch
 
-    def replay(self) -> None:
-        with self.stream:
-            self._body()
-        self.stream.synchronize()
-
 
 def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
                      recent_clocks: Callable[[float], tuple[list[float], bool]] | None = None,
                      energy_mj: Callable[[], float | None] | None = None,
-                     flush: Callable[[], None] | None = None) -> CellTiming:
+                     flush: Callable[[], None] | None = None,
+                     last: tuple[str, Callable[[], None]] | None = None) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
     recent_clocks(seconds) -> (SM clocks sampled lately, whether the GPU was busy throughout) decides
     when warm-up ends; energy_mj() reads the energy counter around each batch; flush() evicts L2 (cold).
+    last = (series, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited for)
+    and that series times one more batch, kept as its last sample: the batch whose output the caller checks.
     """
     import cupy
 
@@ -181,9 +178,16 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
         stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
         if stop_reason:
             break
+    if last:
+        name, prepare = last
+        prepare()
+        cupy.cuda.get_current_stream().synchronize()
+        t0 = time.perf_counter()
+        samples[name].append(series[name].batch_ms())
+        batches[name].append(Batch(t0, time.perf_counter(), series[name].per_batch))
     energy_end = read_energy()
     return CellTiming(
-        series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method, s.replay) for name, s in series.items()},
+        series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
         warmup_reason=warmup_reason,
         stop_reason=stop_reason,
         warmup_window=(warm_began, warm_ended),
