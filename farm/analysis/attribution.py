@@ -16,8 +16,16 @@ CLOCK_STEP = 0.01  # SM or memory clock medians this far apart are named
 FLAGS = (("power cap", "throttle_power"), ("thermal slowdown", "throttle_thermal"), ("hardware slowdown", "throttle_hw_slowdown"))
 
 
+def _value(col: str, v):
+    """A column's value as compared: compile options without their -I header paths (a Ray job's working directory
+    is a fresh temporary path each time; the headers' contents are in the CUBIN cache key, not their path)."""
+    if col == "compile_options":
+        return " ".join(t for t in str(v).split() if not t.startswith("-I"))
+    return v
+
+
 def _values(rows: list[dict], col: str) -> set:
-    return {r[col] for r in rows if r.get(col) is not None and r.get(col) == r.get(col) and r.get(col) != ""}
+    return {_value(col, r[col]) for r in rows if r.get(col) is not None and r.get(col) == r.get(col) and r.get(col) != ""}
 
 
 def _short(label: str, values: set) -> str:

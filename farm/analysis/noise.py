@@ -35,10 +35,10 @@ BANDS_MS = (0.03, 0.1, 0.3, 1.0, 3.0)
 PRIOR_DF = 4.0
 # Where nothing is learned: repeat and run standard deviations of log time. The shipped data show a repeat SD of
 # 0.1-0.4 % (SIMT FP32) to 1-2 % (tensor cores and vendor baselines, pooled RMS, power-capped cells the worst) and,
-# where a commit was run twice (mostly SIMT FP32 on H200s), a run-to-run excess under 0.1 %: the run prior is five
+# where a commit was run twice (mostly SIMT FP32 on H200s), a run-to-run excess under 0.1 %: the run prior is three
 # times that, for the families no A/A run pair has measured.
 PRIOR_REPEAT_SD = 0.01
-PRIOR_RUN_SD = 0.005
+PRIOR_RUN_SD = 0.003
 MIN_REPEAT_DF = 8  # history a class needs before its repeat variance replaces the next coarser class's
 MIN_RUN_PAIRS = 4  # ... and cells of A/A run pairs before its run variance does
 
