@@ -104,6 +104,15 @@ def _unclear(key, rows_a, rows_b, reason: str, **extra) -> Comparison:
     return Comparison(key, side(rows_a), side(rows_b), math.nan, math.inf, "UNCLEAR", reason, **extra)
 
 
+def side(rows: list[dict], model: NoiseModel | None = None) -> Side:
+    """One side on its own: the geometric mean of its rows' medians, and its standard error from its repeats' spread
+    shrunk towards its class's repeat variance (rows of one cell with timings)."""
+    ys = [math.log(r["median_ms"]) for r in _timed(rows)]
+    ss, df = _ss(ys)
+    s2 = (PRIOR_DF * (model or NoiseModel()).lookup(rows[0]).repeat_var + ss) / (PRIOR_DF + df)
+    return Side(math.exp(statistics.fmean(ys)), math.sqrt(s2 / len(ys)), len(ys))
+
+
 def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE,
                   model: NoiseModel | None = None, between_runs: bool = True, cell_rows: list[dict] | None = None,
                   equal_clocks: bool = False) -> Comparison:
