@@ -180,8 +180,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows = _dataset_rows(path_a)
     rows_b_all = _dataset_rows(path_b) if path_b != path_a else rows
     history = [r for path in _split(args.history) or [] for r in _dataset_rows(path)]
-    model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history)  # the A/A history of every dataset given
     rows_a = _run_rows(rows, args.run_a, path_a)
+    rows_b = _run_rows(rows_b_all, args.run_b, path_b) if args.run_b else []
+    # the A/A history of every dataset given, never the compared pair itself
+    model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history, apart=(rows_a, rows_b))
     extra: dict = {}
     if args.aa or args.gpu_to_gpu:
         result = (compare.compare_repeats if args.aa else compare.compare_gpus)(rows_a, args.run_a, args.tolerance, model)
@@ -191,7 +193,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return 1
         extra["rates"] = compare.rates(result)
     elif args.run_b:
-        rows_b = _run_rows(rows_b_all, args.run_b, path_b)
         if args.plant:
             table = plant.detection(rows_a, rows_b, [float(x) / 100 for x in _split(args.plant)], args.tolerance, model)
             print(json.dumps(table, indent=2) if args.json else plant.format_detection(table))

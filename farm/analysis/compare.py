@@ -158,7 +158,7 @@ def compare_rows(rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TO
                  equal_clocks: bool = False) -> list[Comparison]:
     """Side B's rows against side A's (two runs, datasets, commits...), per (gpu_model, stage, shape) both measured,
     each side's rows of a cell pooled. The noise model is learned from both sides' rows unless given."""
-    model = model or NoiseModel.learn([*rows_a, *rows_b])
+    model = model or NoiseModel.learn([*rows_a, *rows_b], apart=(rows_a, rows_b))
     sides: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
     for i, rows in enumerate((rows_a, rows_b)):
         for r in rows:
@@ -171,8 +171,8 @@ def compare_rows(rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TO
 def compare_runs(rows: list[dict], run_a: str, run_b: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None,
                  equal_clocks: bool = False) -> list[Comparison]:
     """Run B against run A, per (gpu_model, stage, shape) present in both; noise learned from all `rows`."""
-    return compare_rows([r for r in rows if r["run_id"] == run_a], [r for r in rows if r["run_id"] == run_b], tol,
-                        model or NoiseModel.learn(rows), equal_clocks)
+    rows_a, rows_b = [r for r in rows if r["run_id"] == run_a], [r for r in rows if r["run_id"] == run_b]
+    return compare_rows(rows_a, rows_b, tol, model or NoiseModel.learn(rows, apart=(rows_a, rows_b)), equal_clocks)
 
 
 def compare_repeats(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None) -> list[Comparison]:

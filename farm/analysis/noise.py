@@ -39,8 +39,8 @@ PRIOR_DF = 4.0
 # times that, for the families no A/A run pair has measured.
 PRIOR_REPEAT_SD = 0.01
 PRIOR_RUN_SD = 0.003
-MIN_REPEAT_DF = 8  # history a class needs before its repeat variance replaces the next coarser class's
-MIN_RUN_PAIRS = 4  # ... and cells of A/A run pairs before its run variance does
+MIN_REPEAT_DF = 20  # history a class needs before its repeat variance replaces the next coarser class's
+MIN_RUN_PAIRS = 20  # ... and cells of A/A run pairs before its run variance does
 
 
 def band(ms: float) -> int:
@@ -104,8 +104,11 @@ class NoiseModel:
         self._run: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum excess, pairs]
 
     @classmethod
-    def learn(cls, rows: list[dict]) -> "NoiseModel":
+    def learn(cls, rows: list[dict], apart: tuple[list[dict], list[dict]] | None = None) -> "NoiseModel":
+        """The model of `rows`. `apart`: the two sides about to be compared (their rows): a pair of their runs is never
+        taken as an A/A pair, so that a difference between them cannot widen the noise that judges it."""
         model = cls()
+        sides = [{(r.get("dataset"), r["run_id"]) for r in side} for side in apart] if apart else [set(), set()]
         cells: dict[tuple, list[dict]] = defaultdict(list)
         for r in _timed(rows):
             cells[(r.get("dataset"), r["run_id"], r.get("gpu_uuid"), r["stage"], r["m"], r["n"], r["k"], r.get("timing_mode"))].append(r)
@@ -123,11 +126,11 @@ class NoiseModel:
                   for r in _timed(rows)}
         for (dset, run, gpu_model, *cell), ys in per_run.items():
             first = firsts[(dset, run, gpu_model, *cell)]
-            runs[(gpu_model, *cell)].append((first.get("git_commit"), ys, first))
-        for sides in runs.values():
-            for i, (commit_a, ya, first) in enumerate(sides):
-                for commit_b, yb, _ in sides[i + 1:]:
-                    if commit_a != commit_b or not _identical_code(commit_a):
+            runs[(gpu_model, *cell)].append(((dset, run), first.get("git_commit"), ys, first))
+        for measured in runs.values():
+            for i, (run_a, commit_a, ya, first) in enumerate(measured):
+                for run_b, commit_b, yb, _ in measured[i + 1:]:
+                    if commit_a != commit_b or not _identical_code(commit_a) or {run_a, run_b} & sides[0] and {run_a, run_b} & sides[1]:
                         continue
                     noise = model.lookup(first)  # repeat variance of the class: what the runs' means carry of it
                     excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - noise.repeat_var * (1 / len(ya) + 1 / len(yb))
