@@ -118,14 +118,14 @@ class NoiseModel:
             ys = [math.log(r["median_ms"]) for r in rs]
             per_run[(dset, run, rs[0].get("gpu_model"), *cell)] += ys
             if len(ys) >= 2:
-                for key in class_keys(rs[0]):
+                for key in class_keys({**rs[0], "median_ms": math.exp(sum(ys) / len(ys))}):  # the cell's band, not a row's
                     acc = model._repeat[key]
                     acc[0] += (len(ys) - 1) * _variance(ys)
                     acc[1] += len(ys) - 1
         firsts = {(r.get("dataset"), r["run_id"], r.get("gpu_model"), r["stage"], r["m"], r["n"], r["k"], r.get("timing_mode")): r
                   for r in _timed(rows)}
         for (dset, run, gpu_model, *cell), ys in per_run.items():
-            first = firsts[(dset, run, gpu_model, *cell)]
+            first = {**firsts[(dset, run, gpu_model, *cell)], "median_ms": math.exp(sum(ys) / len(ys))}
             runs[(gpu_model, *cell)].append(((dset, run), first.get("git_commit"), ys, first))
         for measured in runs.values():
             for i, (run_a, commit_a, ya, first) in enumerate(measured):
