@@ -191,7 +191,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"run {args.run_a} has no cell measured {'twice on one GPU' if args.aa else 'on two GPUs of one model'} "
                   "with samples: nothing to compare", file=sys.stderr)
             return 1
-        extra["rates"] = compare.rates(result)
     elif args.run_b:
         if args.plant:
             table = plant.detection(rows_a, rows_b, [float(x) / 100 for x in _split(args.plant)], args.tolerance, model)
@@ -205,6 +204,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
     stats = compare.summary(result)
+    extra["rates"] = compare.rates(result)
     if args.json:
         print(json.dumps({"summary": stats, **extra, "cells": [
             {"key": list(c.key), "a_ms": c.a.median_ms, "b_ms": c.b.median_ms, "diff": c.diff, "band": c.band, "verdict": c.verdict,
@@ -212,9 +212,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             for c in result]}, indent=2, default=str))
     else:
         print(compare.format_table(result))
-        if "rates" in extra:
-            print("\nFalse-difference rate per GPU model and family (every FASTER/SLOWER between repeats of identical code is false):")
-            print(compare.format_rates(extra["rates"]))
+        print("\nPer GPU model and family (between repeats, or runs of identical code, every FASTER/SLOWER is a false difference):")
+        print(compare.format_rates(extra["rates"]))
         print(json.dumps(stats))
     return 0
 

@@ -214,7 +214,7 @@ def test_aa_prints_the_false_difference_rate_per_gpu_model_and_family(tmp_path, 
     path = _write(tmp_path, "aa", history_runs(0, runs=1, cells=20))
     assert main(["compare", "h0", "--aa", "--data", path]) == 0
     out = capsys.readouterr().out
-    assert "False-difference rate per GPU model and family" in out and "H100-80GB-HBM3     hopper_d" in out
+    assert "every FASTER/SLOWER is a false difference" in out and "H100-80GB-HBM3     hopper_d" in out
     single = _write(tmp_path, "single", history_runs(0, runs=1, cells=3, repeats=1))
     assert main(["compare", "h0", "--aa", "--data", single]) == 1
     assert "no cell measured twice on one GPU" in capsys.readouterr().err

@@ -19,7 +19,8 @@ Learned from rows (the dataset's A/A history), per class of cells:
       halved, and never below 0.
 A class is the GPU model, stage, timing mode and duration band of the cell (noise depends most on how short the
 kernel is); where that class has too little history, the GPU model and family, then the GPU model, then any GPU at
-that duration band, and where nothing is known the prior below (PRIOR_*: set from the shipped H100/H200 reference
+that duration band (the run variance too: where measured, it is small in every family, so the GPU model's is a
+better guess for an unmeasured family than a fixed prior), and where nothing is known the prior below (PRIOR_*: set from the shipped H100/H200 reference
 data, rounded up, so that an unknown class is treated as noisy rather than quiet). A lookup says which one it used.
 """
 from __future__ import annotations
@@ -34,11 +35,11 @@ BANDS_MS = (0.03, 0.1, 0.3, 1.0, 3.0)
 # moderated t, Smyth 2004): with 2-3 repeats a cell's own variance has 1-2 df and is shrunk towards its class's.
 PRIOR_DF = 4.0
 # Where nothing is learned: repeat and run standard deviations of log time. The shipped data show a repeat SD of
-# 0.1-0.4 % (SIMT FP32) to 1-2 % (tensor cores and vendor baselines, pooled RMS, power-capped cells the worst) and,
-# where a commit was run twice (mostly SIMT FP32 on H200s), a run-to-run excess under 0.1 %: the run prior is three
-# times that, for the families no A/A run pair has measured.
+# 0.1-0.5 % (unthrottled cells) to 1-2 % (power-capped tensor-core and vendor cells) and, where a commit was run
+# twice (walk A and the baselines, on H100s and H200s), a run-to-run excess under 0.1 %: the run prior is twice the
+# largest learned, for GPUs no A/A run pair has measured.
 PRIOR_REPEAT_SD = 0.01
-PRIOR_RUN_SD = 0.003
+PRIOR_RUN_SD = 0.002
 MIN_REPEAT_DF = 20  # history a class needs before its repeat variance replaces the next coarser class's
 MIN_RUN_PAIRS = 20  # ... and cells of A/A run pairs before its run variance does
 
@@ -74,8 +75,6 @@ def class_keys(r: dict) -> list[tuple]:
     return [("stage", model, r.get("stage"), mode, b), ("family", model, r.get("family"), mode, b),
             ("gpu model", model, mode, b), ("any GPU", mode, b)]
 
-
-RUN_LEVELS = ("stage", "family")  # run variance is not carried across families: their kernels differ too much
 
 
 def describe(key: tuple) -> str:
@@ -134,7 +133,7 @@ class NoiseModel:
                         continue
                     noise = model.lookup(first)  # repeat variance of the class: what the runs' means carry of it
                     excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - noise.repeat_var * (1 / len(ya) + 1 / len(yb))
-                    for key in class_keys(first)[:len(RUN_LEVELS)]:
+                    for key in class_keys(first):
                         acc = model._run[key]
                         acc[0] += excess
                         acc[1] += 1
@@ -149,7 +148,7 @@ class NoiseModel:
                 repeat_var, repeat_source = total / df, describe(key)
                 break
         run_var, run_source = PRIOR_RUN_SD**2, "prior"
-        for key in class_keys(r)[:len(RUN_LEVELS)]:
+        for key in class_keys(r):
             total, pairs = self._run.get(key, (0.0, 0.0))
             if pairs >= MIN_RUN_PAIRS:
                 run_var, run_source = max(0.0, total / pairs / 2), describe(key)
