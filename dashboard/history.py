@@ -16,14 +16,10 @@ import pandas as pd
 from dashboard import analysis
 from farm.analysis import changepoints
 from farm.analysis import compare as fcompare
-from farm.analysis.attribution import PROVENANCE
 from farm.analysis.noise import NoiseModel
 
 SERIES = ["gpu_model", "family", "stage", "dtype", "order", "m", "n", "k", "size_label", "timing_mode"]
 RUN = ["dataset", "run_id"]
-# What attribution compares across a step: provenance, clocks, limits.
-CONTEXT = [col for _, col in PROVENANCE] + ["sm_clock_median_mhz", "mem_clock_median_mhz", "throttle_power", "throttle_thermal",
-                                            "throttle_hw_slowdown"]
 
 
 def _commits(values) -> str:
@@ -40,8 +36,7 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
     t = analysis.timed(rows)
     if t.empty:
         return pd.DataFrame(columns=cols)
-    extra = [c for c in dict.fromkeys((*SERIES, "timestamp", "git_commit", "flops", "launch_method", *CONTEXT))
-             if c not in analysis.COMPARE_COLUMNS and c in t]
+    extra = [c for c in (*SERIES, "timestamp", "flops") if c not in analysis.COMPARE_COLUMNS]
     recs_in = analysis.compare_records(t, extra)  # one conversion; per-group DataFrames cost seconds here
     model = NoiseModel.learn(recs_in)
     groups: dict[tuple, dict[tuple, list[dict]]] = defaultdict(lambda: defaultdict(list))
