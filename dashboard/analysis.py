@@ -317,10 +317,10 @@ def calibration(rows: pd.DataFrame, tol: float) -> pd.DataFrame:
     return pd.DataFrame(fcompare.rates(comps), columns=cols)
 
 
-def aa(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
-    """A/A: every pair of repeats of each cell of `run` on each GPU, noise learned from every loaded row."""
+def aa(rows: pd.DataFrame, run: str, tol: float, model: NoiseModel | None = None) -> pd.DataFrame:
+    """A/A: every pair of repeats of each cell of `run` on each GPU, noise learned from `rows` unless given."""
     recs = [r for r in compare_records(rows) if r["run_id"] == run]
-    comps = fcompare.compare_repeats(recs, run, tol, noise_model(rows))
+    comps = fcompare.compare_repeats(recs, run, tol, model or noise_model(rows))
     df = comparisons_frame(comps, ["gpu_uuid", "stage", "m", "n", "k", "pair"], rows)
     if not df.empty:
         labels = dict(zip(rows["gpu_uuid"], rows["gpu"]))
@@ -381,8 +381,9 @@ def aa_disagreements(rows: pd.DataFrame, tol: float, band_limit: float) -> dict[
     Keys (dataset, run_id, gpu_uuid, stage, m, n, k); values say which pair and by how much.
     """
     out: dict[tuple, str] = {}
+    model = noise_model(rows)  # learned once, from every row
     for dset, run in runs_with_repeats(rows):
-        df = aa(rows[rows["dataset"] == dset], run, tol)
+        df = aa(rows[rows["dataset"] == dset], run, tol, model)
         for r in df.itertuples():
             # a band wide from the prior (nothing learned for the class) says nothing about this cell
             wide = r.band_pct == r.band_pct and r.band_pct > 100 * band_limit and not r.noise.startswith("prior")

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from farm.analysis import attribution
-from farm.analysis.noise import PRIOR_DF, NoiseModel
+from farm.analysis.compare import side
+from farm.analysis.noise import NoiseModel
 
 ALPHA = 0.001  # per series: Otava's significance level for a change point
 
@@ -77,12 +78,8 @@ class Step:
 
 def run_point(rows: list[dict], model: NoiseModel) -> tuple[float, float]:
     """(mean log time, its variance) of one run's repeats of a cell."""
-    ys = [math.log(r["median_ms"]) for r in rows]
-    mean = sum(ys) / len(ys)
-    noise = model.lookup(rows[0])
-    ss = sum((y - mean) ** 2 for y in ys)
-    s2 = (PRIOR_DF * noise.repeat_var + ss) / (PRIOR_DF + len(ys) - 1)
-    return mean, s2 / len(ys) + noise.run_var
+    s = side(rows, model)
+    return math.log(s.median_ms), s.rel_se**2 + model.lookup(rows[0]).run_var
 
 
 def steps(runs: list[list[dict]], model: NoiseModel, tol: float) -> list[Step]:

@@ -97,20 +97,25 @@ def _ss(ys: list[float]) -> tuple[float, int]:
     return sum((y - mean) ** 2 for y in ys), len(ys) - 1
 
 
-def _unclear(key, rows_a, rows_b, reason: str, **extra) -> Comparison:
-    def side(rows):
-        return Side(math.exp(statistics.fmean(math.log(r["median_ms"]) for r in rows)) if rows else math.nan, math.inf, len(rows))
+def _shrunk(repeat_var: float, ss: float, df: int) -> float:
+    """A cell's repeat variance shrunk towards its class's: (d0 s2_class + ss) / (d0 + df)."""
+    return (PRIOR_DF * repeat_var + ss) / (PRIOR_DF + df)
 
-    return Comparison(key, side(rows_a), side(rows_b), math.nan, math.inf, "UNCLEAR", reason, **extra)
+
+def _side(ys: list[float], s2: float) -> Side:
+    return Side(math.exp(statistics.fmean(ys)), math.sqrt(s2 / len(ys)), len(ys)) if ys else Side(math.nan, math.inf, 0)
+
+
+def _unclear(key, ya: list[float], yb: list[float], reason: str, **extra) -> Comparison:
+    return Comparison(key, _side(ya, math.inf), _side(yb, math.inf), math.nan, math.inf, "UNCLEAR", reason, **extra)
 
 
 def side(rows: list[dict], model: NoiseModel | None = None) -> Side:
     """One side on its own: the geometric mean of its rows' medians, and its standard error from its repeats' spread
     shrunk towards its class's repeat variance (rows of one cell with timings)."""
-    ys = [math.log(r["median_ms"]) for r in _timed(rows)]
-    ss, df = _ss(ys)
-    s2 = (PRIOR_DF * (model or NoiseModel()).lookup(rows[0]).repeat_var + ss) / (PRIOR_DF + df)
-    return Side(math.exp(statistics.fmean(ys)), math.sqrt(s2 / len(ys)), len(ys))
+    timed = _timed(rows)
+    ys = [math.log(r["median_ms"]) for r in timed]
+    return _side(ys, _shrunk((model or NoiseModel()).lookup(timed[0]).repeat_var, *_ss(ys)))
 
 
 def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE,
@@ -124,11 +129,11 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     diffs = attribution.differences(rows_a, rows_b)
     extra = dict(context=tuple(text for _, text in diffs), confounded=attribution.confounded(diffs),
                  gpu_model=first.get("gpu_model"), family=first.get("family"))
-    if not rows_a or not rows_b:
-        return _unclear(key, rows_a, rows_b, f"side {'A' if not rows_a else 'B'} has no timed rows with samples", **extra)
-    noise = (model or NoiseModel()).lookup(first)
     ya = [math.log(r["median_ms"]) for r in rows_a]
     yb = [math.log(r["median_ms"]) for r in rows_b]
+    if not rows_a or not rows_b:
+        return _unclear(key, ya, yb, f"side {'A' if not rows_a else 'B'} has no timed rows with samples", **extra)
+    noise = (model or NoiseModel()).lookup(first)
     note = ""
     if equal_clocks:
         shift, note = attribution.log_clock_shift(rows_a, rows_b)
@@ -139,17 +144,16 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
         (ssa, dfa), (ssb, dfb) = _ss(ya), _ss(yb)
         ss, df = ssa + ssb, dfa + dfb
     if df == 0 and not noise.learned:
-        return _unclear(key, rows_a, rows_b, "one repeat a side and no A/A history for this class: its repeat noise is "
+        return _unclear(key, ya, yb, "one repeat a side and no A/A history for this class: its repeat noise is "
                         "unknown (measure two repeats or more)", noise="prior", **extra)
-    s2 = (PRIOR_DF * noise.repeat_var + ss) / (PRIOR_DF + df)
+    s2 = _shrunk(noise.repeat_var, ss, df)
     within = [relative_noise(r["samples_ms"]) for r in (*rows_a, *rows_b)]
     s2 = max(s2, statistics.fmean(w * w for w in within if math.isfinite(w)) if any(map(math.isfinite, within)) else 0.0)
     var_d = s2 * (1 / len(ya) + 1 / len(yb)) + (2 * noise.run_var if between_runs else 0.0)
     d = statistics.fmean(yb) - statistics.fmean(ya)
     band = student_t_quantile(1 - ALPHA / 2, PRIOR_DF + df) * math.sqrt(var_d)
     same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
-    a = Side(math.exp(statistics.fmean(ya)), math.sqrt(s2 / len(ya)), len(ya))
-    b = Side(math.exp(statistics.fmean(yb)), math.sqrt(s2 / len(yb)), len(yb))
+    a, b = _side(ya, s2), _side(yb, s2)
     source = noise.repeat_source + (f"; run: {noise.run_source}" if between_runs else "")
     return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
 

@@ -181,7 +181,11 @@ class CublasLtGemm:
         for attr in lt.MatmulAlgoConfigAttribute:  # ID, TILE_ID, SPLITK_NUM, ..., STAGES_ID, CLUSTER_SHAPE_ID
             value = np.zeros(1, dtype=lt.get_matmul_algo_config_attribute_dtype(attr))
             written = np.zeros(1, dtype=np.uint64)
-            lt.matmul_algo_config_get_attribute(algo, attr, value.ctypes.data, value.nbytes, written.ctypes.data)
+            try:
+                lt.matmul_algo_config_get_attribute(algo, attr, value.ctypes.data, value.nbytes, written.ctypes.data)
+            except Exception:  # noqa: BLE001 - an attribute this cuBLASLt version does not know: named, not fatal
+                parts.append(f"{attr.name.lower()}=?")
+                continue
             parts.append(f"{attr.name.lower()}={int(value[0])}")
         return (f"cuBLASLt {_version(lt.get_version())} heuristic #1: {' '.join(parts)} "
                 f"workspace={int(self._heuristic.workspace_size)} waves={float(self._heuristic.waves_count):.3g}")
