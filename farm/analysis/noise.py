@@ -17,11 +17,12 @@ Learned from rows (the dataset's A/A history), per class of cells:
   v   per pair of runs of the same commit on the same GPU model (identical code: an A/A pair), per cell both
       measured: (mean_A - mean_B)^2 less what the repeats explain (s2_A/n_A + s2_B/n_B), averaged over the class,
       halved, and never below 0.
-A class is the GPU model, stage, timing mode and duration band of the cell (noise depends most on how short the
-kernel is); where that class has too little history, the GPU model and family, then the GPU model, then any GPU at
-that duration band (the run variance too: where measured, it is small in every family, so the GPU model's is a
-better guess for an unmeasured family than a fixed prior), and where nothing is known the prior below (PRIOR_*: set from the shipped H100/H200 reference
-data, rounded up, so that an unknown class is treated as noisy rather than quiet). A lookup says which one it used.
+A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
+the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
+family, then the GPU model, then any GPU, at that mode and band (the run variance too: where measured it is small in
+every family, so the GPU model's is a better guess for an unmeasured family than a fixed prior); where nothing is
+known, the priors below (set from the shipped H100/H200 data, rounded up, so that an unknown class is treated as
+noisy rather than quiet). A lookup says which class it used.
 """
 from __future__ import annotations
 
