@@ -128,6 +128,8 @@ def test_a_slower_cell_on_another_card_at_a_lower_clock_says_so_and_equal_clocks
     assert any(t.startswith("power cap A 0/3 rows, B 3/3") for t in plain[0].context)
     scaled = compare.compare_rows(a, b, model=model, equal_clocks=True)
     assert {c.verdict for c in scaled} <= {"SAME", "UNCLEAR"} and "at equal clocks" in scaled[0].reason
+    swinging = [{**r, "sm_clock_min_mhz": 1560.0, "sm_clock_max_mhz": 1965.0} for r in b]  # a power cap swinging the clock
+    assert "the SM clock moved by up to 22 % within a timing window" in compare.compare_rows(a, swinging, model=model, equal_clocks=True)[0].reason
     other_memory = [{**r, "mem_clock_median_mhz": 1593.0} for r in b]
     refused = compare.compare_rows(a, other_memory, model=model, equal_clocks=True)
     assert "not at equal clocks: memory clocks differ" in refused[0].reason and refused[0].verdict == "SLOWER"

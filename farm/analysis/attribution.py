@@ -13,6 +13,7 @@ PROVENANCE = (("card", "gpu_uuid"), ("host", "host"), ("driver", "driver_version
 # Differences that are the change under test, not something else that could explain a verdict.
 CODE = ("commit", "compile options")
 CLOCK_STEP = 0.01  # SM or memory clock medians this far apart are named
+CLOCK_STEADY = 0.02  # (max - min) / median of a row's SM clock samples: steady enough to scale time by
 FLAGS = (("power cap", "throttle_power"), ("thermal slowdown", "throttle_thermal"), ("hardware slowdown", "throttle_hw_slowdown"))
 
 
@@ -61,15 +62,30 @@ def confounded(diffs: list[tuple[str, str]]) -> bool:
     return any(label not in CODE for label, _ in diffs)
 
 
+def _swing(rows: list[dict]) -> float:
+    """The largest (max - min) / median of the SM clock within one row's timing; 0 where rows do not say."""
+    out = 0.0
+    for r in rows:
+        lo, med, hi = (r.get(c) for c in ("sm_clock_min_mhz", "sm_clock_median_mhz", "sm_clock_max_mhz"))
+        if all(isinstance(v, (int, float)) and v == v for v in (lo, med, hi)) and med > 0:
+            out = max(out, (hi - lo) / med)
+    return out
+
+
 def clock_ratio(rows_a: list[dict], rows_b: list[dict]) -> tuple[float | None, str]:
     """(B's SM clock median / A's, '') where scaling time by it is sound, else (None, why not).
 
-    Scaling assumes the kernel's time follows the SM clock: compute or on-chip bound, at one memory clock. It is not
-    sound without clock telemetry on both sides, across memory clocks (memory-bound time does not scale with the SM
-    clock), or where the clocks differ by more than 2x (other limits take over)."""
+    Scaling assumes the kernel's time follows the SM clock: compute or on-chip bound, at one memory clock, the clock
+    steady while it was timed. It is not sound without clock telemetry on both sides, where the clock moved by more
+    than CLOCK_STEADY within a row's timing (a power cap swinging it: the median then does not stand for the clock
+    the kernel ran at), across memory clocks (memory-bound time does not scale with the SM clock), or where the
+    clocks differ by more than 2x (other limits take over)."""
     fa, fb = _median(rows_a, "sm_clock_median_mhz"), _median(rows_b, "sm_clock_median_mhz")
     if not fa or not fb:
         return None, "no SM clock telemetry on " + ("either side" if not fa and not fb else "side A" if not fa else "side B")
+    swing = _swing([*rows_a, *rows_b])
+    if swing > CLOCK_STEADY:
+        return None, f"the SM clock moved by up to {100 * swing:.0f} % within a timing window: its median is not the kernel's clock"
     ma, mb = _median(rows_a, "mem_clock_median_mhz"), _median(rows_b, "mem_clock_median_mhz")
     if ma and mb and abs(mb / ma - 1) >= CLOCK_STEP:
         return None, f"memory clocks differ ({ma:.0f} vs {mb:.0f} MHz): time does not follow the SM clock alone"
