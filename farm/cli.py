@@ -340,8 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "repeats of one run on each GPU, and the false-difference rate per GPU model and family "
                                    "(how often identical code is called different). With --gpu-to-gpu: every pair of "
                                    "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
-                                   "and runs of one commit); a verdict needs the 99%% band of the difference to clear the "
-                                   "tolerance, SAME the equivalence test's 90%% band to lie within it: see farm/analysis/compare.py.")
+                                   "and runs of one commit); a verdict needs the 99% band of the difference to clear the "
+                                   "tolerance, SAME the equivalence test's 90% band to lie within it: see farm/analysis/compare.py.")
     p.add_argument("run_a")
     p.add_argument("run_b", nargs="?")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
