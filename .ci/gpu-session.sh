@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -132,6 +132,21 @@ case "${1:-tests}" in
     tail -30 "$OUT/crosscheck-$run.md"
     python3 -m farm report "$RES" --run-id "$run" > "$OUT/report-$run.md" 2>&1
     python3 -m farm report "$RES" --run-id "$run" --headline | tee "$OUT/headline-$run.md" | grep -E "4096x|8192x" ;;
+  aa)  # issue 26: two runs of one commit, plans/aa.toml (every family at four short sizes, 316 cells, adaptive repeats),
+    # then their verdicts: without and with the shipped H100/H200 A/A history, the repeats' A/A, and planted slowdowns
+    prewarm
+    node 0 head; sleep 3
+    PLAN=plans/aa.toml sweep aa1 && PLAN=plans/aa.toml sweep aa2
+    ray stop --force > /dev/null 2>&1
+    hist=datasets/h100-reference,datasets/h200-reference,datasets/cold-start,datasets/h200x2-scaling,datasets/h200x4-scaling
+    python3 -m farm compare aa1 aa2 --data "$RES" > "$OUT/compare-aa1-aa2.txt"
+    python3 -m farm compare aa1 aa2 --data "$RES" --history "$hist" > "$OUT/compare-aa1-aa2-history.txt"
+    python3 -m farm compare aa1 --aa --data "$RES" > "$OUT/compare-aa1-repeats.txt"
+    python3 -m farm compare aa1 aa2 --data "$RES" --history "$hist" --plant 1,2,3,5 > "$OUT/plant.txt"
+    python3 -c "import pyarrow.compute as pc; from farm.data.dataset import read_table; t = read_table('$RES'); \
+print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('repeat'), 'string')).to_pylist())"
+    for f in compare-aa1-aa2 compare-aa1-aa2-history compare-aa1-repeats; do echo "== $f"; sed -n '/^Per GPU model/,$p' "$OUT/$f.txt"; done
+    echo "== planted (run aa2's samples x (1+x))"; cat "$OUT/plant.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from farm.analysis import compare as fcompare
+from farm.analysis.noise import NoiseModel
 from farm.data import throttle
 from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
@@ -250,12 +251,18 @@ def per_row_spread(rows: pd.DataFrame) -> pd.DataFrame:
 
 COMPARE_COLUMNS = ["dataset", "run_id", "gpu_model", "gpu_uuid", "stage", "m", "n", "k", "repeat", "status", "median_ms",
                    "samples_ms"]
+# What the noise model classes cells by and what attribution names, where the rows have them.
+VERDICT_COLUMNS = ["family", "timing_mode", "git_commit", "host", "driver_version", "cuda_runtime_version", "nvrtc_version",
+                   "cupy_version", "library_algorithm", "launch_method", "compile_options", "sm_clock_median_mhz",
+                   "mem_clock_median_mhz", "throttle_power", "throttle_thermal", "throttle_hw_slowdown"]
 
 
 def compare_records(rows: pd.DataFrame, extra: list[str] | tuple = ()) -> list[dict]:
-    """Rows as the plain dicts farm.analysis.compare takes (samples as lists), with the `extra` columns too."""
+    """Rows as the plain dicts farm.analysis.compare takes (samples as lists), with the noise model's and
+    attribution's columns (those present) and the `extra` columns too."""
     t = timed(rows)
-    recs = t[[*COMPARE_COLUMNS, *extra]].to_dict("records")
+    cols = list(dict.fromkeys([*COMPARE_COLUMNS, *(c for c in VERDICT_COLUMNS if c in t), *extra]))
+    recs = t[cols].to_dict("records")
     for r in recs:
         s = r["samples_ms"]
         r["samples_ms"] = [] if s is None or (isinstance(s, float)) else [float(x) for x in s]
@@ -264,12 +271,14 @@ def compare_records(rows: pd.DataFrame, extra: list[str] | tuple = ()) -> list[d
 
 def comparisons_frame(comps: list[fcompare.Comparison], key_names: list[str], rows: pd.DataFrame) -> pd.DataFrame:
     """farm.analysis.compare results as a table: key columns, A/B medians, diff and band in %, verdict."""
-    cols = [*key_names, "a_ms", "b_ms", "a_rows", "b_rows", "diff_pct", "band_pct", "lo_pct", "hi_pct", "verdict"]
+    cols = [*key_names, "a_ms", "b_ms", "a_rows", "b_rows", "diff_pct", "band_pct", "lo_pct", "hi_pct", "verdict",
+            "differed", "confounded", "why", "noise"]
     recs = []
     for c in comps:
         rec = dict(zip(key_names, c.key))
         rec.update(a_ms=c.a.median_ms, b_ms=c.b.median_ms, a_rows=c.a.rows, b_rows=c.b.rows,
-                   diff_pct=100 * c.diff, band_pct=100 * c.band if math.isfinite(c.band) else np.nan, verdict=c.verdict)
+                   diff_pct=100 * c.diff, band_pct=100 * c.band if math.isfinite(c.band) else np.nan, verdict=c.verdict,
+                   differed="; ".join(c.context), confounded=c.confounded, why=c.reason, noise=c.noise)
         recs.append(rec)
     df = pd.DataFrame(recs, columns=[c for c in cols if c not in ("lo_pct", "hi_pct")])
     df["lo_pct"] = df["diff_pct"] - df["band_pct"]
@@ -285,10 +294,33 @@ def comparisons_frame(comps: list[fcompare.Comparison], key_names: list[str], ro
     return df
 
 
-def aa(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
-    """A/A: every pair of repeats of each cell of `run` on each GPU."""
+def noise_model(rows: pd.DataFrame, apart: tuple[pd.Series, pd.Series] | None = None) -> NoiseModel:
+    """The noise model learned from every loaded row (the A/A history); `apart`: the masks of two sides about to be
+    compared, whose runs never pair up as A/A history."""
+    recs = compare_records(rows)
+    sides = None
+    if apart is not None:
+        sides = tuple(compare_records(rows[mask]) for mask in apart)
+    return NoiseModel.learn(recs, apart=sides)
+
+
+def calibration(rows: pd.DataFrame, tol: float) -> pd.DataFrame:
+    """How far verdicts can be trusted, per GPU model and family: the A/A comparisons of every run's repeats of each
+    cell (identical code, so every FASTER/SLOWER is false), counted, with the false-difference and UNCLEAR rates."""
+    cols = ["gpu_model", "family", "comparisons", "SAME", "FASTER", "SLOWER", "UNCLEAR", "difference_rate", "unclear_rate"]
+    recs = compare_records(rows)
+    model = NoiseModel.learn(recs)
+    by_run: dict[tuple, list[dict]] = {}
+    for r in recs:
+        by_run.setdefault((r["dataset"], r["run_id"]), []).append(r)
+    comps = [c for (_, run), rs in by_run.items() for c in fcompare.compare_repeats(rs, run, tol, model)]
+    return pd.DataFrame(fcompare.rates(comps), columns=cols)
+
+
+def aa(rows: pd.DataFrame, run: str, tol: float, model: NoiseModel | None = None) -> pd.DataFrame:
+    """A/A: every pair of repeats of each cell of `run` on each GPU, noise learned from `rows` unless given."""
     recs = [r for r in compare_records(rows) if r["run_id"] == run]
-    comps = fcompare.compare_repeats(recs, run, tol)
+    comps = fcompare.compare_repeats(recs, run, tol, model or noise_model(rows))
     df = comparisons_frame(comps, ["gpu_uuid", "stage", "m", "n", "k", "pair"], rows)
     if not df.empty:
         labels = dict(zip(rows["gpu_uuid"], rows["gpu"]))
@@ -300,7 +332,7 @@ def aa(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
 
 def gpu_to_gpu(rows: pd.DataFrame, run: str, tol: float) -> pd.DataFrame:
     recs = [r for r in compare_records(rows) if r["run_id"] == run]
-    comps = fcompare.compare_gpus(recs, run, tol)
+    comps = fcompare.compare_gpus(recs, run, tol, noise_model(rows))
     return comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k", "pair"], rows)
 
 
@@ -311,7 +343,7 @@ def compare_selected(rows: pd.DataFrame, a: pd.Series, b: pd.Series, tol: float,
     both = pd.concat([rows[a].assign(run_id="A"), rows[b].assign(run_id="B")])
     if model_label is not None:
         both = both.assign(gpu_model=model_label)
-    comps = fcompare.compare_runs(compare_records(both), "A", "B", tol)
+    comps = fcompare.compare_runs(compare_records(both), "A", "B", tol, noise_model(rows, apart=(a, b)))
     return comparisons_frame(comps, ["gpu_model", "stage", "m", "n", "k"], rows)
 
 
@@ -344,15 +376,17 @@ def runs_with_repeats(rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def aa_disagreements(rows: pd.DataFrame, tol: float, band_limit: float) -> dict[tuple, str]:
-    """Cells whose repeats disagree: an A/A pair FASTER or SLOWER, or a band wider than ±band_limit.
+    """Cells whose repeats disagree: an A/A pair FASTER or SLOWER, or a band wider than ±band_limit from learned noise.
 
     Keys (dataset, run_id, gpu_uuid, stage, m, n, k); values say which pair and by how much.
     """
     out: dict[tuple, str] = {}
+    model = noise_model(rows)  # learned once, from every row
     for dset, run in runs_with_repeats(rows):
-        df = aa(rows[rows["dataset"] == dset], run, tol)
+        df = aa(rows[rows["dataset"] == dset], run, tol, model)
         for r in df.itertuples():
-            wide = r.band_pct == r.band_pct and r.band_pct > 100 * band_limit
+            # a band wide from the prior (nothing learned for the class) says nothing about this cell
+            wide = r.band_pct == r.band_pct and r.band_pct > 100 * band_limit and not r.noise.startswith("prior")
             if r.verdict in ("FASTER", "SLOWER") or wide:
                 key = (dset, run, r.gpu_uuid, r.stage, r.m, r.n, r.k)
                 note = f"A/A {r.pair.split()[-1]}: {r.verdict} {r.diff_pct:+.2f} % ± {r.band_pct:.2f} %"

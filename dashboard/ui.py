@@ -194,3 +194,19 @@ def pick_run(label: str, pairs: list[tuple[str, str]], key: str, rows: pd.DataFr
     last = rows.groupby(["dataset", "run_id"])["timestamp"].max().to_dict()
     pairs = sorted(pairs, key=lambda p: last.get(p, pd.Timestamp.min.tz_localize("UTC")), reverse=True)
     return st.selectbox(label, pairs, key=key, format_func=lambda p: f"{p[1]}  ·  {p[0]}")
+
+
+def calibration(rows: pd.DataFrame, tol: float, models: set[str]) -> None:
+    """The farm's own calibration: how often identical code (repeats of one run) is called different, per family."""
+    st.subheader("How far these verdicts can be trusted")
+    cal = analysis.calibration(rows, tol)
+    cal = cal[cal["gpu_model"].isin(models)]
+    if cal.empty:
+        st.info("No run with two repeats of a cell under the current filters: no A/A calibration to show.")
+        return
+    st.caption("A/A: every pair of repeats of one run's cells, identical code, judged by the same rule; every FASTER or "
+               "SLOWER there is a false difference. The target is at most 1 % false differences and 15 % UNCLEAR.")
+    st.dataframe(cal, hide_index=True, column_config={
+        "gpu_model": "GPU model", "comparisons": "A/A pairs",
+        "difference_rate": st.column_config.NumberColumn("false-difference rate", format="percent"),
+        "unclear_rate": st.column_config.NumberColumn("UNCLEAR rate", format="percent")})

@@ -155,32 +155,65 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    """Noise-aware comparison; thresholds and rules in farm/analysis/compare.py."""
-    from farm.analysis import compare
-    from farm.data.dataset import default_output, read_table
+def _dataset_rows(path: str) -> list[dict]:
+    """A dataset's rows as dicts, each tagged with the path it came from (run ids may repeat across datasets)."""
+    from farm.data.dataset import read_table
 
-    rows = read_table(args.data or default_output()).to_pylist()
-    runs = {r["run_id"] for r in rows}
-    wanted = [args.run_a] + ([args.run_b] if args.run_b else [])
-    missing = [r for r in wanted if r not in runs]
-    if missing:
-        raise ValueError(f"no rows for run {', '.join(missing)} in {args.data or default_output()}; runs there: {', '.join(sorted(runs)) or 'none'}")
-    if args.aa:
-        result = compare.compare_repeats(rows, args.run_a, args.tolerance)
-    elif args.gpu_to_gpu:
-        result = compare.compare_gpus(rows, args.run_a, args.tolerance)
+    return [{**r, "dataset": path} for r in read_table(path).to_pylist()]
+
+
+def _run_rows(rows: list[dict], run: str, path: str) -> list[dict]:
+    picked = [r for r in rows if r["run_id"] == run]
+    if not picked:
+        raise ValueError(f"no rows for run {run} in {path}; runs there: {', '.join(sorted({r['run_id'] for r in rows})) or 'none'}")
+    return picked
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Noise-aware comparison; the noise model and rules in farm/analysis/compare.py and noise.py."""
+    from farm.analysis import compare, plant
+    from farm.analysis.noise import NoiseModel
+    from farm.data.dataset import default_output
+
+    path_a = args.data or default_output()
+    path_b = args.data_b or path_a
+    rows = _dataset_rows(path_a)
+    rows_b_all = _dataset_rows(path_b) if path_b != path_a else rows
+    history = [r for path in _split(args.history) or [] for r in _dataset_rows(path)]
+    rows_a = _run_rows(rows, args.run_a, path_a)
+    rows_b = _run_rows(rows_b_all, args.run_b, path_b) if args.run_b else []
+    # the A/A history of every dataset given, never the compared pair itself
+    model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history, apart=(rows_a, rows_b))
+    extra: dict = {}
+    if args.aa or args.gpu_to_gpu:
+        result = (compare.compare_repeats if args.aa else compare.compare_gpus)(rows_a, args.run_a, args.tolerance, model)
+        if not result:
+            print(f"run {args.run_a} has no cell measured {'twice on one GPU' if args.aa else 'on two GPUs of one model'} "
+                  "with samples: nothing to compare", file=sys.stderr)
+            return 1
     elif args.run_b:
-        result = compare.compare_runs(rows, args.run_a, args.run_b, args.tolerance)
+        if args.plant:
+            table = plant.detection(rows_a, rows_b, [float(x) / 100 for x in _split(args.plant)], args.tolerance, model)
+            print(json.dumps(table, indent=2) if args.json else plant.format_detection(table))
+            return 0
+        result = compare.compare_rows(rows_a, rows_b, args.tolerance, model, args.equal_clocks)
+        if not result:
+            print(f"runs {args.run_a} and {args.run_b} measured no cell in common (same GPU model, stage and shape) with "
+                  "samples: nothing to compare", file=sys.stderr)
+            return 1
     else:
         raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
     stats = compare.summary(result)
+    extra["rates"] = compare.rates(result)
     if args.json:
-        print(json.dumps({"summary": stats, "cells": [
-            {"key": list(c.key), "a_ms": c.a.median_ms, "b_ms": c.b.median_ms, "diff": c.diff, "band": c.band, "verdict": c.verdict}
-            for c in result]}, indent=2))
+        print(json.dumps({"summary": stats, **extra, "cells": [
+            {"key": list(c.key), "a_ms": c.a.median_ms, "b_ms": c.b.median_ms, "diff": c.diff, "band": c.band, "verdict": c.verdict,
+             "context": list(c.context), "confounded": c.confounded, "reason": c.reason, "noise": c.noise}
+            for c in result]}, indent=2, default=str))
     else:
         print(compare.format_table(result))
+        print("\nPer GPU model and family (between repeats, or runs of identical code, every FASTER/SLOWER is a false difference):")
+        print(compare.format_rates(extra["rates"]))
         print(json.dumps(stats))
     return 0
 
@@ -301,17 +334,27 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "closest to its cuBLAS, with the spread across measurements")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("compare", help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs, repeats (--aa) or GPUs",
+    p = sub.add_parser("compare", help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs (of one dataset or two), "
+                                       "repeats (--aa) or GPUs, with what else differed",
                        description="Compare run B against run A per (GPU model, stage, shape). With --aa: every pair of "
-                                   "repeats of one run on each GPU (the false-difference rate says how often identical "
-                                   "code is called different). With --gpu-to-gpu: every pair of same-model GPUs of one run. "
-                                   "A verdict needs the ~95%% band of the difference to clear the tolerance: see farm/analysis/compare.py.")
+                                   "repeats of one run on each GPU, and the false-difference rate per GPU model and family "
+                                   "(how often identical code is called different). With --gpu-to-gpu: every pair of "
+                                   "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
+                                   "and runs of one commit); a verdict needs the 99% band of the difference to clear the "
+                                   "tolerance, SAME the equivalence test's 90% band to lie within it: see farm/analysis/compare.py.")
     p.add_argument("run_a")
     p.add_argument("run_b", nargs="?")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
     p.add_argument("--gpu-to-gpu", action="store_true", help="compare the same-model GPUs of RUN_A with each other")
     p.add_argument("--tolerance", type=float, default=0.01, help="relative difference that counts as practically nil (default 0.01)")
-    p.add_argument("--data", help="dataset path or URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.add_argument("--data", help="dataset path or URI of RUN_A (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.add_argument("--data-b", help="dataset path or URI of RUN_B, where it is another dataset (default: --data)")
+    p.add_argument("--history", metavar="PATH,...", help="more datasets to learn the noise from (their repeats and their runs "
+                                                          "of one commit: A/A history), beside the compared ones")
+    p.add_argument("--equal-clocks", action="store_true", help="compare B's time at A's SM clock (scaled by the clock ratio) "
+                                                              "where sound; each cell says when it is not")
+    p.add_argument("--plant", metavar="PCT,...", help="detection rates instead: RUN_B's samples scaled by 1+x for each "
+                                                       "slowdown x (%%), e.g. 1,2,3,5; A and B should be runs of identical code")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
 

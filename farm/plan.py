@@ -43,6 +43,8 @@ class Plan:
     families: tuple[str, ...] = ()
     tune: tuple[str, ...] = ()  # tunable kernels whose valid tile configurations (kernels/tuning.py) are added
     repeats: int = 1
+    max_repeats: int = 0  # above repeats: a cell whose repeats disagree gets more, up to this many (farm/cluster/repeats.py)
+    repeat_noise: float = 0.0025  # ... while the standard error of its repeats' mean (relative) is above this
     gpus: tuple[str, ...] = ()  # GPU models to run on; empty = every GPU of the cluster
     mode: str = "replicate"  # replicate: every GPU runs every cell; shard: a model's GPUs share its cells
     run_id: str = ""  # empty: a new id is made; an existing id resumes that run
@@ -137,6 +139,8 @@ def _validate(raw: dict[str, Any]) -> Plan:
         families=_names("families", raw.get("families", ())),
         tune=_names("tune", raw.get("tune", ())),
         repeats=_positive("repeats", raw.get("repeats", 1), int),
+        max_repeats=_positive("max_repeats", raw["max_repeats"], int) if raw.get("max_repeats") is not None else 0,
+        repeat_noise=_positive("repeat_noise", raw.get("repeat_noise", 0.0025), float),
         gpus=_names("gpus", raw.get("gpus", ())),
         mode=mode,
         run_id=str(raw.get("run_id") or new_run_id()),
@@ -147,6 +151,8 @@ def _validate(raw: dict[str, Any]) -> Plan:
         measurer=measurer,
         measure=dict(measure),
     )
+    if plan.max_repeats and plan.max_repeats < plan.repeats:
+        raise PlanError(f"max_repeats ({plan.max_repeats}) must be at least repeats ({plan.repeats})")
     try:
         if not plan.stages():
             raise PlanError(f"no stage matches kernels={list(plan.kernels)} families={list(plan.families)}")

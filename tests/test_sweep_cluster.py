@@ -133,6 +133,17 @@ def test_shard_splits_a_models_cells_across_its_gpus(cluster, faults, tmp_path):
     assert len(h200_gpus) > 1  # the 12 H200 cells were shared, not all run by one card
 
 
+def test_a_cell_whose_repeats_disagree_gets_more_up_to_the_plans_most(cluster, faults, tmp_path):
+    plan = tmp_path / "adaptive.toml"
+    plan.write_text("repeats = 2\nmax_repeats = 4\nsizes = [64]\n")
+    faults({"action": "slow", "stage": "naive", "m": 64, "repeat": 1})
+    assert sweep(tmp_path / "out", "--plan", str(plan), "--gpus", "GeForce-RTX-4090", "--run-id", "adaptive") == 0
+    got = Counter((r["stage"], r["m"]) for r in rows(tmp_path / "out"))
+    # naive's two repeats are 5 % apart: two more; tiled's and cublas_fp32's agree: none, nor at the other shape
+    assert got == {("naive", 64): 4, ("tiled", 64): 2, ("cublas_fp32", 64): 2, ("naive", 32): 2, ("tiled", 32): 2,
+                   ("cublas_fp32", 32): 2}
+
+
 def test_resume_skips_cells_already_written(cluster, faults, tmp_path):
     assert sweep(tmp_path, "--gpus", "H200", "--kernels", "naive", "--run-id", "r1") == 0
     first = rows(tmp_path)

@@ -2,6 +2,7 @@
 compute exactly what the C API would (column-major, leading dimensions, data types) in NumPy, so the
 operand swap that makes our row-major product is checked against A @ B at odd shapes."""
 import ctypes
+import enum
 import itertools
 from types import SimpleNamespace
 
@@ -59,6 +60,9 @@ class FakeCublas:
     def set_workspace(self, handle, ptr, size):
         self.calls.append(("workspace", size))
 
+    def get_version(self, handle):
+        return 120800
+
     def set_stream(self, handle, stream):
         self.calls.append(("stream", stream))
 
@@ -77,7 +81,19 @@ class FakeCublasLt:
     def __init__(self, memory: _Memory, algorithms: int = 1):
         self.memory, self.algorithms, self.calls = memory, algorithms, []
         self._objects, self._next = {}, itertools.count(1)
-        self.MatmulHeuristicResult = lambda size: SimpleNamespace(ptr=0xBEEF)
+        self.MatmulHeuristicResult = lambda size: SimpleNamespace(ptr=0xBEEF, workspace_size=4096, waves_count=0.97)
+        self.MatmulAlgoConfigAttribute = enum.IntEnum("MatmulAlgoConfigAttribute", ["ID", "TILE_ID", "STAGES_ID"], start=0)
+        self.config = {0: 21, 1: 503, 2: 37}  # what the heuristic's pick reports, per attribute
+
+    def get_version(self):
+        return 130201
+
+    def get_matmul_algo_config_attribute_dtype(self, attr):
+        return np.int32 if attr == 0 else np.uint32
+
+    def matmul_algo_config_get_attribute(self, algo, attr, buf, size, written):
+        assert algo == 0xBEEF and size == 4
+        ctypes.c_int32.from_address(buf).value = self.config[int(attr)]
 
     def _new(self, value) -> int:
         handle = next(self._next)
@@ -177,3 +193,14 @@ def test_missing_nvmath_is_a_reason_not_a_crash(monkeypatch):
     ctx = VendorContext(blas=None, lt=None, workspace_ptr=0, workspace_bytes=1)
     with pytest.raises(Unavailable, match="nvmath-python's cublas bindings are not usable"):
         CublasGemm(ctx, "CUBLAS_COMPUTE_32F", "fp32", 2, 2, 2)
+
+
+def test_each_library_names_the_algorithm_it_ran():
+    memory = _Memory()
+    ctx = VendorContext(blas=FakeCublas(memory), lt=FakeCublasLt(memory), workspace_ptr=0, workspace_bytes=32 << 20)
+    lt = CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", "bf16", 3, 5, 7).algorithm
+    assert lt == "cuBLASLt 13.2.1 heuristic #1: id=21 tile_id=503 stages_id=37 workspace=4096 waves=0.97"
+    del ctx.lt.config[2]  # an attribute this library version does not answer: named, not fatal
+    assert "tile_id=503 stages_id=? workspace" in CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", "bf16", 3, 5, 7).algorithm
+    blas = CublasGemm(ctx, "CUBLAS_COMPUTE_32F", "fp32", 3, 5, 7).algorithm
+    assert blas.startswith("cuBLAS 12.8.0 cublasGemmEx CUBLAS_GEMM_DEFAULT")

@@ -6,9 +6,12 @@ from farm.analysis.compare import DEFAULT_TOLERANCE
 
 st.title("Compare")
 st.caption("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
-           "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict: SAME when the whole "
-           "~95 % band of the difference lies within ±tolerance, FASTER / SLOWER when the band excludes 0 and the "
-           "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Regressions first.")
+           "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict, its noise learned from "
+           "the loaded datasets' A/A history (repeats, and runs of one commit): SAME when the equivalence test's 90 % "
+           "band of the difference lies within ±tolerance, FASTER / SLOWER when the 99 % band excludes 0 and the "
+           "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Each cell names what else "
+           "differed between the sides (card, clocks, power cap, driver, library algorithm, commit); a FASTER or SLOWER "
+           "with more than the code differing is marked. Regressions first.")
 MAX_CHART_CELLS = 40
 
 
@@ -69,6 +72,12 @@ def body() -> None:
     st.dataframe(per[["family", "gpu_model", "cells", "summary", "worst"]], hide_index=True, column_config={
         "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="large"), "worst": "worst slowdown"})
 
+    confounded = df[df["verdict"].isin(["FASTER", "SLOWER"]) & df["confounded"]]
+    if not confounded.empty:
+        st.warning(f"{len(confounded)} of the FASTER / SLOWER cells came with more than the code differing (another card, "
+                   "clock, power cap, driver or library algorithm: column *what else differed*): they may be that, not the change.")
+    ui.calibration(rows, tol, set(df["gpu_model"]))
+
     st.subheader("Cells, regressions first")
     shown = df[df["verdict"] != "SAME"].head(MAX_CHART_CELLS)
     if shown.empty:
@@ -78,13 +87,16 @@ def body() -> None:
                    + "; the table has every cell.")
         ui.chart(charts.comparison_chart(shown, 100 * tol, f"{b}  vs  {a}"), key="cmp_chart")
     table = df.drop(columns=["order", "cell", "pair"], errors="ignore")
-    order = ["gpu_model", "family", "stage", "dtype", "size_label", "verdict", "diff_pct", "band_pct", "a_ms", "b_ms", "a_rows", "b_rows"]
+    order = ["gpu_model", "family", "stage", "dtype", "size_label", "verdict", "diff_pct", "band_pct", "differed", "why", "a_ms",
+             "b_ms", "a_rows", "b_rows", "noise"]
     st.dataframe(table, hide_index=True, column_order=order, column_config={
         "gpu_model": "GPU model", "size_label": "size", "dtype": "precision",
         "a_ms": st.column_config.NumberColumn("A median (ms)", format="%.5f"),
         "b_ms": st.column_config.NumberColumn("B median (ms)", format="%.5f"),
         "diff_pct": st.column_config.NumberColumn("B vs A (%)", format="%+.2f", help="+ is slower"),
-        "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f", help="~95 % half-width of the difference"),
+        "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f", help="99 % half-width of the difference"),
+        "differed": st.column_config.TextColumn("what else differed", width="large"),
+        "why": "note", "noise": st.column_config.TextColumn("noise from", help="the class of cells its noise was learned from"),
         "a_rows": "rows A", "b_rows": "rows B"})
     st.download_button(f"comparison · CSV ({len(table)} cells)", data=lambda: table.to_csv(index=False).encode(),
                        file_name="gemm-farm-compare.csv", mime="text/csv", key="cmp_csv", on_click="ignore")

@@ -1,4 +1,4 @@
-"""History: every run of a stage on a GPU model at a shape, ordered by time, with the changes outside the noise."""
+"""History: every run of a stage on a GPU model at a shape, ordered by time, with change points (farm.analysis.changepoints)."""
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -7,11 +7,13 @@ from dashboard import analysis, charts, history, ui
 from farm.analysis.compare import DEFAULT_TOLERANCE
 
 st.title("History")
-RULE = ("**Change-point rule.** Each run is compared with the run before it in the same series (GPU model, stage, "
-        "shape, timing mode) by `farm compare`: the rows of a run pooled into one side (median of their medians, error "
-        "from the samples' noise and the repeats' spread). A FASTER or SLOWER verdict marks a change: the ~95 % band of "
-        "the difference excludes zero *and* the difference exceeds the tolerance. Noise alone stays SAME or UNCLEAR; a "
-        "lasting step is marked once, where it happens; one odd run is marked twice (going, and coming back).")
+RULE = ("**Change points.** Each series (GPU model, stage, shape, timing mode) is fitted with levels that change "
+        "as few times as the noise allows: a penalised step fit (as asv does) over its runs, each run weighted by the "
+        "noise model's variance for it (its repeats, and the run-to-run noise learned from the A/A history of the loaded "
+        "datasets; `farm/analysis/changepoints.py`). A step is marked where a new level begins and exceeds the "
+        "tolerance. Where the card, driver, CUDA or library version, SM clock or power limit changed across the step too, "
+        "it is marked as an **environment** change, with what changed, and not counted as a regression. Noise alone "
+        "marks nothing.")
 st.caption("Per stage, GPU model and shape, every run's median time ordered by when it ran, with its commit, like asv "
            "or conbench follow a benchmark. Whiskers: the ~95 % band of each run's median.")
 
@@ -39,20 +41,26 @@ def body() -> None:
         st.info("Every stage was measured in one run only under the current filters: a history needs two runs or more "
                 "of the same stage on the same GPU model at the same shape. Clear the Runs or Datasets filter.")
     marked = history.changes(hist)
+    code = marked[marked["change"]] if not marked.empty else marked
     st.subheader(f"Changes outside the noise ({len(marked)})")
     if marked.empty:
-        st.success("No run differs from the one before it beyond the noise and the tolerance.")
+        st.success("No series steps beyond the noise and the tolerance.")
     else:
+        st.caption(f"{int((code['verdict'] == 'SLOWER').sum())} regressions and {int((code['verdict'] == 'FASTER').sum())} "
+                   f"improvements of the code; {len(marked) - len(code)} steps came with a change of the environment "
+                   "(named in its column), not counted as either.")
         table = marked.assign(compare=[compare_link(p, r) for p, r in zip(marked["prev_run"], marked["run"])])
-        st.dataframe(table[["compare", "verdict", "diff_pct", "band_pct", "gpu_model", "stage", "size_label", "launch_change", "prev_run",
+        st.dataframe(table[["compare", "verdict", "diff_pct", "band_pct", "environment", "gpu_model", "stage", "size_label", "launch_change", "prev_run",
                             "run", "commit",
                             "started", "median_ms"]], hide_index=True, height=min(400, 40 + 35 * len(table)), column_config={
             "gpu_model": "GPU model", "size_label": "size", "prev_run": "from run", "run": "to run",
             "launch_change": st.column_config.TextColumn("launch changed", help="the two runs launched this cell differently "
                                                          "(direct from Python against a CUDA graph): at small sizes the "
                                                          "difference is then the host launch overhead"),
-            "diff_pct": st.column_config.NumberColumn("vs previous (%)", format="%+.2f", help="+ is slower"),
-            "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f"),
+            "diff_pct": st.column_config.NumberColumn("vs previous level (%)", format="%+.2f", help="+ is slower"),
+            "band_pct": st.column_config.NumberColumn("± band (%)", format="%.2f", help="99 % half-width of the step"),
+            "environment": st.column_config.TextColumn("environment changed", help="what else changed across the step "
+                                                       "(card, driver, CUDA, library, clocks, power cap): not a regression of the code"),
             "median_ms": st.column_config.NumberColumn("median (ms)", format="%.5f"),
             "started": st.column_config.DatetimeColumn("started (UTC)", format="YYYY-MM-DD HH:mm"),
             "compare": st.column_config.LinkColumn("Compare view", display_text="open ↗",

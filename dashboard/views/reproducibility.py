@@ -75,6 +75,7 @@ def body() -> None:
     st.subheader("A/A: repeats of one run")
     st.caption("Every pair of repeats of each cell on each GPU, each repeat a side of its own: how far apart two "
                "measurements of the same thing land.")
+    ui.calibration(rows, tol, set(rows["gpu_model"]))
     pick = ui.pick_run("Run", analysis.runs_with_repeats(rows), "repro_aa_run", rows)
     if pick is None:
         st.info("No run with two repeats of a cell under the current filters.")

@@ -1,17 +1,30 @@
-"""Noise-aware comparison of measurements: SAME / FASTER / SLOWER / UNCLEAR per cell.
+"""Noise-aware comparison of measurements: SAME / FASTER / SLOWER / UNCLEAR per cell, with what else differed.
 
-Each side of a comparison is one or more rows of one cell (repeats). Its estimate is
-the median of the rows' medians; its relative standard error is the larger of
-  - within: the robust standard error of each row's samples (farm.measure.stopping.relative_noise),
-    combined over the rows (root of the mean square over sqrt of the row count), and
-  - between: the spread of the row medians, std / sqrt(rows) / estimate (two rows or more),
-so drift between repeats, which no single repeat's samples can show, widens the band.
+The noise model (farm/analysis/noise.py) says how far apart identical code lands: a repeat variance s2 (between
+repeats of one run) and a run variance v (between runs, which no run's own repeats can show), both learned from
+the dataset's A/A history per GPU model, stage (else family), timing mode and duration band, with a prior where
+there is none. A side is one or more rows of one cell; on the log of time, its estimate is the mean of its rows'
+log medians (the median_ms it reports is that geometric mean).
 
-d = (B - A) / A is the relative change of B's time (positive: B slower), and
-u = 2 * sqrt(se_A^2 + se_B^2) its ~95 % half-width. With a tolerance `tol` (default 1 %):
+Small samples (two or three repeats a side): the cell's own repeat variance (the pooled within-side variance, nA-1 +
+nB-1 degrees of freedom) is shrunk towards its class's, s2* = (d0 s2_class + ss) / (d0 + df) with d0 = PRIOR_DF
+(empirical Bayes, as limma's moderated t), and the band uses Student's t with d0 + df degrees of freedom:
+
+    d = mean_B - mean_A                        (log ratio; diff = e^d - 1, positive: B slower)
+    var(d) = s2* (1/nA + 1/nB) + 2 v           (v only between runs or cards, not between repeats of one run)
+    u = t(1 - ALPHA/2, d0 + df) sqrt(var(d))   (the 99 % half-width: `band`)
+
+With a tolerance `tol` (default 1 %), on the log scale:
   SAME     the whole band d +- u lies within +-tol: any difference is practically nil;
   SLOWER   the band excludes 0 and d > tol (FASTER: the band excludes 0 and d < -tol);
-  UNCLEAR  anything else: the noise is too large to say same or different.
+  UNCLEAR  anything else (the reason says so where it is not the noise: no samples, one repeat of a cell whose class
+           has no history). More repeats narrow the band (farm/cluster/repeats.py adds them where a cell needs them).
+Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
+GPU model (`rates`, `farm compare --aa`) show how far it does.
+
+Every comparison lists what else differed between its sides (farm/analysis/attribution.py): card, clocks, power
+and thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock
+where that is sound and says when it is not.
 """
 from __future__ import annotations
 
@@ -21,15 +34,21 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
+from farm.analysis import attribution
+from farm.analysis.noise import PRIOR_DF, NoiseModel
+from farm.measure.stats import student_t_quantile
 from farm.measure.stopping import relative_noise
 
 DEFAULT_TOLERANCE = 0.01
+ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
+ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
+VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
 
 
 @dataclass(frozen=True)
 class Side:
-    median_ms: float
-    rel_se: float
+    median_ms: float  # geometric mean of the rows' medians
+    rel_se: float  # standard error of the side's log mean (its repeat variance over its rows)
     rows: int
 
 
@@ -39,99 +58,202 @@ class Comparison:
     a: Side
     b: Side
     diff: float  # (B - A) / A
-    band: float  # ~95 % half-width of diff
+    band: float  # 99 % half-width of the log difference (~ relative)
     verdict: str
-
-
-def side(rows: list[dict]) -> Side:
-    """Estimate and relative standard error of one side (rows of one cell with timings)."""
-    medians = [r["median_ms"] for r in rows]
-    est = statistics.median(medians)
-    within = [relative_noise(r["samples_ms"]) for r in rows]
-    within = [w for w in within if math.isfinite(w)]
-    se_within = math.sqrt(statistics.fmean(w * w for w in within) / len(within)) if within else math.inf
-    se_between = statistics.stdev(medians) / math.sqrt(len(medians)) / est if len(medians) > 1 else 0.0
-    return Side(median_ms=est, rel_se=max(se_within, se_between), rows=len(rows))
-
-
-def verdict(diff: float, band: float, tol: float) -> str:
-    if abs(diff) + band <= tol:
-        return "SAME"
-    if diff - band > 0 and diff > tol:
-        return "SLOWER"
-    if diff + band < 0 and diff < -tol:
-        return "FASTER"
-    return "UNCLEAR"
-
-
-def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE) -> Comparison:
-    a, b = side(rows_a), side(rows_b)
-    diff = (b.median_ms - a.median_ms) / a.median_ms
-    band = 2.0 * math.hypot(a.rel_se, b.rel_se)
-    return Comparison(key, a, b, diff, band, verdict(diff, band, tol))
+    reason: str = ""  # why UNCLEAR, where the noise alone is not why; notes (equal clocks) otherwise
+    context: tuple[str, ...] = ()  # what else differed between the sides
+    confounded: bool = False  # something besides the code differed: a FASTER/SLOWER may be that
+    gpu_model: str | None = None
+    family: str | None = None
+    noise: str = ""  # the classes the repeat and run noise came from
 
 
 def _timed(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if r["status"] == "ok" and r.get("samples_ms")]
+    return [r for r in rows if r.get("status") == "ok" and r.get("median_ms") and r["median_ms"] > 0 and r.get("samples_ms") is not None
+            and len(r["samples_ms"]) > 0]
 
 
 def _cell(r: dict) -> tuple:
     return (r["stage"], r["m"], r["n"], r["k"])
 
 
-def compare_runs(rows: list[dict], run_a: str, run_b: str, tol: float = DEFAULT_TOLERANCE) -> list[Comparison]:
-    """Run B against run A, per (gpu_model, stage, shape) present in both."""
-    sides: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for r in _timed(rows):
-        if r["run_id"] in (run_a, run_b):
-            sides[(r["gpu_model"], *_cell(r))][r["run_id"]].append(r)
-    return [compare_sides(key, s[run_a], s[run_b], tol) for key, s in sorted(sides.items()) if s[run_a] and s[run_b]]
+def verdict(d: float, band: float, tol: float, same_band: float | None = None) -> str:
+    """The rule above, on log differences (`tol` relative); `same_band` the equivalence test's half-width (`band`
+    where not given)."""
+    lo, hi = math.log1p(-tol), math.log1p(tol)
+    same_band = band if same_band is None else same_band
+    if lo <= d - same_band and d + same_band <= hi:
+        return "SAME"
+    if d - band > 0 and d > hi:
+        return "SLOWER"
+    if d + band < 0 and d < lo:
+        return "FASTER"
+    return "UNCLEAR"
 
 
-def compare_repeats(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE) -> list[Comparison]:
+def _ss(ys: list[float]) -> tuple[float, int]:
+    """Sum of squared deviations from the mean and its degrees of freedom."""
+    mean = sum(ys) / len(ys)
+    return sum((y - mean) ** 2 for y in ys), len(ys) - 1
+
+
+def _shrunk(repeat_var: float, ss: float, df: int) -> float:
+    """A cell's repeat variance shrunk towards its class's: (d0 s2_class + ss) / (d0 + df)."""
+    return (PRIOR_DF * repeat_var + ss) / (PRIOR_DF + df)
+
+
+def _side(ys: list[float], s2: float) -> Side:
+    return Side(math.exp(statistics.fmean(ys)), math.sqrt(s2 / len(ys)), len(ys)) if ys else Side(math.nan, math.inf, 0)
+
+
+def _unclear(key, ya: list[float], yb: list[float], reason: str, **extra) -> Comparison:
+    return Comparison(key, _side(ya, math.inf), _side(yb, math.inf), math.nan, math.inf, "UNCLEAR", reason, **extra)
+
+
+def side(rows: list[dict], model: NoiseModel | None = None) -> Side:
+    """One side on its own: the geometric mean of its rows' medians, and its standard error from its repeats' spread
+    shrunk towards its class's repeat variance (rows of one cell with timings)."""
+    timed = _timed(rows)
+    ys = [math.log(r["median_ms"]) for r in timed]
+    return _side(ys, _shrunk((model or NoiseModel()).lookup(timed[0]).repeat_var, *_ss(ys)))
+
+
+def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE,
+                  model: NoiseModel | None = None, between_runs: bool = True, cell_rows: list[dict] | None = None,
+                  equal_clocks: bool = False) -> Comparison:
+    """B against A for one cell. `between_runs`: the sides come from different runs or cards (the run variance
+    applies); `cell_rows`: every repeat of the cell, for A/A pairs of single repeats (their spread is the cell's
+    own repeat variance)."""
+    rows_a, rows_b = _timed(rows_a), _timed(rows_b)
+    first = (rows_a or rows_b or [{}])[0]
+    diffs = attribution.differences(rows_a, rows_b)
+    extra = dict(context=tuple(text for _, text in diffs), confounded=attribution.confounded(diffs),
+                 gpu_model=first.get("gpu_model"), family=first.get("family"))
+    ya = [math.log(r["median_ms"]) for r in rows_a]
+    yb = [math.log(r["median_ms"]) for r in rows_b]
+    if not rows_a or not rows_b:
+        return _unclear(key, ya, yb, f"side {'A' if not rows_a else 'B'} has no timed rows with samples", **extra)
+    noise = (model or NoiseModel()).lookup(first)
+    note = ""
+    if equal_clocks:
+        shift, note = attribution.log_clock_shift(rows_a, rows_b)
+        yb = [y + shift for y in yb]
+    if cell_rows is not None:
+        ss, df = _ss([math.log(r["median_ms"]) for r in _timed(cell_rows)])
+    else:
+        (ssa, dfa), (ssb, dfb) = _ss(ya), _ss(yb)
+        ss, df = ssa + ssb, dfa + dfb
+    if df == 0 and not noise.learned:
+        return _unclear(key, ya, yb, "one repeat a side and no A/A history for this class: its repeat noise is "
+                        "unknown (measure two repeats or more)", noise="prior", **extra)
+    s2 = _shrunk(noise.repeat_var, ss, df)
+    within = [relative_noise(r["samples_ms"]) for r in (*rows_a, *rows_b)]
+    s2 = max(s2, statistics.fmean(w * w for w in within if math.isfinite(w)) if any(map(math.isfinite, within)) else 0.0)
+    var_d = s2 * (1 / len(ya) + 1 / len(yb)) + (2 * noise.run_var if between_runs else 0.0)
+    d = statistics.fmean(yb) - statistics.fmean(ya)
+    band = student_t_quantile(1 - ALPHA / 2, PRIOR_DF + df) * math.sqrt(var_d)
+    same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
+    a, b = _side(ya, s2), _side(yb, s2)
+    source = noise.repeat_source + (f"; run: {noise.run_source}" if between_runs else "")
+    return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
+
+
+def compare_rows(rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None,
+                 equal_clocks: bool = False) -> list[Comparison]:
+    """Side B's rows against side A's (two runs, datasets, commits...), per (gpu_model, stage, shape) both measured,
+    each side's rows of a cell pooled. The noise model is learned from both sides' rows unless given."""
+    model = model or NoiseModel.learn([*rows_a, *rows_b], apart=(rows_a, rows_b))
+    sides: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for i, rows in enumerate((rows_a, rows_b)):
+        for r in rows:
+            if r.get("status") == "ok":
+                sides[(r["gpu_model"], *_cell(r))][i].append(r)
+    return [compare_sides(key, a, b, tol, model, equal_clocks=equal_clocks) for key, (a, b) in sorted(sides.items(), key=lambda kv: str(kv[0]))
+            if a and b]
+
+
+def compare_runs(rows: list[dict], run_a: str, run_b: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None,
+                 equal_clocks: bool = False) -> list[Comparison]:
+    """Run B against run A, per (gpu_model, stage, shape) present in both; noise learned from all `rows`."""
+    rows_a, rows_b = [r for r in rows if r["run_id"] == run_a], [r for r in rows if r["run_id"] == run_b]
+    return compare_rows(rows_a, rows_b, tol, model or NoiseModel.learn(rows, apart=(rows_a, rows_b)), equal_clocks)
+
+
+def compare_repeats(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None) -> list[Comparison]:
     """A/A: every pair of repeats of each cell on each GPU of one run, each repeat a side of its own."""
+    model = model or NoiseModel.learn(rows)
     cells: dict[tuple, list[dict]] = defaultdict(list)
     for r in _timed(rows):
         if r["run_id"] == run:
             cells[(r["gpu_uuid"], *_cell(r))].append(r)
     out = []
-    for key, rs in sorted(cells.items()):
+    for key, rs in sorted(cells.items(), key=lambda kv: str(kv[0])):
         rs.sort(key=lambda r: r["repeat"])
-        out += [compare_sides((*key, f"r{x['repeat']}~r{y['repeat']}"), [x], [y], tol) for x, y in itertools.combinations(rs, 2)]
+        out += [compare_sides((*key, f"r{x['repeat']}~r{y['repeat']}"), [x], [y], tol, model, between_runs=False, cell_rows=rs)
+                for x, y in itertools.combinations(rs, 2)]
     return out
 
 
-def compare_gpus(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE) -> list[Comparison]:
+def compare_gpus(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None) -> list[Comparison]:
     """GPU-to-GPU: every pair of same-model GPUs of one run, per cell (repeats pooled per GPU)."""
+    model = model or NoiseModel.learn(rows)
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in _timed(rows):
         if r["run_id"] == run:
             cells[(r["gpu_model"], *_cell(r))][r["gpu_uuid"]].append(r)
     out = []
-    for key, by_gpu in sorted(cells.items()):
+    for key, by_gpu in sorted(cells.items(), key=lambda kv: str(kv[0])):
         for ua, ub in itertools.combinations(sorted(by_gpu), 2):
-            out.append(compare_sides((*key, f"{ua[-8:]}~{ub[-8:]}"), by_gpu[ua], by_gpu[ub], tol))
+            out.append(compare_sides((*key, f"{ua[-8:]}~{ub[-8:]}"), by_gpu[ua], by_gpu[ub], tol, model))
     return out
 
 
 def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
-    """Verdict counts, false-difference rate, and median |diff| overall and for cells >= min_ms."""
-    counts = {v: sum(c.verdict == v for c in comparisons) for v in ("SAME", "FASTER", "SLOWER", "UNCLEAR")}
+    """Verdict counts, false-difference and UNCLEAR rates, differences with something else differing, and median
+    |diff| overall and for cells >= min_ms."""
+    counts = {v: sum(c.verdict == v for c in comparisons) for v in VERDICTS}
     n = len(comparisons)
-    long = [abs(c.diff) for c in comparisons if min(c.a.median_ms, c.b.median_ms) >= min_ms]
+    diffs = [abs(c.diff) for c in comparisons if math.isfinite(c.diff)]
+    long = [abs(c.diff) for c in comparisons if math.isfinite(c.diff) and min(c.a.median_ms, c.b.median_ms) >= min_ms]
     return {
         "comparisons": n,
         **counts,
         "difference_rate": (counts["FASTER"] + counts["SLOWER"]) / n if n else None,
-        "median_abs_diff": statistics.median(abs(c.diff) for c in comparisons) if n else None,
+        "unclear_rate": counts["UNCLEAR"] / n if n else None,
+        "differences_confounded": sum(c.confounded and c.verdict in ("FASTER", "SLOWER") for c in comparisons),
+        "median_abs_diff": statistics.median(diffs) if diffs else None,
         f"median_abs_diff_ge_{min_ms:g}ms": statistics.median(long) if long else None,
         f"cells_ge_{min_ms:g}ms": len(long),
     }
 
 
-def format_table(comparisons: list[Comparison]) -> str:
-    lines = [f"{'cell':<58} {'A ms':>10} {'B ms':>10} {'diff':>8} {'+-':>7}  verdict"]
+def rates(comparisons: list[Comparison]) -> list[dict]:
+    """Per GPU model and family: comparisons, verdict counts, the false-difference rate (FASTER + SLOWER: on A/A
+    data every one is false) and the UNCLEAR rate: how far a verdict on that family can be trusted."""
+    groups: dict[tuple, list[Comparison]] = defaultdict(list)
     for c in comparisons:
+        groups[(c.gpu_model or "", c.family or "")].append(c)
+    out = []
+    for (model, family), cs in sorted(groups.items()):
+        s = summary(cs)
+        out.append({"gpu_model": model, "family": family, "comparisons": s["comparisons"],
+                    **{v: s[v] for v in VERDICTS}, "difference_rate": s["difference_rate"], "unclear_rate": s["unclear_rate"]})
+    return out
+
+
+def format_rates(table: list[dict]) -> str:
+    lines = [f"{'GPU model':<18} {'family':<14} {'pairs':>6} {'SAME':>6} {'FAST':>5} {'SLOW':>5} {'UNCL':>5} {'diff rate':>10} {'unclear':>8}"]
+    for r in table:
+        lines.append(f"{r['gpu_model']:<18} {r['family']:<14} {r['comparisons']:>6} {r['SAME']:>6} {r['FASTER']:>5} {r['SLOWER']:>5} "
+                     f"{r['UNCLEAR']:>5} {100 * r['difference_rate']:>9.2f}% {100 * r['unclear_rate']:>7.1f}%")
+    return "\n".join(lines)
+
+
+def format_table(comparisons: list[Comparison]) -> str:
+    lines = [f"{'cell':<58} {'A ms':>10} {'B ms':>10} {'diff':>8} {'+-':>7}  verdict  (what else differed; why)"]
+    for c in comparisons:
+        notes = "; ".join([*c.context, *([c.reason] if c.reason else [])])
         lines.append(f"{' '.join(map(str, c.key)):<58} {c.a.median_ms:>10.4f} {c.b.median_ms:>10.4f} "
-                     f"{100 * c.diff:>+7.2f}% {100 * c.band:>6.2f}%  {c.verdict}")
+                     f"{100 * c.diff:>+7.2f}% {100 * c.band:>6.2f}%  {c.verdict}{'*' if c.confounded and c.verdict in ('FASTER', 'SLOWER') else ''}"
+                     + (f"  ({notes})" if notes else ""))
     return "\n".join(lines)

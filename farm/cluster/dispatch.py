@@ -41,6 +41,7 @@ from farm.cells import Cell
 from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Worker
 from farm.cluster.progress import Progress
+from farm.cluster.repeats import AdaptiveRepeats
 from farm.data.dataset import completed_keys
 from farm.data.row_batch import RowBatch, row_batches
 from farm.data.rows import cell_row
@@ -144,6 +145,7 @@ class Dispatcher:
         self._deaths: Counter[tuple[str, Cell]] = Counter()
         self._suspects: set[tuple[str, Cell]] = set()  # cells of a batch a worker died in, its culprit not known
         self._gather_s = GATHER_MIN_S
+        self._repeats = AdaptiveRepeats(plan.repeats, plan.max_repeats, plan.repeat_noise)
         self._window_start, self._blocked_s = time.monotonic(), 0.0
         scope = scope_column(plan.mode)
         done = completed_keys(plan.output, plan.run_id, scope)
@@ -280,6 +282,9 @@ class Dispatcher:
         self._progress.finished(slot.worker.uuid, cells, batch.expected[batch.done:batch.done + n], rows.rows,
                                 now - batch.since)
         self._writer.add(rows)
+        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], rows.rows)  # cells whose repeats disagree
+        slot.queue.cells.extend(again)
+        self._progress.add_cells(slot.queue.key, len(again))
         batch.done += n
         batch.since = now
         if batch.done < len(batch.cells):

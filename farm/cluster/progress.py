@@ -66,6 +66,10 @@ class Progress:
         `already_done` cells were resumed."""
         self._queues[queue] = _Queue(len(cells), already_done, Eta(cells))
 
+    def add_cells(self, queue: str, n: int) -> None:
+        """`n` more cells joined `queue` (extra repeats, farm.cluster.repeats)."""
+        self._queues[queue].total += n
+
     def add_gpu(self, gpu: str, name: str, queue: str) -> None:
         """Register GPU `gpu` (shown as `name`) pulling from `queue`."""
         self._queues[queue].gpus += 1

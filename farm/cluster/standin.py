@@ -17,6 +17,7 @@ optional: absent matches any), read at every cell. Actions:
   every later cell of this process is an "error" row too, as with a real GPU;
 - ``hang``: the cell never returns;
 - ``raise``: measure() raises;
+- ``slow``: the cell's time is 5 % longer (its repeats disagree: what adaptive repeats answer);
 - ``fail_start_once`` / ``fail_start`` (no cell fields: checked when a worker builds its measurer): the
   measurer's constructor raises, the first time any worker starts / every time.
 """
@@ -118,7 +119,7 @@ class StandinMeasurer:
         if self._cell_s:  # an instant cell does not even yield the CPU
             time.sleep(self._cell_s)
         flops = stage.flops(cell.m, cell.n, cell.k)
-        ms = flops / 1e9 * (1 + stage.position)  # deterministic, slower up the ladder
+        ms = flops / 1e9 * (1 + stage.position) * (1.05 if action == "slow" else 1)  # deterministic, slower up the ladder
         row = dict(self._ok_columns(stage, run_id))
         row.update(repeat=cell.repeat, timestamp=_dt.datetime.now(_dt.timezone.utc), m=cell.m, n=cell.n, k=cell.k,
                    flops=flops, samples_ms=[ms] * 3, median_ms=ms, min_ms=ms, max_ms=ms, q1_ms=ms, q3_ms=ms,

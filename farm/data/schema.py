@@ -12,7 +12,7 @@ SCHEMA_VERSION = "4"
 SUPPORTED_VERSIONS = ("2", "3", "4")
 ADDED_COLUMNS = {
     "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
-    "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible"),
+    "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible", "library_algorithm"),
 }
 
 
@@ -115,6 +115,7 @@ _F = [
     ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, timed in alternating batches with this stage"),
     ("pct_of_baseline", pa.float64(), "100 * baseline_median_ms / median_ms"),
     ("limit_check", pa.string(), "which physical limits the timed row was checked against (farm/data/limits.py): peak, dram (cold mode: the time to read A and B from DRAM), and what could not be checked and why (schema 4)"),
+    ("library_algorithm", pa.string(), "cuBLAS/cuBLASLt baseline rows: the library version and the algorithm it ran (cuBLASLt: its heuristic's pick, every algorithm configuration attribute; cuBLAS: the call, its kernel being chosen inside the library); null for other rows (schema 4)"),
     # telemetry over this stage's own timed batches (NVML, sampled every 10 ms)
     ("telemetry", pa.bool_(), "NVML sampling was on"),
     ("telemetry_samples", pa.int32(), "NVML samples inside this stage's timed batches"),

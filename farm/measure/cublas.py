@@ -35,6 +35,11 @@ _DEFAULT_MATH = 0
 _PREF_MAX_WORKSPACE_BYTES = 1
 
 
+def _version(number: int) -> str:
+    """cuBLAS's version number (major*10000 + minor*100 + patch) as text."""
+    return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+
+
 class Unavailable(RuntimeError):
     """This host cannot run the baseline; the message is the reason to record."""
 
@@ -121,6 +126,12 @@ class CublasGemm:
                      self._beta.ctypes.data, _ptr(c), _CUDA_R_32F, n,
                      self.compute, _GEMM_DEFAULT)
 
+    @property
+    def algorithm(self) -> str:
+        """What is knowable of cuBLAS's choice: cublasGemmEx picks its kernel inside the library (CUBLAS_GEMM_DEFAULT),
+        so the row names the library version and the call; the kernel itself shows only in a profile."""
+        return f"cuBLAS {_version(self._ctx.blas.get_version(self._handle))} cublasGemmEx CUBLAS_GEMM_DEFAULT (kernel chosen inside cuBLAS)"
+
 
 class CublasLtGemm:
     """The same product through cublasLtMatmul with the algorithm its heuristic ranks first for this
@@ -160,6 +171,24 @@ class CublasLtGemm:
                             self._beta.ctypes.data, _ptr(c), c_layout, _ptr(c), c_layout,
                             self._heuristic.ptr, self._ctx.workspace_ptr, self._ctx.workspace_bytes,
                             _current_stream() if stream is None else stream)
+
+    @property
+    def algorithm(self) -> str:
+        """The heuristic's pick as cuBLASLt describes it (its algorithm configuration attributes), with the library
+        version: equal strings on two hosts mean the same algorithm ran."""
+        lt, algo = self._ctx.lt, self._heuristic.ptr  # cublasLtMatmulHeuristicResult_t begins with its algo
+        parts = []
+        for attr in lt.MatmulAlgoConfigAttribute:  # ID, TILE_ID, SPLITK_NUM, ..., STAGES_ID, CLUSTER_SHAPE_ID
+            value = np.zeros(1, dtype=lt.get_matmul_algo_config_attribute_dtype(attr))
+            written = np.zeros(1, dtype=np.uint64)
+            try:
+                lt.matmul_algo_config_get_attribute(algo, attr, value.ctypes.data, value.nbytes, written.ctypes.data)
+            except Exception:  # noqa: BLE001 - an attribute this cuBLASLt version does not know: named, not fatal
+                parts.append(f"{attr.name.lower()}=?")
+                continue
+            parts.append(f"{attr.name.lower()}={int(value[0])}")
+        return (f"cuBLASLt {_version(lt.get_version())} heuristic #1: {' '.join(parts)} "
+                f"workspace={int(self._heuristic.workspace_size)} waves={float(self._heuristic.waves_count):.3g}")
 
     def close(self) -> None:
         lt = self._ctx.lt

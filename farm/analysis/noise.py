@@ -1,0 +1,167 @@
+"""The farm's noise model: how far apart two measurements of identical code land, learned from the dataset itself.
+
+On the log of a cell's time (a relative scale), repeat r of run j measures
+
+    y_jr = mu + R_j + E_jr
+
+  E_jr  repeat level, variance s2: the repeat's own batch-to-batch noise plus all that changes between two repeats of
+        one run (clock and temperature state, where the fresh inputs landed in memory). The rows' per-batch samples
+        show only the first part; on short tensor-core kernels the repeats of one run differ 3-10x more than their
+        samples' standard error says, so s2 is learned from the repeats, not from the samples.
+  R_j   run level, variance v: what every repeat of one run shares and its repeats cannot show (module load, the
+        process, the card and host it ran on, the driver's state).
+
+Learned from rows (the dataset's A/A history), per class of cells:
+  s2  per cell with two or more repeats of one run on one card, the sample variance of the log medians (n-1 degrees
+      of freedom), pooled over the class;
+  v   per pair of runs of the same commit on the same GPU model (identical code: an A/A pair), per cell both
+      measured: (mean_A - mean_B)^2 less what the repeats explain (s2_A/n_A + s2_B/n_B), averaged over the class,
+      halved, and never below 0.
+A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
+the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
+family, then the GPU model, then any GPU, at that mode and band (the run variance too: where measured it is small in
+every family, so the GPU model's is a better guess for an unmeasured family than a fixed prior); where nothing is
+known, the priors below (set from the shipped H100/H200 data, rounded up, so that an unknown class is treated as
+noisy rather than quiet). A lookup says which class it used.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+# Duration bands (ms of one launch): below 30 us a launch is mostly fixed cost and jitter, above 3 ms it is mostly the kernel.
+BANDS_MS = (0.03, 0.1, 0.3, 1.0, 3.0)
+# Prior weight of a class's variance against a cell's own repeats, in degrees of freedom (empirical Bayes, as limma's
+# moderated t, Smyth 2004): with 2-3 repeats a cell's own variance has 1-2 df and is shrunk towards its class's.
+PRIOR_DF = 4.0
+# Where nothing is learned: repeat and run standard deviations of log time. The shipped data show a repeat SD of
+# 0.1-0.5 % (unthrottled cells) to 1-2 % (power-capped tensor-core and vendor cells) and, where a commit was run
+# twice (walk A and the baselines, on H100s and H200s), a run-to-run excess under 0.1 %: the run prior is twice the
+# largest learned, for GPUs no A/A run pair has measured.
+PRIOR_REPEAT_SD = 0.01
+PRIOR_RUN_SD = 0.002
+MIN_REPEAT_DF = 20  # history a class needs before its repeat variance replaces the next coarser class's
+MIN_RUN_PAIRS = 20  # ... and cells of A/A run pairs before its run variance does
+
+
+def band(ms: float) -> int:
+    """Index of the duration band of a launch of `ms` milliseconds."""
+    return sum(ms > edge for edge in BANDS_MS)
+
+
+def band_label(i: int) -> str:
+    edges = (0.0, *BANDS_MS, math.inf)
+    return f"{edges[i]:g}-{edges[i + 1]:g} ms"
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The noise of one class of cells (variances of log time)."""
+
+    repeat_var: float
+    run_var: float
+    repeat_source: str  # which class it came from, or "prior"
+    run_source: str
+
+    @property
+    def learned(self) -> bool:
+        return self.repeat_source != "prior"
+
+
+def class_keys(r: dict) -> list[tuple]:
+    """The classes of a row's cell, most specific first."""
+    mode = (r.get("timing_mode") or "hot") + (" power-capped" if r.get("throttle_power") else "")
+    b, model = band(r["median_ms"]), r.get("gpu_model")
+    return [("stage", model, r.get("stage"), mode, b), ("family", model, r.get("family"), mode, b),
+            ("gpu model", model, mode, b), ("any GPU", mode, b)]
+
+
+
+def describe(key: tuple) -> str:
+    level, *parts, b = key
+    return f"{level}: {' '.join(str(p) for p in parts if p is not None)} {band_label(b)}"
+
+
+def _timed(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("status") == "ok" and r.get("median_ms") and r["median_ms"] > 0]
+
+
+def _identical_code(commit) -> bool:
+    return isinstance(commit, str) and commit not in ("", "unknown") and not commit.endswith("-dirty")
+
+
+def _variance(ys: list[float]) -> float:
+    mean = sum(ys) / len(ys)
+    return sum((y - mean) ** 2 for y in ys) / (len(ys) - 1)
+
+
+class NoiseModel:
+    """Repeat and run variances per class, learned from rows; `lookup` answers for any cell."""
+
+    def __init__(self) -> None:
+        self._repeat: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum df*s2, sum df]
+        self._run: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum excess, pairs]
+
+    @classmethod
+    def learn(cls, rows: list[dict], apart: tuple[list[dict], list[dict]] | None = None) -> "NoiseModel":
+        """The model of `rows`. `apart`: the two sides about to be compared (their rows): a pair of their runs is never
+        taken as an A/A pair, so that a difference between them cannot widen the noise that judges it."""
+        model = cls()
+        sides = [{(r.get("dataset"), r["run_id"]) for r in side} for side in apart] if apart else [set(), set()]
+        cells: dict[tuple, list[dict]] = defaultdict(list)
+        for r in _timed(rows):
+            cells[(r.get("dataset"), r["run_id"], r.get("gpu_uuid"), r["stage"], r["m"], r["n"], r["k"], r.get("timing_mode"))].append(r)
+        runs: dict[tuple, list[tuple]] = defaultdict(list)  # (model, cell) -> [(commit, ys, s2 or None)] per run
+        per_run: dict[tuple, list[float]] = defaultdict(list)
+        for (dset, run, _uuid, *cell), rs in cells.items():
+            ys = [math.log(r["median_ms"]) for r in rs]
+            per_run[(dset, run, rs[0].get("gpu_model"), *cell)] += ys
+            if len(ys) >= 2:
+                for key in class_keys({**rs[0], "median_ms": math.exp(sum(ys) / len(ys))}):  # the cell's band, not a row's
+                    acc = model._repeat[key]
+                    acc[0] += (len(ys) - 1) * _variance(ys)
+                    acc[1] += len(ys) - 1
+        firsts = {(r.get("dataset"), r["run_id"], r.get("gpu_model"), r["stage"], r["m"], r["n"], r["k"], r.get("timing_mode")): r
+                  for r in _timed(rows)}
+        for (dset, run, gpu_model, *cell), ys in per_run.items():
+            first = {**firsts[(dset, run, gpu_model, *cell)], "median_ms": math.exp(sum(ys) / len(ys))}
+            runs[(gpu_model, *cell)].append(((dset, run), first.get("git_commit"), ys, first))
+        for measured in runs.values():
+            for i, (run_a, commit_a, ya, first) in enumerate(measured):
+                for run_b, commit_b, yb, _ in measured[i + 1:]:
+                    if commit_a != commit_b or not _identical_code(commit_a) or {run_a, run_b} & sides[0] and {run_a, run_b} & sides[1]:
+                        continue
+                    noise = model.lookup(first)  # repeat variance of the class: what the runs' means carry of it
+                    excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - noise.repeat_var * (1 / len(ya) + 1 / len(yb))
+                    for key in class_keys(first):
+                        acc = model._run[key]
+                        acc[0] += excess
+                        acc[1] += 1
+        return model
+
+    def lookup(self, r: dict) -> Noise:
+        """The noise of the cell of row `r` (gpu_model, family, stage, timing_mode, median_ms)."""
+        repeat_var, repeat_source = PRIOR_REPEAT_SD**2, "prior"
+        for key in class_keys(r):
+            total, df = self._repeat.get(key, (0.0, 0.0))
+            if df >= MIN_REPEAT_DF:
+                repeat_var, repeat_source = total / df, describe(key)
+                break
+        run_var, run_source = PRIOR_RUN_SD**2, "prior"
+        for key in class_keys(r):
+            total, pairs = self._run.get(key, (0.0, 0.0))
+            if pairs >= MIN_RUN_PAIRS:
+                run_var, run_source = max(0.0, total / pairs / 2), describe(key)
+                break
+        return Noise(repeat_var, run_var, repeat_source, run_source)
+
+    def classes(self) -> list[dict]:
+        """Every learned class with its repeat and run standard deviations (relative), for tables and the README."""
+        out = []
+        for key in sorted(set(self._repeat) | set(self._run), key=str):
+            total, df = self._repeat.get(key, (0.0, 0.0))
+            excess, pairs = self._run.get(key, (0.0, 0.0))
+            out.append({"class": describe(key), "repeat_sd": math.sqrt(total / df) if df else None, "repeat_df": df,
+                        "run_sd": math.sqrt(max(0.0, excess / pairs / 2)) if pairs else None, "run_pairs": pairs})
+        return out
