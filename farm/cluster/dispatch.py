@@ -25,7 +25,13 @@ and hands the batches to a BufferedWriter (farm.data.writer). Faults, per cell:
 - the measurer raises: an "error" row with the exception, the worker goes on;
 - a cell runs past the plan's cell timeout: a "timeout" row, the worker killed and
   restarted, the rest of its batches queued again;
-- a worker not ready within the start timeout after a restart: its GPU is given up.
+- a worker not ready within the start timeout after a restart: its GPU is given up;
+- a worker whose node is gone (marked dead, or the restart cannot be placed there: its raylet is
+  unreachable): its GPU is given up at once, its unfinished cells queued again for the other GPUs
+  of its queue (shard) or counted "not run" when no GPU of the queue is left (replicate).
+
+In shard mode, GPUs that join the cluster mid-sweep (farm.cluster.fleet.Recruiter) take cells
+from the queue of their model, while it still has a GPU of its own; other GPUs are left alone.
 """
 from __future__ import annotations
 
@@ -35,11 +41,11 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import ray
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
+from ray.exceptions import ActorUnavailableError, ObjectLostError, RayActorError, RayError, RayTaskError
 
 from farm.cells import Cell
 from farm.cluster.cost import CostModel
-from farm.cluster.fleet import Worker
+from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
 from farm.data.dataset import completed_keys
 from farm.data.row_batch import RowBatch, row_batches
@@ -64,6 +70,8 @@ GATHER_MIN_S, GATHER_MAX_S = 0.2, 1.0
 BUSY_HIGH, BUSY_LOW = 0.5, 0.2
 LOAD_WINDOW_S = 0.5
 SUSPECTS_NAMED = 8  # cells a death's log line names
+PROBE_RETRY_S = 0.5  # a restarting worker that cannot be reached yet is asked again this much later
+JOIN_EVERY_S = 5.0  # how often the cluster is looked at for GPUs that joined (shard mode)
 
 
 @dataclass
@@ -92,23 +100,31 @@ class _Batch:
 
 @dataclass
 class _Slot:
-    """A worker, the queue it pulls from and its batches in flight; `probe` while it restarts; `lost` once given up."""
+    """A worker, the queue it pulls from and its batches in flight; `probe` while it restarts (or `retry_at`, when
+    to ask again); `lost` once given up."""
 
     worker: Worker
     queue: _Queue
     batches: list[_Batch] = field(default_factory=list)
     probe: ray.ObjectRef | None = None
     probe_deadline: float = 0.0
+    retry_at: float | None = None
     lost: bool = False
+
+    def restarting(self) -> bool:
+        return self.probe is not None or self.retry_at is not None
 
 
 @dataclass(frozen=True)
 class SweepResult:
-    """What a sweep did: cells left unrun (their GPU was lost), the files written and in how many flushes."""
+    """What a sweep did: cells left unrun (their GPU was lost), the files written and in how many flushes, the
+    fallback location rows went to when the output failed (farm.data.writer), the workers that ran cells."""
 
     not_run: int
     files: list[str]
     flushes: int
+    fallback: str | None
+    workers: list[Worker]
 
 
 def scope_column(mode: str) -> str:
@@ -136,8 +152,11 @@ class Dispatcher:
     """Runs a plan's cells on started workers; see the module docstring for the batches and fault rules."""
 
     def __init__(self, plan: Plan, workers: list[Worker], progress: Progress, cost: CostModel,
-                 writer: BufferedWriter) -> None:
+                 writer: BufferedWriter, recruiter: Recruiter | None = None) -> None:
+        """`recruiter`: finds GPUs that join mid-sweep (shard mode only: replicate's set of GPUs is the plan's)."""
         self._plan = plan
+        self._recruiter = recruiter
+        self._next_look = time.monotonic() + JOIN_EVERY_S
         self._cost = cost
         self._progress = progress
         self._writer = writer
@@ -145,23 +164,32 @@ class Dispatcher:
         self._suspects: set[tuple[str, Cell]] = set()  # cells of a batch a worker died in, its culprit not known
         self._gather_s = GATHER_MIN_S
         self._window_start, self._blocked_s = time.monotonic(), 0.0
-        scope = scope_column(plan.mode)
-        done = completed_keys(plan.output, plan.run_id, scope)
+        self._scope = scope_column(plan.mode)
+        done = completed_keys(plan.output, plan.run_id, self._scope)
         cells = plan.cells()
-        queues: dict[str, _Queue] = {}
+        self._queues: dict[str, _Queue] = {}
         self._slots: list[_Slot] = []
+        self.expected_s: Counter[str] = Counter()  # expected GPU seconds of the cells to run, per GPU model
         for w in workers:
-            key = w.device[scope]
-            if key not in queues:
+            key = w.device[self._scope]
+            if key not in self._queues:
                 todo = cost.longest_first([c for c in cells if (key, *c.key()) not in done], w.model)
-                queues[key] = _Queue(key, deque(todo))
+                self._queues[key] = _Queue(key, deque(todo))
                 progress.add_queue(key, [(c.key()[:4], seconds) for c, seconds in todo], len(cells) - len(todo))
-            q = queues[key]
-            q.gpus += 1
-            self._slots.append(_Slot(w, q))
-            progress.add_gpu(w.uuid, w.name, key)
-        if scope == "gpu_uuid":
+                self.expected_s[w.model] += sum(seconds for _, seconds in todo)
+            self._add_slot(w, self._queues[key])
+        if self._scope == "gpu_uuid":
             _warn_cards_new_to_the_run(plan, workers, done)
+
+    def _add_slot(self, w: Worker, q: _Queue) -> None:
+        q.gpus += 1
+        self._slots.append(_Slot(w, q))
+        self._progress.add_gpu(w.uuid, w.name, q.key)
+
+    @property
+    def workers(self) -> list[Worker]:
+        """Every worker that took part, those that joined mid-sweep included."""
+        return [s.worker for s in self._slots]
 
     def run(self) -> SweepResult:
         """Run every queued cell; always stops the workers and writes what it holds, even on error or interrupt."""
@@ -172,18 +200,26 @@ class Dispatcher:
                 # A slot's later batch is read once it is the first: the worker runs its batches in order.
                 streams = {s.batches[0].stream: s for s in self._slots if s.batches}
                 probes = {s.probe: s for s in self._slots if s.probe is not None}
-                if not streams and not probes:
+                if not streams and not probes and not any(s.retry_at for s in self._slots):
                     break
+                self._look_for_gpus()
+                refs = [*streams, *probes, *(self._recruiter.pending if self._recruiter else ())]
                 blocked_from = time.monotonic()
-                ready, _ = ray.wait([*streams, *probes], num_returns=1, timeout=self._wait_s())
+                if refs:
+                    ready, _ = ray.wait(refs, num_returns=1, timeout=self._wait_s())
+                else:  # only workers waiting to ask a restarting worker again
+                    ready = []
+                    time.sleep(self._wait_s())
                 self._blocked_s += time.monotonic() - blocked_from
                 if ready:  # and whatever else is ready by now
-                    ready, _ = ray.wait([*streams, *probes], num_returns=len(streams) + len(probes), timeout=0)
+                    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
                 for ref in ready:
                     if ref in probes:
                         self._probe_answered(probes[ref])
-                    else:
+                    elif ref in streams:
                         self._take(streams[ref])
+                    else:
+                        self._joined(ref)
                 self._expire()
                 self._writer.maybe_flush()
                 self._progress.maybe_log()
@@ -191,10 +227,36 @@ class Dispatcher:
         finally:
             for slot in self._slots:
                 ray.kill(slot.worker.actor)
+            if self._recruiter:
+                self._recruiter.stop()
             self._writer.flush()
         self._progress.maybe_log(force=True)
         log.info("%s", self._progress.summary())
-        return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes)
+        if self._writer.fallback:
+            log.error("the output %s failed mid-sweep: rows written since are in %s; a sweep with the same --output "
+                      "and --run-id moves them back and finishes the run", self._plan.output, self._writer.fallback)
+        return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes, self._writer.fallback,
+                           self.workers)
+
+    def _look_for_gpus(self) -> None:
+        """Every JOIN_EVERY_S, start a worker on each GPU that joined the cluster (shard mode)."""
+        if self._recruiter and time.monotonic() >= self._next_look:
+            self._next_look = time.monotonic() + JOIN_EVERY_S
+            self._recruiter.look()
+
+    def _joined(self, ref: ray.ObjectRef) -> None:
+        """A worker started on a GPU that joined: it pulls from its model's queue while that has a GPU of its own
+        (a queue none is left for has its cells counted not run already)."""
+        w = self._recruiter.answered(ref)
+        if w is None:
+            return
+        q = self._queues.get(w.device[self._scope])
+        if q is None or q.gpus <= 0:
+            log.info("%s joined the cluster; no GPU of its model runs this sweep, so it is left alone", w.name)
+            ray.kill(w.actor)
+            return
+        log.info("%s joined the cluster and takes cells of its model's queue (%d left)", w.name, len(q.cells))
+        self._add_slot(w, q)
 
     def _adapt_gather(self) -> None:
         now = time.monotonic()
@@ -210,11 +272,13 @@ class Dispatcher:
     def _wait_s(self) -> float:
         now = time.monotonic()
         deadlines = [b.since + self._plan.cell_timeout_s for s in self._slots for b in s.batches[:1] if b.since is not None]
-        deadlines += [s.probe_deadline for s in self._slots if s.probe is not None]
+        deadlines += [s.probe_deadline for s in self._slots if s.restarting()]
+        deadlines += [s.retry_at for s in self._slots if s.retry_at is not None]
+        deadlines += [self._next_look] if self._recruiter else []
         return max(0.0, min([*(d - now for d in deadlines), self._writer.seconds_to_flush(), PROGRESS_EVERY_S]))
 
     def _top_up(self, slot: _Slot) -> None:
-        while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
+        while not slot.lost and not slot.restarting() and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells, expected = self._next_batch(slot.queue)
             # As lists of their fields, which Ray packs natively (msgpack): a Cell, or a tuple, is pickled apart.
             stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id, self._gather_s)
@@ -256,7 +320,7 @@ class Dispatcher:
         except StopIteration:
             self._batch_ended(slot, batch)
             return
-        except RayActorError as exc:
+        except (RayActorError, ObjectLostError) as exc:  # lost objects: the rows were on a node that is gone
             self._worker_died(slot, exc)
             return
         except RayTaskError as exc:  # the worker's own code failed outside a measurement: the cell is an error
@@ -310,7 +374,12 @@ class Dispatcher:
     def _requeue(self, q: _Queue, priced: list[tuple[Cell, float]]) -> None:
         q.cells.extendleft(reversed(priced))
 
-    def _worker_died(self, slot: _Slot, exc: RayActorError) -> None:
+    def _worker_died(self, slot: _Slot, exc: RayError) -> None:
+        gone = _node_gone(slot.worker)
+        if gone:  # no cell's fault: its cells go back to the queue, uncounted, and its GPU is given up
+            self._drop_batches(slot)
+            self._lose(slot, f"{gone}; the worker's last error: {_first_line(exc)}")
+            return
         cell = self._running(slot)
         if cell is None:  # died between batches: nothing of its own lost
             self._drop_batches(slot)
@@ -360,15 +429,22 @@ class Dispatcher:
         try:
             ray.get(slot.probe)
             slot.probe = None
-        except ActorUnavailableError:  # still restarting: ask again
-            slot.probe = slot.worker.actor.device_info.remote()
-        except ActorDiedError as exc:
-            self._lose(slot, f"cannot be restarted: {_first_line(exc)}")
+        except ActorUnavailableError as exc:  # not reachable yet: ask again soon, unless its node is gone
+            slot.probe = None
+            gone = _node_gone(slot.worker)
+            if gone:
+                self._lose(slot, f"{gone}: {_first_line(exc)}")
+            else:
+                slot.retry_at = time.monotonic() + PROBE_RETRY_S
+        except RayError as exc:  # died for good, or cannot be placed again (ActorUnschedulableError: its node is gone)
+            self._lose(slot, f"cannot be restarted: {_node_gone(slot.worker) or 'its node is alive'}: {_first_line(exc)}")
 
     def _expire(self) -> None:
         now = time.monotonic()
         for slot in self._slots:
-            if slot.probe is not None and now >= slot.probe_deadline:
+            if slot.retry_at is not None and now >= slot.retry_at:
+                slot.retry_at, slot.probe = None, slot.worker.actor.device_info.remote()
+            if slot.restarting() and now >= slot.probe_deadline:
                 self._lose(slot, f"not ready {self._plan.start_timeout_s:.0f} s after a restart")
             elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._plan.cell_timeout_s:
                 log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name,
@@ -377,16 +453,28 @@ class Dispatcher:
                 self._restart(slot)
 
     def _lose(self, slot: _Slot, why: str) -> None:
-        slot.lost, slot.probe = True, None
+        slot.lost, slot.probe, slot.retry_at = True, None, None
+        self._drop_batches(slot)
         ray.kill(slot.worker.actor)
         slot.queue.gpus -= 1
         left = 0 if slot.queue.gpus else len(slot.queue.cells)
-        log.error("%s is given up (%s); %d of its cells stay unrun", slot.worker.name, why, left)
+        others = f"; its {len(slot.queue.cells)} queued cells go to the other {slot.queue.gpus} GPU(s) of its queue" \
+            if slot.queue.gpus else ""
+        log.error("%s is given up (%s); %d of its cells stay unrun%s", slot.worker.name, why, left, others)
         self._progress.lost(slot.worker.uuid, left)
 
     def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> dict:
         """A row for a cell the worker could not report on itself."""
         return cell_row(slot.worker.device, self._cost.stages[cell.stage], cell, self._plan.run_id, status, reason)
+
+
+def _node_gone(worker: Worker) -> str | None:
+    """Why `worker`'s node is gone (Ray has marked it dead, or no longer lists it), or None while it is alive."""
+    alive = {n["NodeID"]: n["Alive"] for n in ray.nodes()}
+    node = worker.node.node_id
+    if node not in alive:
+        return f"its node {node[:8]} ({worker.node.host}) left the cluster"
+    return None if alive[node] else f"its node {node[:8]} ({worker.node.host}) is dead"
 
 
 def _first_line(exc: BaseException) -> str:
