@@ -41,7 +41,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import ray
-from ray.exceptions import ActorUnavailableError, ObjectLostError, RayActorError, RayError, RayTaskError
+from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
 from farm.cells import Cell
 from farm.cluster.cost import CostModel
@@ -320,11 +320,11 @@ class Dispatcher:
         except StopIteration:
             self._batch_ended(slot, batch)
             return
-        except (RayActorError, ObjectLostError) as exc:  # lost objects: the rows were on a node that is gone
-            self._worker_died(slot, exc)
-            return
         except RayTaskError as exc:  # the worker's own code failed outside a measurement: the cell is an error
             self._worker_failed(slot, exc)
+            return
+        except RayError as exc:  # the worker died, cannot be placed again (its node is gone), or its rows were lost
+            self._worker_died(slot, exc)
             return
         for rows in got:
             self._finished(slot, batch, rows)
