@@ -78,7 +78,7 @@ def test_shard_node_lost_mid_sweep_its_cells_go_to_the_other_gpus_and_a_new_gpu_
     thread.join(timeout=300)
     assert status == [OK]
     assert "is given up" in caplog.text and "queued cells go to the other" in caplog.text
-    assert "joined the cluster and takes cells" in caplog.text
+    assert "joined the cluster and takes cells" in caplog.text and "given up: its node" in caplog.text  # log and summary
     got = read_table(str(tmp_path)).to_pylist()
     keys = Counter((r["stage"], r["m"], r["repeat"]) for r in got)
     assert len(keys) == CELLS and set(keys.values()) == {1}  # every cell exactly once

@@ -378,7 +378,7 @@ class Dispatcher:
         gone = _node_gone(slot.worker)
         if gone:  # no cell's fault: its cells go back to the queue, uncounted, and its GPU is given up
             self._drop_batches(slot)
-            self._lose(slot, f"{gone}; the worker's last error: {_first_line(exc)}")
+            self._lose(slot, gone, f"the worker's last error: {_first_line(exc)}")
             return
         cell = self._running(slot)
         if cell is None:  # died between batches: nothing of its own lost
@@ -433,11 +433,11 @@ class Dispatcher:
             slot.probe = None
             gone = _node_gone(slot.worker)
             if gone:
-                self._lose(slot, f"{gone}: {_first_line(exc)}")
+                self._lose(slot, gone, _first_line(exc))
             else:
                 slot.retry_at = time.monotonic() + PROBE_RETRY_S
         except RayError as exc:  # died for good, or cannot be placed again (ActorUnschedulableError: its node is gone)
-            self._lose(slot, f"cannot be restarted: {_node_gone(slot.worker) or 'its node is alive'}: {_first_line(exc)}")
+            self._lose(slot, _node_gone(slot.worker) or "cannot be restarted", _first_line(exc))
 
     def _expire(self) -> None:
         now = time.monotonic()
@@ -452,7 +452,8 @@ class Dispatcher:
                 self._fail_running(slot, "timeout", f"no result within {self._plan.cell_timeout_s:.0f} s; worker killed and restarted")
                 self._restart(slot)
 
-    def _lose(self, slot: _Slot, why: str) -> None:
+    def _lose(self, slot: _Slot, why: str, detail: str = "") -> None:
+        """Give `slot`'s GPU up for `why` (the summary's words; `detail` for the log only)."""
         slot.lost, slot.probe, slot.retry_at = True, None, None
         self._drop_batches(slot)
         ray.kill(slot.worker.actor)
@@ -460,8 +461,9 @@ class Dispatcher:
         left = 0 if slot.queue.gpus else len(slot.queue.cells)
         others = f"; its {len(slot.queue.cells)} queued cells go to the other {slot.queue.gpus} GPU(s) of its queue" \
             if slot.queue.gpus else ""
-        log.error("%s is given up (%s); %d of its cells stay unrun%s", slot.worker.name, why, left, others)
-        self._progress.lost(slot.worker.uuid, left)
+        log.error("%s is given up (%s%s); %d of its cells stay unrun%s", slot.worker.name, why,
+                  f"; {detail}" if detail else "", left, others)
+        self._progress.lost(slot.worker.uuid, left, why)
 
     def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> dict:
         """A row for a cell the worker could not report on itself."""
