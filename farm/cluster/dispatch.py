@@ -184,7 +184,7 @@ class Dispatcher:
     def _add_slot(self, w: Worker, q: _Queue) -> None:
         q.gpus += 1
         self._slots.append(_Slot(w, q))
-        self._progress.add_gpu(w.uuid, w.name, q.key)
+        self._progress.add_gpu(w.key, w.name, q.key)
 
     @property
     def workers(self) -> list[Worker]:
@@ -284,7 +284,7 @@ class Dispatcher:
             stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id, self._gather_s)
             slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
-                self._progress.started(slot.worker.uuid, cells[0])
+                self._progress.started(slot.worker.key, cells[0])
 
     def _next_batch(self, q: _Queue) -> tuple[list[Cell], list[float]]:
         """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end, and their expected seconds; a
@@ -341,13 +341,13 @@ class Dispatcher:
         cells = batch.cells[batch.done:batch.done + n]
         if self._suspects:
             self._suspects.difference_update((slot.queue.key, c) for c in cells)
-        self._progress.finished(slot.worker.uuid, cells, batch.expected[batch.done:batch.done + n], rows.rows,
+        self._progress.finished(slot.worker.key, cells, batch.expected[batch.done:batch.done + n], rows.rows,
                                 now - batch.since)
         self._writer.add(rows)
         batch.done += n
         batch.since = now
         if batch.done < len(batch.cells):
-            self._progress.started(slot.worker.uuid, batch.cells[batch.done])
+            self._progress.started(slot.worker.key, batch.cells[batch.done])
         else:  # every row in: the worker is on its next batch already, and its stream's end needs no reading
             self._batch_ended(slot, batch)
 
@@ -356,9 +356,9 @@ class Dispatcher:
         self._requeue(slot.queue, batch.left_priced())  # none, unless the worker stopped early (a poisoned context)
         if slot.batches:
             slot.batches[0].since = time.monotonic()
-            self._progress.started(slot.worker.uuid, slot.batches[0].cells[0])
+            self._progress.started(slot.worker.key, slot.batches[0].cells[0])
         else:
-            self._progress.idle(slot.worker.uuid)
+            self._progress.idle(slot.worker.key)
 
     def _running(self, slot: _Slot) -> Cell | None:
         first = slot.batches[0] if slot.batches else None
@@ -369,7 +369,7 @@ class Dispatcher:
         left = [p for b in slot.batches for p in b.left_priced()]
         slot.batches.clear()
         self._requeue(slot.queue, left)
-        self._progress.idle(slot.worker.uuid)
+        self._progress.idle(slot.worker.key)
 
     def _requeue(self, q: _Queue, priced: list[tuple[Cell, float]]) -> None:
         q.cells.extendleft(reversed(priced))
@@ -463,7 +463,7 @@ class Dispatcher:
             if slot.queue.gpus else ""
         log.error("%s is given up (%s%s); %d of its cells stay unrun%s", slot.worker.name, why,
                   f"; {detail}" if detail else "", left, others)
-        self._progress.lost(slot.worker.uuid, left, why)
+        self._progress.lost(slot.worker.key, left, why)
 
     def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> dict:
         """A row for a cell the worker could not report on itself."""

@@ -47,9 +47,15 @@ class Worker:
         return self.device["gpu_uuid"]
 
     @property
+    def key(self) -> str:
+        """This worker among the sweep's: its GPU on its node (two Ray nodes may share a GPU, as in a test of node loss
+        on a one-GPU host)."""
+        return f"{self.uuid}@{self.node.node_id}"
+
+    @property
     def name(self) -> str:
-        """For logs: model, host and the UUID's tail (CUDA ordinals are all 0 inside workers)."""
-        return f"{self.model}@{self.node.host}[{self.uuid[-8:]}]"
+        """For logs: model, host, the UUID's tail (CUDA ordinals are all 0 inside workers) and the node's id's head."""
+        return f"{self.model}@{self.node.host}[{self.uuid[-8:]}, node {self.node.node_id[:6]}]"
 
 
 def gpu_nodes() -> list[GpuNode]:
