@@ -110,6 +110,7 @@ class _Slot:
     probe_deadline: float = 0.0
     retry_at: float | None = None
     lost: bool = False
+    blamed: list[tuple[str, Cell]] = field(default_factory=list)  # cells its last death counted against, until it answers
 
     def restarting(self) -> bool:
         return self.probe is not None or self.retry_at is not None
@@ -387,7 +388,8 @@ class Dispatcher:
             return
         suspects = slot.batches[0].left()
         if len(suspects) > 1:  # any of them: the results the worker was gathering died with it
-            self._suspects.update((slot.queue.key, c) for c in suspects)
+            slot.blamed = [(slot.queue.key, c) for c in suspects if (slot.queue.key, c) not in self._suspects]
+            self._suspects.update(slot.blamed)
             named = ", ".join(map(str, suspects[:SUSPECTS_NAMED])) + (" ..." if len(suspects) > SUSPECTS_NAMED else "")
             log.warning("%s died running one of %d cells (its gathered results unsent), each to run alone until "
                         "it has a row: %s: %s", slot.worker.name, len(suspects), named, _first_line(exc))
@@ -395,6 +397,7 @@ class Dispatcher:
             self._probe(slot)
             return
         self._deaths[(slot.queue.key, cell)] += 1
+        slot.blamed = [(slot.queue.key, cell)]
         deaths = self._deaths[(slot.queue.key, cell)]
         log.warning("%s died running %s (%d/%d): %s", slot.worker.name, cell, deaths, MAX_CELL_DEATHS, _first_line(exc))
         if deaths < MAX_CELL_DEATHS:
@@ -428,7 +431,7 @@ class Dispatcher:
     def _probe_answered(self, slot: _Slot) -> None:
         try:
             ray.get(slot.probe)
-            slot.probe = None
+            slot.probe, slot.blamed = None, []
         except ActorUnavailableError as exc:  # not reachable yet: ask again soon, unless its node is gone
             slot.probe = None
             gone = _node_gone(slot.worker)
@@ -454,7 +457,17 @@ class Dispatcher:
 
     def _lose(self, slot: _Slot, why: str, detail: str = "") -> None:
         """Give `slot`'s GPU up for `why` (the summary's words; `detail` for the log only)."""
-        slot.lost, slot.probe, slot.retry_at = True, None, None
+        if slot.blamed and _node_gone(slot.worker):  # the death that was counted was its node's, no cell's
+            log.info("%s: its last death is not counted against %s: its node is gone", slot.worker.name,
+                     ", ".join(str(c) for _, c in slot.blamed[:SUSPECTS_NAMED]))
+            for key in slot.blamed:
+                if key in self._suspects:
+                    self._suspects.discard(key)
+                elif self._deaths[key] > 1:
+                    self._deaths[key] -= 1
+                else:
+                    self._deaths.pop(key, None)
+        slot.lost, slot.probe, slot.retry_at, slot.blamed = True, None, None, []
         self._drop_batches(slot)
         ray.kill(slot.worker.actor)
         slot.queue.gpus -= 1
