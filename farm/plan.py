@@ -92,7 +92,7 @@ def parse_size(value: Any) -> Shape:
         except ValueError:
             raise PlanError(f"size {value!r}: {part!r} is not an integer") from None
         if not 0 < dim <= INT32_MAX:
-            raise PlanError(f"size {value!r}: dimensions must be from 1 to {INT32_MAX} (int32)")
+            raise PlanError(f"size {value!r}: dimensions must be positive and at most {INT32_MAX} (int32 columns)")
         dims.append(dim)
     return (dims[0],) * 3 if len(dims) == 1 else tuple(dims)  # type: ignore[return-value]
 
