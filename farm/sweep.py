@@ -25,6 +25,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
+import grpc
 import ray
 
 from farm.cluster.cost import CostModel, rates_from_dataset
@@ -117,13 +118,26 @@ def _runtime_env() -> dict | None:
 
 
 def _answers(address: str, timeout_s: float) -> str | None:
-    """Why nothing answers at a Ray address (host:port, or a URI with one) within `timeout_s`; None if it does."""
+    """Why no Ray cluster answers at `address` (host:port, or a URI with one), each check within `timeout_s`; None
+    if one does. A TCP connection, then a gRPC channel made ready (Ray's GCS speaks gRPC; unless its TLS is on): Ray's
+    own connection retries for minutes against a port where something else listens."""
     where = urlsplit(address if "://" in address else f"ray://{address}")
     try:
-        with socket.create_connection((where.hostname or "", where.port or 6379), timeout=timeout_s):
-            return None
+        host, port = where.hostname or "", where.port or 6379
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
     except (OSError, ValueError) as exc:
         return str(exc) or type(exc).__name__
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return None
+    channel = grpc.insecure_channel(f"{host}:{port}")
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout_s)
+        return None
+    except grpc.FutureTimeoutError:
+        return f"something listens there, but no gRPC server (as Ray's GCS is) answered within {timeout_s:.0f} s"
+    finally:
+        channel.close()
 
 
 def _ray_start_address() -> str | None:

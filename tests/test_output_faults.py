@@ -148,18 +148,18 @@ def test_a_wrong_address_fails_within_30_s_with_one_clear_message(tmp_path, capl
 
 
 def test_only_the_cluster_ray_start_made_is_joined_unasked(monkeypatch):
-    """The address `ray start` leaves in Ray's temp dir, if it answers; never any Ray found among the processes."""
+    """The address `ray start` leaves in Ray's temp dir, if a Ray answers there; never any Ray found among the
+    machine's processes (Ray's address="auto")."""
     import ray._private.utils as ray_utils
 
-    with socket.socket() as listening:
-        listening.bind(("127.0.0.1", 0))
-        listening.listen()
-        address = f"127.0.0.1:{listening.getsockname()[1]}"
-        monkeypatch.setattr(ray_utils, "read_ray_address", lambda temp_dir=None: address)
-        assert sweep._ray_start_address() == address
+    answers = sweep._answers
+    monkeypatch.setattr(ray_utils, "read_ray_address", lambda temp_dir=None: "127.0.0.1:6379")
+    monkeypatch.setattr(sweep, "_answers", lambda address, timeout_s: None)  # a Ray answers there
+    assert sweep._ray_start_address() == "127.0.0.1:6379"
+    monkeypatch.setattr(sweep, "_answers", answers)
     monkeypatch.setattr(ray_utils, "read_ray_address", lambda temp_dir=None: "127.0.0.1:1")  # stale: nothing there
     assert sweep._ray_start_address() is None
-    monkeypatch.setattr(ray_utils, "read_ray_address", lambda temp_dir=None: None)
+    monkeypatch.setattr(ray_utils, "read_ray_address", lambda temp_dir=None: None)  # no `ray start` here
     assert sweep._ray_start_address() is None
 
 
@@ -199,3 +199,17 @@ def test_fallback_dataset_is_a_dataset(tmp_path):
     writer.flush()
     table = pds.dataset(str(Path(writer.fallback) / "rows"), format="parquet", partitioning="hive").to_table()
     assert table.num_rows == 1 and table.column("gpu_model").to_pylist() == ["H200"]
+
+
+def test_an_address_where_something_else_listens_fails_within_30_s(tmp_path, monkeypatch, caplog):
+    """A port that accepts connections but is no Ray (Ray's own ray.init retries for minutes there)."""
+    monkeypatch.setattr(sweep, "CONNECT_TIMEOUT_S", 3.0)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        address = f"127.0.0.1:{listening.getsockname()[1]}"
+        began = time.monotonic()
+        assert sweep.main(["--kernels", "naive", "--sizes", "64", "--output", str(tmp_path), "--address",
+                           address]) == sweep.NOTHING_RAN
+    assert time.monotonic() - began < 30
+    assert f"no Ray cluster answers at {address} (something listens there, but no gRPC server" in caplog.text
