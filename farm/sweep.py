@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster `ray start` made on "
                                      "this machine, never a Ray another program started, else a new local Ray of this "
                                      "command's own, without the Ray dashboard and declaring one CPU: the GPU workers "
-                                     f"need none); an address that does not answer within {CONNECT_TIMEOUT_S:.0f} s is an error")
+                                     f"need none); an address where no Ray answers within {CONNECT_TIMEOUT_S:.0f} s (TCP, then gRPC) is an error")
     p.add_argument("--max-gpu-hours", type=float, default=MAX_GPU_HOURS,
                    help="a plan whose cells are expected to take more GPU time than this (the cost model of "
                         "farm/cluster/cost.py, summed over GPUs) needs --yes (default %(default)s)")
