@@ -61,7 +61,8 @@ def probe_output(output: str) -> None:
 def fallback_location(output: str) -> list[str]:
     """Where the rows meant for `output` go if it fails, best first: $GEMM_FARM_FALLBACK or ~/gemm-farm-fallback,
     then the temp dir; a folder named after `output` in each, so that a resume finds it."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", output).strip("_") or "output"
+    where = output if "://" in output else resolve(output)[1]  # a local output by its absolute path
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", where).strip("_") or "output"
     bases = [os.environ.get(FALLBACK_ENV) or str(Path.home() / "gemm-farm-fallback"),
              str(Path(tempfile.gettempdir()) / "gemm-farm-fallback")]
     return [str(Path(base) / name) for base in dict.fromkeys(bases)]
