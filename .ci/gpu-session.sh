@@ -71,8 +71,9 @@ case "${1:-tests}" in
     tail -qn1 "$OUT"/compare-gpu*.txt "$OUT"/compare-kill*.txt ;;
   nodeloss)  # issue 27: two Ray nodes on GPU 0 (the head and a second `ray start` node, one label), the default plan
     # in shard mode, the second node's raylet killed about 30 s into the job: every cell still gets exactly one row.
-    # About 2.5 minutes on an H100. Read: nodeloss-summary.txt (exit status, given-up line, rows per node, cells
-    # with more than one row: 0), sweep-nodeloss.log.
+    # About 2.5 minutes on an H100. Read: nodeloss-summary.txt (the job's end, the given-up line, the summary's
+    # lines per worker: both nodes share GPU 0, so rows tell them apart by nothing; rows = cells = 261, cells with
+    # more than one row 0), sweep-nodeloss.log.
     run=${2:-nodeloss}
     node 0 head
     before=$(pgrep -x raylet | sort)
@@ -93,7 +94,6 @@ import pyarrow.compute as pc
 t = read_table('$RES'); t = t.filter(pc.equal(t['run_id'], '$run')).to_pylist()
 cells = Counter((r['stage'], r['m'], r['n'], r['k'], r['repeat']) for r in t)
 print('rows', len(t), 'cells', len(cells), 'cells with more than one row', sum(n > 1 for n in cells.values()))
-print('rows per host/GPU', dict(Counter(r['host'] + ' ' + r['gpu_uuid'][-8:] for r in t)))
 print('statuses', dict(Counter(r['status'] for r in t)))"
       python3 -m farm validate "$RES" 2>&1 | tail -2
     } > "$OUT/nodeloss-summary.txt" 2>&1
