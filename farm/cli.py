@@ -100,14 +100,34 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _no_gpu() -> str | None:
+    """Why this process cannot use a GPU (no CuPy, no driver, no device), in one line; None when it can."""
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "CUDA sees no GPU"
+    except Exception as exc:  # noqa: BLE001 - CuPy's import and runtime errors alike: the reason is the message
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a plan on this machine's GPU in this process (no Ray); rows written after every cell."""
-    from farm.data.dataset import completed_keys, write_rows
+    from farm.data.dataset import completed_keys
+    from farm.data.row_batch import row_batches
+    from farm.data.writer import BufferedWriter, adopt_fallback, probe_output
     from farm.measure.gpu import GpuMeasurer, bytes_needed
     from farm.plan import load_plan
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
                      repeats=args.repeats, run_id=args.run_id, output=args.output)
+    probe_output(plan.output)
+    why = _no_gpu()
+    if why:
+        print(f"error: farm bench needs an NVIDIA GPU and its driver on this machine: {why}", file=sys.stderr)
+        return 2
+    adopt_fallback(plan.output)
     stages = {s.name: s for s in plan.stages()}
     measurer = GpuMeasurer(prewarm=tuple(stages), **plan.measure)
     device = measurer.device_info()
@@ -124,14 +144,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(f"{device['gpu_name']} ({device['arch']}): {len(cells)} cells, {len(cells) - len(todo)} already done, "
           f"run {plan.run_id} -> {plan.output}", flush=True)
     counts: dict[str, int] = {}
+    writer = BufferedWriter(plan.output)  # a write that fails sends the rows to the fallback location it logs
     for i, cell in enumerate(todo, 1):
         row = measurer.measure(cell, plan.run_id)
-        write_rows([row], plan.output)
+        writer.add(row_batches([row])[0])
+        writer.flush()
         counts[row["status"]] = counts.get(row["status"], 0) + 1
         detail = (f"{row['median_ms']:.4f} ms  {row['tflops']:.2f} TFLOPS  {row['pct_of_baseline']:.1f}% of {row['baseline']}"
                   if row["status"] == "ok" else row["status_reason"][:100])
         print(f"[{i}/{len(todo)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k} r{cell.repeat}  {row['status']:<8} {detail}", flush=True)
-    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {plan.output}")
+    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {writer.fallback or plan.output}")
+    if writer.fallback:
+        print(f"error: {plan.output} failed; rows since are in {writer.fallback}: run again with --run-id {plan.run_id} "
+              "once it is writable", file=sys.stderr)
+        return 3
     return 0 if counts.get("error", 0) + counts.get("failed_verification", 0) == 0 else 1
 
 

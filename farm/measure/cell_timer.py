@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
+from functools import cache
+from typing import Annotated, Callable, Literal
+
+from pydantic import Field, Strict, TypeAdapter, ValidationError
 
 from farm.data.throttle import summarize_samples
 from farm.measure.stats import summarize
@@ -37,32 +40,68 @@ class PostCheck:
 @dataclass(frozen=True)
 class MeasureOptions:
     timing: TimingConfig = field(default_factory=TimingConfig)
-    telemetry: bool = True
-    telemetry_interval_s: float = 0.01
-    throttle_policy: str = "flag"
-    max_remeasures: int = 2
+    telemetry: Annotated[bool, Strict()] = True
+    telemetry_interval_s: Annotated[float, Strict(), Field(ge=0.001, le=1.0)] = 0.01  # NVML updates every few ms
+    throttle_policy: Literal[POLICIES] = "flag"
+    max_remeasures: Annotated[int, Strict(), Field(ge=0, le=10)] = 2
 
     def __post_init__(self):
         if self.throttle_policy not in POLICIES:
             raise ValueError(f"throttle policy {self.throttle_policy!r} is not one of {', '.join(POLICIES)}")
 
     @classmethod
+    def problems(cls, raw: dict) -> list[str]:
+        """Every problem of a plan's flat [measure] table, one message each ("name: what is wrong"); none: valid."""
+        unknown = sorted(set(raw) - set(_OPTION_GROUPS))
+        if unknown:
+            return [f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                    f"valid: {', '.join(sorted(_OPTION_GROUPS))}"]
+        try:
+            _adapter().validate_python(_nested(raw))
+        except ValidationError as exc:
+            return [f"{_flat_name(e['loc'])}: {e['msg'].removeprefix('Value error, ')}, got {e['input']!r}" for e in exc.errors()]
+        return []
+
+    @classmethod
     def from_dict(cls, raw: dict) -> "MeasureOptions":
         """From a plan's flat [measure] table: this class's fields plus those of TimingConfig,
-        StoppingRule (stopping) and WarmupRule (prefixed warmup_)."""
-        groups = {
-            "options": {f.name for f in dataclasses.fields(cls)} - {"timing"},
-            "timing": {f.name for f in dataclasses.fields(TimingConfig)} - {"warmup", "stopping"},
-            "stopping": {f.name for f in dataclasses.fields(StoppingRule)},
-            "warmup": {f"warmup_{f.name}" for f in dataclasses.fields(WarmupRule)},
-        }
-        known = set().union(*groups.values())
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
-        pick = lambda group, strip="": {k[len(strip):]: v for k, v in raw.items() if k in groups[group]}  # noqa: E731
-        timing = TimingConfig(**pick("timing"), stopping=StoppingRule(**pick("stopping")), warmup=WarmupRule(**pick("warmup", "warmup_")))
-        return cls(timing=timing, **pick("options"))
+        StoppingRule (stopping) and WarmupRule (prefixed warmup_), each checked for its type and range."""
+        problems = cls.problems(raw)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return _adapter().validate_python(_nested(raw))
+
+
+# Each flat [measure] name and the group it belongs to: MeasureOptions itself, TimingConfig, its StoppingRule, its
+# WarmupRule (names prefixed warmup_).
+_OPTION_GROUPS = {
+    **{f.name: "options" for f in dataclasses.fields(MeasureOptions) if f.name != "timing"},
+    **{f.name: "timing" for f in dataclasses.fields(TimingConfig) if f.name not in ("warmup", "stopping")},
+    **{f.name: "stopping" for f in dataclasses.fields(StoppingRule)},
+    **{f"warmup_{f.name}": "warmup" for f in dataclasses.fields(WarmupRule)},
+}
+
+
+def _nested(raw: dict) -> dict:
+    """The flat table as MeasureOptions' nested fields."""
+    timing: dict = {"stopping": {}, "warmup": {}}
+    options: dict = {"timing": timing}
+    for name, value in raw.items():
+        group = _OPTION_GROUPS[name]
+        target = {"options": options, "timing": timing, "stopping": timing["stopping"], "warmup": timing["warmup"]}[group]
+        target[name.removeprefix("warmup_") if group == "warmup" else name] = value
+    return options
+
+
+def _flat_name(loc: tuple) -> str:
+    """A validation error's location as the [measure] table names it."""
+    name = str(loc[-1]) if loc else "measure"
+    return f"warmup_{name}" if "warmup" in loc[:-1] else name
+
+
+@cache
+def _adapter() -> TypeAdapter:
+    return TypeAdapter(MeasureOptions)
 
 
 def _label(t: float, timing: CellTiming) -> str:

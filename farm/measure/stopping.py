@@ -10,6 +10,15 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field, Strict
+
+# Option types, checked when a plan's [measure] table is read (farm.measure.cell_timer.MeasureOptions.from_dict):
+# strict, so that a TOML string or a boolean is never taken for a number.
+Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
+Seconds = Annotated[float, Strict(), Field(gt=0, le=3600)]
+Fraction = Annotated[float, Strict(), Field(gt=0, lt=1)]
 
 
 def relative_noise(samples: list[float]) -> float:
@@ -23,11 +32,11 @@ def relative_noise(samples: list[float]) -> float:
 
 @dataclass(frozen=True)
 class StoppingRule:
-    min_samples: int = 10
-    target_noise: float = 0.005  # stop once every series' noise is at or below this
-    min_time_s: float = 0.2  # of timed batches, per cell
-    max_time_s: float = 20.0  # per cell, warm-up excluded
-    max_samples: int = 1000
+    min_samples: Count = 10
+    target_noise: Fraction = 0.005  # stop once every series' noise is at or below this
+    min_time_s: Annotated[float, Strict(), Field(ge=0, le=3600)] = 0.2  # of timed batches, per cell
+    max_time_s: Seconds = 20.0  # per cell, warm-up excluded
+    max_samples: Count = 1000
 
     def decide(self, series: list[list[float]], elapsed_s: float) -> str | None:
         """Why to stop now ('converged', 'max_time', 'max_samples'), or None to go on."""
@@ -51,10 +60,10 @@ class WarmupRule:
     once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`.
     """
 
-    min_s: float = 0.05
-    max_s: float = 3.0
-    window_s: float = 0.1
-    tolerance: float = 0.02  # (max - min) / max of the window's SM clocks
+    min_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.05
+    max_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 3.0
+    window_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.1
+    tolerance: Fraction = 0.02  # (max - min) / max of the window's SM clocks
 
     def settled(self, clocks: list[float]) -> bool:
         return len(clocks) >= 5 and (max(clocks) - min(clocks)) <= self.tolerance * max(clocks)

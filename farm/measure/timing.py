@@ -18,19 +18,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Annotated, Callable, Literal
 
-from farm.measure.stopping import StoppingRule, WarmupRule
+from pydantic import Field, Strict
+
+from farm.measure.stopping import Count, StoppingRule, WarmupRule
 
 MODES = ("hot", "cold")
 
 
 @dataclass(frozen=True)
 class TimingConfig:
-    mode: str = "hot"
-    target_batch_ms: float = 10.0  # hot: launches per batch chosen so a batch lasts about this long
-    max_launches_per_batch: int = 200
-    use_graphs: bool = True
+    mode: Literal[MODES] = "hot"
+    target_batch_ms: Annotated[float, Strict(), Field(gt=0, le=10_000)] = 10.0  # hot: launches per batch chosen so a batch lasts about this long
+    max_launches_per_batch: Count = 200
+    use_graphs: Annotated[bool, Strict()] = True
     warmup: WarmupRule = field(default_factory=WarmupRule)
     stopping: StoppingRule = field(default_factory=StoppingRule)
 
