@@ -65,16 +65,17 @@ class CellTimer:
     def __init__(self, options: MeasureOptions, pci_bus_id: str, l2_bytes: int):
         self.options = options
         self.sampler = NvmlSampler(pci_bus_id, options.telemetry_interval_s) if options.telemetry else None
-        self._l2_bytes = l2_bytes
         self._flush_buffer = None
+        # Cold mode writes exactly the L2's size before every timed launch (a buffer the cell's memory counts).
+        self.flush_bytes = l2_bytes if options.timing.mode == "cold" else 0
 
     def _flush(self) -> None:
         import cupy
 
         if self._flush_buffer is None:
-            self._flush_buffer = cupy.empty(self._l2_bytes, dtype=cupy.uint8)
-        # Exactly the L2's size, written on the current stream before the timed launch.
-        cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self._l2_bytes, cupy.cuda.get_current_stream().ptr)
+            self._flush_buffer = cupy.empty(self.flush_bytes, dtype=cupy.uint8)
+        # Written on the current stream before the timed launch.
+        cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self.flush_bytes, cupy.cuda.get_current_stream().ptr)
 
     def _attempt(self, launches: dict) -> tuple[CellTiming, list[dict]]:
         s = self.sampler
@@ -97,7 +98,7 @@ class CellTimer:
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
             mine = [x for x in samples if x["series"] == own]
-            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz) if self.sampler else {"telemetry_samples": 0}
+            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz, tuple(self.sampler.unreported)) if self.sampler else {"telemetry_samples": 0}
             attempts.append((timing, samples, tele))
             if not tele.get("throttled_fraction"):
                 break
@@ -110,6 +111,7 @@ class CellTimer:
         base_median = summarize(base.samples_ms)["median_ms"]
         return {
             "timing_mode": self.options.timing.mode,
+            "flush_bytes": self.flush_bytes or None,
             "launch_method": mine.launch_method,
             "baseline_launch_method": base.launch_method,
             "warmup_launches": mine.warmup_launches,
@@ -139,6 +141,7 @@ class CellTimer:
     @staticmethod
     def _raw(samples: list[dict], timing: CellTiming) -> list[dict]:
         t0 = timing.warmup_window[0]
-        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": int(x["sm_clock_mhz"]),
-                 "mem_clock_mhz": int(x["mem_clock_mhz"]), "temp_c": int(x["temp_c"]), "power_w": x["power_w"],
+        whole = lambda v: None if v is None else int(v)  # noqa: E731 - a field the GPU did not report stays null
+        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": whole(x["sm_clock_mhz"]),
+                 "mem_clock_mhz": whole(x["mem_clock_mhz"]), "temp_c": whole(x["temp_c"]), "power_w": x["power_w"],
                  "reasons": x["reasons"]} for x in samples]
