@@ -104,7 +104,8 @@ class FakeNvml:
     """pynvml's device queries answering as `card` would; `load(True)` while the emulated GPU works.
 
     Under load the SM clock ramps from 210 MHz (idle) to the card's loaded clock over `ramp_s`, then holds; idle,
-    the GPU-idle clock-event bit is set. Memory: `used_bytes` of the card's memory in use.
+    it reads 210 MHz with the GPU-idle clock-event bit, and work resumed within `ramp_s` finds the clock still up
+    for as long again as the pause was short. Memory: `used_bytes` of the card's memory in use.
     """
 
     IDLE_SM_CLOCK_MHZ = 210.0
@@ -116,11 +117,16 @@ class FakeNvml:
         self.used_bytes = 0
         self._nv = pynvml
         self._loaded_since: float | None = None
+        self._idle_since = -1e9
         self._failed: set[str] = set()
         self._lock = threading.Lock()
 
     def load(self, on: bool) -> None:
-        self._loaded_since = time.perf_counter() if on else None
+        now = time.perf_counter()
+        if on and self._loaded_since is None:  # a pause shorter than the ramp leaves the clock up
+            self._loaded_since = now - max(self.ramp_s - (now - self._idle_since), 0.0)
+        elif not on:
+            self._loaded_since, self._idle_since = None, now
 
     def _answer(self, fld: str, value):
         """`value` for telemetry field `fld`, or the NVML error the card gives for it."""

@@ -194,7 +194,9 @@ class EmulatedGpuMeasurer(StandinMeasurer):
                 why = warmup.decide(time.perf_counter() - began, clocks, busy, telemetry=sampler is not None)
                 time.sleep(0.005)
             warmed = time.perf_counter()
+            energy = [sampler.energy_mj() if sampler else None]
             row = super().measure(cell, run_id)  # the timed phase: the stand-in's sleep and timings
+            energy.append(sampler.energy_mj() if sampler else None)
             timed = [x for x in sampler.stop() if x["t"] >= warmed] if sampler else []
         finally:
             self._nvml.load(False)
@@ -204,6 +206,7 @@ class EmulatedGpuMeasurer(StandinMeasurer):
         tele = (summarize_samples(timed, sampler.max_sm_clock_mhz, tuple(sampler.unreported)) if sampler
                 else {"telemetry_samples": 0})
         row.update(tele, telemetry=sampler is not None, warmup_reason=why, warmup_seconds=warmed - began,
+                   energy_timed_j=None if None in energy else (energy[1] - energy[0]) / 1e3,
                    timing_mode=self._timer.options.timing.mode, flush_bytes=self._timer.flush_bytes or None,
                    verify_reference=reference_plan(m, n, k, self._device).describe() if stage.is_baseline else f"{stage.baseline} output")
         return row

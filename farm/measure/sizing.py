@@ -43,13 +43,10 @@ class ReferencePlan:
     m: int
     n: int
     k: int
-    rows: int
+    rows: int  # rows of C checked
+    full: bool  # the whole product at once (else in blocks of BLOCK_ROWS)
     full_seconds: float  # the whole product's estimated FP64 time at the chip's peak
     arch: str
-
-    @property
-    def full(self) -> bool:
-        return self.rows == self.m
 
     @property
     def device_bytes(self) -> int:
@@ -63,6 +60,8 @@ class ReferencePlan:
         if self.full:
             return [(0, self.m)]
         starts = list(range(0, self.m, BLOCK_ROWS))
+        if self.rows == self.m:
+            return [(s, min(BLOCK_ROWS, self.m - s)) for s in starts]
         middle = starts[1:-1]
         picked = rng.choice(len(middle), size=min(self.rows // BLOCK_ROWS - 2, len(middle)), replace=False) if middle else []
         chosen = sorted({starts[0], starts[-1], *(middle[i] for i in picked)})
@@ -72,6 +71,9 @@ class ReferencePlan:
         what = "fp64 product of the same inputs (cupy float64 matmul)"
         if self.full:
             return f"{what}, every element (est. {self.full_seconds:.3g} s of FP64 at the chip's peak)"
+        if self.rows == self.m:
+            return (f"{what}, every element, in blocks of {BLOCK_ROWS} rows: the whole product's FP64 operands would take "
+                    f"over {FULL_MEMORY_SHARE:.0%} of the card's memory (est. {self.full_seconds:.3g} s of FP64)")
         share = self.rows / self.m
         tile = 1 - (1 - share) ** (128 / BLOCK_ROWS)
         return (f"{what} on {self.rows} of {self.m} rows of C, blocks of {BLOCK_ROWS} (first, last, the rest at random): "
@@ -91,12 +93,12 @@ def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_
     rate = _fp64_flops_per_s(device)
     full_s = 2.0 * m * n * k / rate
     full_bytes = 8 * (m * k + k * n + m * n)
-    if full_s <= budget_s and full_bytes <= FULL_MEMORY_SHARE * device["memory_bytes"]:
-        rows = m
-    else:  # whole blocks the budget buys, at least the first and the last
-        afford = int(budget_s * rate / (2.0 * n * k)) // BLOCK_ROWS * BLOCK_ROWS
-        rows = min(max(afford, 2 * BLOCK_ROWS), m)
-    return ReferencePlan(m, n, k, rows, full_s, device.get("arch", "?"))
+    fits = full_bytes <= FULL_MEMORY_SHARE * device["memory_bytes"]
+    if full_s <= budget_s:
+        return ReferencePlan(m, n, k, m, fits, full_s, device.get("arch", "?"))
+    # whole blocks the budget buys, at least the first and the last
+    afford = int(budget_s * rate / (2.0 * n * k)) // BLOCK_ROWS * BLOCK_ROWS
+    return ReferencePlan(m, n, k, min(max(afford, 2 * BLOCK_ROWS), m), False, full_s, device.get("arch", "?"))
 
 
 def bytes_needed(stage: Stage, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
