@@ -81,7 +81,7 @@ _F = [
     ("compile_seconds", pa.float64(), "NVRTC compile time (0 when the cache hit); since schema 3 often spent in the background while earlier cells ran"),
     # verification
     ("verified", pa.bool_(), "every element within tolerance of the baseline reference, no NaN"),
-    ("verify_reference", pa.string(), "what the output was compared with"),
+    ("verify_reference", pa.string(), "what the output was compared with; a baseline's FP64 check says whether it covered every element or rows of C in blocks, and what the whole product would have cost (farm/measure/sizing.py)"),
     ("max_abs_error", pa.float64(), "max |x - ref| over C"),
     ("max_scaled_error", pa.float64(), "max |x - ref| / (atol + rtol*|ref|); <= 1 passes"),
     ("mismatches", pa.int64(), "elements outside tolerance (NaN counts)"),
