@@ -36,6 +36,8 @@ BIG = 16384  # 4 GiB of FP32 buffers: more than a 3.68 GiB laptop has
 @pytest.fixture(scope="module")
 def fleet_rows(tmp_path_factory):
     """The rows of one cold-mode sweep over the three emulated cards."""
+    registry = pytest.MonkeyPatch()
+    registry.setattr(measurers, "_MEASURERS", dict(measurers._MEASURERS))  # the name is gone after this module
     measurers.register("emulated-geforce", "farm.cluster.standin:EmulatedGpuMeasurer")
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     for card in (L3050, D4090, L5060):
@@ -48,6 +50,7 @@ def fleet_rows(tmp_path_factory):
     finally:
         ray.shutdown()
         c.shutdown()
+        registry.undo()
     assert status == 0
     return read_table(str(out)).to_pylist()
 

@@ -154,13 +154,16 @@ class EmulatedGpuMeasurer(StandinMeasurer):
     This worker's pynvml answers as that card (FakeNvml, patched in for the process's life), and the farm's real
     parts run on it: CellTimer's NVML sampler and cold-mode flush size, the warm-up rule, the throttle summary,
     the memory rule (free memory from NVML) and the FP64 check's sizing. A cell that runs warms up under the
-    emulated load until the rule ends it, then sleeps `cell_ms` as its timed phase; its timings are the
-    stand-in's.
+    emulated load until the rule ends it, then sleeps the stopping rule's least timing time and `cell_ms` as its
+    timed phase; its timings are the stand-in's.
     """
 
     def __init__(self, cell_ms: float = 10.0, prewarm: tuple[str, ...] = (), **plan_options) -> None:
         super().__init__(cell_ms=cell_ms)
-        card = CARDS[self._device["gpu_name"]]
+        card = CARDS.get(self._device["gpu_name"])
+        if card is None:
+            raise ValueError(f"no emulated card is named {self._device['gpu_name']!r} (node label {NAME_LABEL}); "
+                             f"emulated: {', '.join(CARDS)}")
         self._nvml = FakeNvml(card)
         self._nvml.patcher().start()  # never stopped: the worker process is the card's for its life
         major, minor = (int(x) for x in card.compute_capability.split("."))
@@ -195,7 +198,8 @@ class EmulatedGpuMeasurer(StandinMeasurer):
                 time.sleep(0.005)
             warmed = time.perf_counter()
             energy = [sampler.energy_mj() if sampler else None]
-            row = super().measure(cell, run_id)  # the timed phase: the stand-in's sleep and timings
+            time.sleep(self._timer.options.timing.stopping.min_time_s)  # a real cell's timing lasts at least this
+            row = super().measure(cell, run_id)  # the rest of the timed phase: the stand-in's sleep and timings
             energy.append(sampler.energy_mj() if sampler else None)
             timed = [x for x in sampler.stop() if x["t"] >= warmed] if sampler else []
         finally:
