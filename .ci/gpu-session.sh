@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|geforce|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -176,6 +176,15 @@ print('statuses', dict(Counter(r['status'] for r in t)))"
 print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('repeat'), 'string')).to_pylist())"
     for f in compare-aa1-aa2 compare-aa1-aa2-history compare-aa1-repeats; do echo "== $f"; sed -n '/^Per GPU model/,$p' "$OUT/$f.txt"; done
     echo "== planted (run aa2's samples x (1+x))"; cat "$OUT/plant.txt" ;;
+  geforce)  # issue 29: the FP64 check sized for the card still catches the planted errors, whole and in row blocks
+    # (each check's time and verify_reference printed in the log); then plans/laptop.toml end to end on this GPU
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
+    python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_sizing.py tests/test_gpu_checks.py > "$OUT/gpu-sizing.log" 2>&1
+    grep -E "rows \(|passed|failed" "$OUT/gpu-sizing.log" | sort | uniq -c | sort -rn | head -12
+    timeout 240 python3 -m farm bench --plan plans/laptop.toml --run-id laptop --output "$RES" > "$OUT/bench-laptop.log" 2>&1
+    echo "bench rc=$?"; tail -2 "$OUT/bench-laptop.log"
+    python3 -m farm report "$RES" --run-id laptop > "$OUT/report-laptop.md" 2>&1
+    python3 -c "import pyarrow.dataset as d, collections; t = d.dataset('$RES/rows', partitioning='hive').to_table(columns=['stage', 'm', 'verify_reference', 'verify_seconds', 'nvml_unreported', 'warmup_reason']).to_pylist(); print(collections.Counter(r['warmup_reason'] for r in t), collections.Counter(tuple(r['nvml_unreported'] or ()) for r in t)); [print(r['m'], round(r['verify_seconds'], 3), r['verify_reference'][:90]) for r in t if r['stage'] == 'cublas_fp32' and r['verify_seconds']]" | tee "$OUT/laptop-checks.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

@@ -117,7 +117,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from farm.data.dataset import completed_keys
     from farm.data.row_batch import row_batches
     from farm.data.writer import BufferedWriter, adopt_fallback, probe_output
-    from farm.measure.gpu import GpuMeasurer, bytes_needed
+    from farm.measure.gpu import GpuMeasurer
+    from farm.measure.sizing import bytes_needed
     from farm.plan import load_plan
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
@@ -132,8 +133,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     measurer = GpuMeasurer(prewarm=tuple(stages), **plan.measure)
     device = measurer.device_info()
     cells = plan.cells()
-    largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k))
-    need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k)
+    largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k, device))
+    need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k, device)
     if need > device["memory_bytes"]:
         raise ValueError(f"{largest.m}x{largest.n}x{largest.k} needs {need / 2**30:.1f} GiB but {device['gpu_name']} "
                          f"has {device['memory_bytes'] / 2**30:.1f} GiB; choose smaller --sizes")

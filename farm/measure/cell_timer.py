@@ -119,8 +119,9 @@ class CellTimer:
     def __init__(self, options: MeasureOptions, pci_bus_id: str, l2_bytes: int):
         self.options = options
         self.sampler = NvmlSampler(pci_bus_id, options.telemetry_interval_s) if options.telemetry else None
-        self.flush_bytes = FLUSH_L2_MULTIPLE * l2_bytes
         self._flush_buffer = None
+        # Cold mode's flush buffer (a buffer the cell's memory counts); none in hot mode.
+        self.flush_bytes = FLUSH_L2_MULTIPLE * l2_bytes if options.timing.mode == "cold" else 0
 
     def flush(self) -> None:
         """Evict L2: a write of FLUSH_L2_MULTIPLE x its size on the current stream (before a cold launch)."""
@@ -153,7 +154,7 @@ class CellTimer:
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
             mine = [x for x in samples if x["series"] == own]
-            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz) if self.sampler else {"telemetry_samples": 0}
+            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz, tuple(self.sampler.unreported)) if self.sampler else {"telemetry_samples": 0}
             attempts.append((timing, samples, tele, checked))
             if not tele.get("throttled_fraction") or not checked["verified"]:
                 break
@@ -166,6 +167,7 @@ class CellTimer:
         base_median = summarize(base.samples_ms)["median_ms"]
         return {
             "timing_mode": self.options.timing.mode,
+            "flush_bytes": self.flush_bytes or None,
             "launch_method": mine.launch_method,
             "baseline_launch_method": base.launch_method,
             "warmup_launches": mine.warmup_launches,
@@ -195,6 +197,7 @@ class CellTimer:
     @staticmethod
     def _raw(samples: list[dict], timing: CellTiming) -> list[dict]:
         t0 = timing.warmup_window[0]
-        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": int(x["sm_clock_mhz"]),
-                 "mem_clock_mhz": int(x["mem_clock_mhz"]), "temp_c": int(x["temp_c"]), "power_w": x["power_w"],
+        whole = lambda v: None if v is None else int(v)  # noqa: E731 - a field the GPU did not report stays null
+        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": whole(x["sm_clock_mhz"]),
+                 "mem_clock_mhz": whole(x["mem_clock_mhz"]), "temp_c": whole(x["temp_c"]), "power_w": x["power_w"],
                  "reasons": x["reasons"]} for x in samples]

@@ -57,20 +57,30 @@ class WarmupRule:
     The window reaches back before the cell's first launch (the sampler runs for the worker's
     life), so when the GPU was busy throughout it (no sample with NVML's GPU-idle reason), as when
     the previous cell or this cell's verification ran moments ago, a settled clock ends warm-up at
-    once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`.
+    once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`. A GPU that reports no
+    clock-event reasons is never seen busy, so it always warms up at least `min_s`; one that reports
+    no SM clock (some GeForce laptops and drivers) cannot show a settled clock at all: it warms up a
+    fixed `fixed_s` ('fixed_no_clock'), where waiting for a settled clock it cannot see would cost every
+    cell the full `max_s`.
     """
 
     min_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.05
     max_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 3.0
     window_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.1
     tolerance: Fraction = 0.02  # (max - min) / max of the window's SM clocks
+    fixed_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.5
 
     def settled(self, clocks: list[float]) -> bool:
         return len(clocks) >= 5 and (max(clocks) - min(clocks)) <= self.tolerance * max(clocks)
 
-    def decide(self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False) -> str | None:
-        """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'no_telemetry'), or None
-        to go on. `busy`: no sample of the window had the GPU idle."""
+    def decide(self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False,
+               telemetry: bool = False) -> str | None:
+        """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'fixed_no_clock', 'no_telemetry'),
+        or None to go on. `recent_clocks`: the SM clocks sampled in the window, None where none can be read
+        (`telemetry`: NVML sampling is on, so the GPU itself reports no SM clock). `busy`: every sample of the
+        window had clock-event reasons, none of them GPU-idle."""
+        if recent_clocks is None and telemetry:
+            return "fixed_no_clock" if elapsed_s >= self.fixed_s else None
         if elapsed_s < self.min_s:
             return "clock_settled_earlier" if busy and recent_clocks and self.settled(recent_clocks) else None
         if recent_clocks is None:

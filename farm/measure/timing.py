@@ -162,7 +162,7 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
         if checked is None or now - checked >= 0.01:  # telemetry moves every 10 ms: no need to look more often
             checked = now
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
-            warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy)
+            warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
     for s in series.values():
         s.prepare()
     warm_ended = time.perf_counter()
