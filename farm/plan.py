@@ -173,13 +173,16 @@ def _memory_of(model: str) -> float | None:
 
 def _too_large(sizes: list[Shape], stages: list[Stage], gpus: tuple[str, ...]) -> list[str]:
     """Sizes whose largest cell cannot fit on the largest GPU the plan may run on."""
-    from farm.measure.gpu import bytes_needed
+    from farm.measure.sizing import bytes_needed
 
     named = [_memory_of(model) for model in gpus]
     memory = max(GPU_MEMORY.values()) if not gpus or None in named else max(named)
+    # A baseline's FP64 check shrinks to row blocks on a card it does not fit (sizing.reference_plan): priced at the
+    # slowest FP64 rate, one SM, it is at its smallest, so the bound is the cell's own buffers.
+    device = {"memory_bytes": memory, "sm_count": 1}
     where = f"the largest GPU of {', '.join(gpus)}" if gpus and None not in named else "any GPU the farm knows"
     return [f"sizes: {m}x{n}x{k} needs {need / 1e9:.0f} GB of device memory, more than {where} has ({memory / 1e9:.0f} GB)"
-            for m, n, k in sizes if (need := max(bytes_needed(s, m, n, k) for s in stages)) > memory]
+            for m, n, k in sizes if (need := max(bytes_needed(s, m, n, k, device) for s in stages)) > memory]
 
 
 def _validate(raw: dict[str, Any]) -> Plan:
