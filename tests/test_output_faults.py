@@ -97,7 +97,7 @@ def test_a_write_failing_after_some_partitions_never_writes_a_row_twice(tmp_path
 BAD_PLANS = [
     ("measure = 5\n", "measure: Input should be a valid dictionary"),
     ('sizes = ["3000000000x1x1"]\n', "int32"),
-    ("sizes = [1000000]\n", "1000000x1000000x1000000 needs 40000 GB of device memory, more than any GPU the farm knows has"),
+    ("sizes = [1000000]\n", "1000000x1000000x1000000 needs 24001 GB of device memory, more than any GPU the farm knows has"),
     ("[measure]\ntarget_noise = -1\n", "measure.target_noise: Input should be greater than 0"),
     ('[measure]\nmin_samples = "ten"\n', "measure.min_samples: Input should be a valid integer"),
     ("[measure]\nmax_time_s = 0\n", "measure.max_time_s: Input should be greater than 0"),
