@@ -95,7 +95,7 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     cols = [*keys, "rows", "median_ms", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", "pct_vendor",
             "unlike_launches", "spread", "cv_max", "runs", "datasets", "gpus", "flops"]
     if t.empty:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=[*cols, *PROVENANCE])
     t = t.assign(_pct=t["pct_of_baseline"].astype("float64"), _tf=t["flops"] / t["median_ms"] / 1e9,
                  # derived by data.enrich; frames built elsewhere may lack them
                  _vendor=t.get("pct_of_vendor_best", pd.Series(np.nan, index=t.index)).astype("float64"),
@@ -117,7 +117,61 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out["pct_lo"] = np.where(one, out["pct"] * out["median_ms"] / q3, out["pct_min"])
     out["pct_hi"] = np.where(one, out["pct"] * out["median_ms"] / q1, out["pct_max"])
     out["spread"] = np.where(one, "q1–q3 of one row's samples", "min–max over " + out["rows"].astype(str) + " rows (repeats, runs, GPUs)")
-    return out[cols]
+    out = out.merge(provenance(t, keys), on=keys, how="left")
+    return out[[*cols, *PROVENANCE]]
+
+
+PROVENANCE = ["pooled", "cards", "driver", "cuda_nvrtc", "commits", "sm_clock", "power_thermal", "flag"]
+
+
+def _values(series: pd.Series, what: str, short: int | None = None) -> str:
+    """One value as itself; several as 'N whats: a, b, c, …'; none as 'not recorded'."""
+    vals = sorted({str(v)[:short] + ("-dirty" if short and str(v).endswith("-dirty") else "") if short else str(v)
+                   for v in series.dropna() if str(v)})
+    if not vals:
+        return "not recorded"
+    return vals[0] if len(vals) == 1 else f"{len(vals)} {what}: {', '.join(vals[:4])}{', …' if len(vals) > 4 else ''}"
+
+
+def _col(t: pd.DataFrame, name: str, default=None) -> pd.Series:
+    return t[name] if name in t else pd.Series(default, index=t.index, dtype="object" if default is None else None)
+
+
+def provenance(t: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of `keys`: where its rows came from, as text (never null): how many rows, runs, commits and cards it
+    pools, the cards, driver, CUDA runtime / NVRTC, commits, the median SM clock, the power and thermal state, and
+    `flag` (⚑ when a row's % compares unlike launches, '' otherwise)."""
+    u = t.assign(_card=_col(t, "gpu", None).fillna(_col(t, "gpu_uuid")), _run=_col(t, "dataset", "").astype(str) + "/" + t["run_id"].astype(str),
+                 _cuda=_col(t, "cuda_runtime_version").astype("object").where(_col(t, "cuda_runtime_version").notna(), "?").astype(str)
+                 + " / " + _col(t, "nvrtc_version").astype("object").where(_col(t, "nvrtc_version").notna(), "?").astype(str),
+                 _power=_col(t, "throttle_power", False).fillna(False).astype(bool),
+                 _thermal=(_col(t, "throttle_thermal", False).fillna(False) | _col(t, "throttle_hw_slowdown", False).fillna(False)).astype(bool),
+                 _clock=pd.to_numeric(_col(t, "sm_clock_median_mhz"), errors="coerce"),
+                 _max=pd.to_numeric(_col(t, "max_sm_clock_mhz"), errors="coerce"),
+                 _temp=pd.to_numeric(_col(t, "temp_max_c"), errors="coerce"),
+                 _flag=_col(t, "launch_flag", "").fillna("").ne(""))
+    u = u.assign(_commit=_col(t, "git_commit"), _driver=_col(t, "driver_version"))
+    g = u.groupby(keys, dropna=False, sort=False)
+    out = g.agg(_n=("_run", "size"), _runs=("_run", "nunique"), _commits=("_commit", "nunique"), _ncards=("_card", "nunique"),
+                _clock=("_clock", "median"), _top=("_max", "max"), _temp=("_temp", "max"), _power=("_power", "sum"),
+                _thermal=("_thermal", "sum"), _flagged=("_flag", "sum")).reset_index()
+    for col, what, short, name in (("_card", "cards", None, "cards"), ("_driver", "drivers", None, "driver"),
+                                   ("_cuda", "versions", None, "cuda_nvrtc"), ("_commit", "commits", 12, "commits")):
+        out[name] = g[col].agg(lambda x, w=what, k=short: _values(x, w, k)).values
+
+    def plural(v: int, word: str) -> str:
+        return f"{v} {word}{'s' * (v != 1)}"
+
+    out["pooled"] = [f"{n} rows from {plural(r, 'run')}, {plural(c, 'commit')}, {plural(k, 'card')}"
+                     for n, r, c, k in zip(out["_n"], out["_runs"], out["_commits"], out["_ncards"])]
+    out["sm_clock"] = [(f"{c:.0f} MHz median" + (f" (max {m:.0f})" if m == m else "")) if c == c else "not recorded"
+                       for c, m in zip(out["_clock"], out["_top"])]
+    out["power_thermal"] = [(f"power-capped in {p} of {n} rows" if p else "no power cap")
+                            + (f", thermal or hardware slowdown in {h}" if h else ", no thermal slowdown")
+                            + (f"; max {x:.0f} °C" if x == x else "")
+                            for p, h, n, x in zip(out["_power"], out["_thermal"], out["_n"], out["_temp"])]
+    out["flag"] = [f"⚑ {f} of {n} rows compare unlike launches" if f else "" for f, n in zip(out["_flagged"], out["_n"])]
+    return out[[*keys, *PROVENANCE]]
 
 
 # ---------------------------------------------------------------- ladder
@@ -140,7 +194,7 @@ def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label:
     cells = cell_stats(pd.concat([fam, base]), LADDER_KEYS)
     cols = ["source", "kind", "family", "stage", "stage_group", "dtype", "order", "position", "size_label", "pct", "pct_lo",
             "pct_hi", "pct_vendor", "unlike_launches", "tflops", "tflops_lo", "tflops_hi", "median_ms", "gain", "prev_stage",
-            "rows", "runs", "spread", "citation", "what_changed"]
+            "rows", "runs", "spread", "citation", "what_changed", *PROVENANCE]
     parts = []
     if not cells.empty:
         cells["order"] = np.where(cells["family"] == "baseline", 1e9, cells["order"])  # cuBLAS closes the ladder
@@ -151,7 +205,9 @@ def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label:
         order = dict(zip(rows["stage"], rows["order"])) if not rows.empty else {}
         p = pub.assign(source=pub["source_label"], kind="published", pct=pub["pct_of_baseline"],
                        order=[order.get(s, 1e8 + pos) for s, pos in zip(pub["stage"], pub["position"])],
-                       stage_group="", rows=np.nan, runs="", spread="published figure")
+                       stage_group="", rows=np.nan, runs="", spread="published figure",
+                       **{**{c: "" for c in PROVENANCE}, "pooled": "published figure, not measured here",
+                          "cards": pub["device"]})
         for c in ("pct_lo", "pct_hi"):
             p[c] = p["pct"]
         for c in ("tflops_lo", "tflops_hi"):
@@ -584,7 +640,7 @@ def tuning_cells(rows: pd.DataFrame, ladder_tags: dict[str, str] | None = None) 
     extra = ["registers", "local_bytes", "threads_per_block", "dynamic_smem_bytes", "baseline_ms"]
     cols = [*TUNE_KEYS, "role", "stage", "config", "is_ladder_config", "rank", "configs", "gap_to_best_pct", "median_ms",
             "ms_lo", "ms_hi", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", *extra, "rows", "spread",
-            "runs", "datasets", "gpus", "ladder_same_run"]
+            "runs", "datasets", "gpus", "ladder_same_run", *PROVENANCE]
     tune = tuning_rows(_verified(rows))
     if tune.empty:
         return pd.DataFrame(columns=cols)

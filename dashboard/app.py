@@ -1,4 +1,5 @@
-"""gemm-farm dashboard: `streamlit run dashboard/app.py -- --data PATH [--data PATH ...]`.
+"""gemm-farm dashboard: `gemm-farm dashboard [--data PATH] [--host ADDR]`, or
+`streamlit run dashboard/app.py -- --data PATH [--data PATH ...]`.
 
 Without --data: $GEMM_FARM_DATA (paths joined by os.pathsep), else the shipped datasets/
 plus the sweep's default output (farm.data.dataset.default_output()).
@@ -32,6 +33,10 @@ PAGES = [  # (file, title, url path, icon)
 
 st.set_page_config(page_title="gemm-farm", page_icon=":material/grid_on:", layout="wide")
 ui.data_paths()
-page = st.navigation([st.Page(VIEWS / f, title=t, url_path=u, icon=i, default=(u == "overview")) for f, t, u, i in PAGES])
+pages = [st.Page(VIEWS / f, title=t, url_path=u, icon=i) for f, t, u, i in PAGES]
+# The default page is served at "/" only; this hidden one forwards there to Overview, so that /overview is a URL too.
+home = st.Page(lambda: st.switch_page(pages[0]), title="Overview", url_path="home", default=True, visibility="hidden")
+page = st.navigation([home, *pages])
+ui.layout()
 ui.sidebar()
 page.run()

@@ -125,6 +125,18 @@ def farm_dataset(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory) -> Path:
+    """The schema-2 datasets of datasets/archive/, unpacked: a folder holding h200-ladders, h200-tuning, ..."""
+    import tarfile
+
+    root = tmp_path_factory.mktemp("archive")
+    for archive in (Path(APP).parent.parent / "datasets" / "archive").glob("*.tar.xz"):
+        with tarfile.open(archive) as tar:
+            tar.extractall(root, filter="data")
+    return root
+
+
 def app(monkeypatch, *paths: str) -> AppTest:
     monkeypatch.setenv(data.ENV, ":".join(paths))
     at = AppTest.from_file(APP, default_timeout=60)
@@ -134,6 +146,12 @@ def app(monkeypatch, *paths: str) -> AppTest:
 
 def vega_specs(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def chart_values(at: AppTest) -> str:
+    """Every value of every chart's data on the page, as text (Streamlit sends a chart's data beside its spec)."""
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for c in at.get("vega_lite_chart") for d in c.proto.datasets]
+    return "\n".join(f.astype(str).to_csv() for f in frames)
 
 
 def texts(at: AppTest) -> str:
@@ -302,11 +320,13 @@ def test_exports_round_trip(farm_dataset):
     assert csv.splitlines()[0].startswith("run_id,gpu_model") and len(csv.splitlines()) == len(L.telemetry) + 1
 
 
-def test_ladder_shows_the_counters_each_step_moved(monkeypatch):
-    """On the shipped H200 data: walk A's rows (scaling dataset) beside its profile (ladders dataset)."""
-    shipped = Path(__file__).resolve().parent.parent / "datasets"
-    at = app(monkeypatch, str(shipped / "h200x4-scaling"), str(shipped / "h200-ladders"))
+def test_ladder_shows_the_counters_each_step_moved(monkeypatch, archived):
+    """On the archived H200 data: walk A's rows (scaling dataset) beside its profile (ladders dataset). Their % are
+    flagged (schema 2), so the page shows them only once the sidebar's switch brings flagged rows back."""
+    at = app(monkeypatch, str(archived / "h200x4-scaling"), str(archived / "h200-ladders"))
     at.switch_page("views/ladder.py").run()
+    assert "rows hidden" in texts(at) and not at.get("vega_lite_chart")
+    at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     assert "Counters that moved" in [h.value for h in at.subheader]
     table = at.dataframe[-1].value
@@ -393,10 +413,13 @@ def test_tuning_winner_within_noise_and_ladder_from_other_runs():
     assert analysis.tuning_cells(rows[rows["stage"] == k]).empty and analysis.tuning_summary(pd.DataFrame()).empty
 
 
-def test_tuning_page_on_shipped_data(monkeypatch):
-    # every shipped dataset: the ladder rows of GPUs that did not tune are left out
-    at = app(monkeypatch, *sorted(str(p) for p in SHIPPED.iterdir() if p.is_dir()))
+def test_tuning_page_on_archived_data(monkeypatch, archived):
+    # the archived tuning run beside every shipped dataset: the ladder rows of GPUs that did not tune are left out;
+    # its rows are schema 2 (flagged), so they show once the sidebar's switch is on
+    at = app(monkeypatch, str(archived / "h200-tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir()))
     at.switch_page("views/tuning.py").run()
+    assert "No tuning rows match" in texts(at) or "rows hidden" in texts(at)
+    at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     table = at.dataframe[0].value
     assert len(table) == 40 and set(table["gpu_model"]) == {"H200"}
@@ -418,30 +441,60 @@ def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monk
     assert not at.get("vega_lite_chart")
 
 
-def test_unlike_launches_are_flagged_wherever_a_percentage_is_shown(tmp_path, monkeypatch):
-    """Schema-2 style data (cuBLAS launched directly, kernels from CUDA graphs) carries a warning on every page with a %."""
+def test_flagged_rows_are_hidden_until_the_switch_brings_them_back_flagged(tmp_path, monkeypatch):
+    """Schema-2 style data (cuBLAS launched directly, kernels from CUDA graphs): by default its kernels' rows enter no
+    median, spread or axis, and every page says how many are hidden; the sidebar switch brings them back with a
+    warning and ⚑ on every mark that pools one; downloads keep the flag column."""
     rows = make_rows("v2", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2), seed=3, gpus=GPUS[2:])
     for r in rows:
         if r["stage"] == "cublas_fp32" and r["status"] == "ok":
             r["launch_method"] = "direct"
     write_rows(rows, str(tmp_path / "old"))
     write_rows(make_rows("v3", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1), seed=4, gpus=GPUS[2:]), str(tmp_path / "new"))
-    at = app(monkeypatch, str(tmp_path / "old"))
-    for page in ("ladder", "scaling", "data"):
+    at = app(monkeypatch, str(tmp_path / "old"), str(tmp_path / "new"))
+    hidden = sum(r["status"] == "ok" and r["stage"] != "cublas_fp32" for r in rows)
+    for page in ("ladder", "scaling", "tuning", "peak", "telemetry", "data"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, page
+        assert f"⚑ {hidden} rows hidden (runs old/v2)" in texts(at), page
+        assert "⚑" not in chart_values(at), page
+    at.switch_page("views/ladder.py").run()
+    table = at.dataframe[0].value
+    assert (table.loc[table["rows"].notna(), "unlike_launches"] == 0).all() and "⚑" not in "".join(table["flag"])
+    at.toggle(key="show_flagged").set_value(True).run()
+    for page in ("ladder", "scaling", "peak", "data"):
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, page
         warning = next(w.value for w in at.warning if "⚑" in w.value)
-        assert "launched differently (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning, page
+        assert f"{hidden} flagged rows shown (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning, page
+        if page != "data":
+            assert "⚑" in chart_values(at), page
     at.switch_page("views/ladder.py").run()
     table = at.dataframe[0].value
     measured = table[table["rows"].notna()]  # the published figures have no rows
     assert (measured.loc[measured["stage"] != "cublas_fp32", "unlike_launches"] > 0).all()
-    assert measured["pct_vendor"].notna().all()
-    at = app(monkeypatch, str(tmp_path / "new"))  # launched alike: no warning, nothing flagged
-    at.switch_page("views/ladder.py").run()
-    assert not any("⚑" in w.value for w in at.warning)
-    table = at.dataframe[0].value
-    assert (table.loc[table["rows"].notna(), "unlike_launches"] == 0).all()
+    assert measured.loc[measured["stage"] != "cublas_fp32", "flag"].str.startswith("⚑").all()
+    L = data.load_uncached([str(tmp_path / "old")])
+    exported = data.export_table(L.rows, data.ROW_SCHEMA).to_pandas()
+    assert (exported["launch_flag"] != "").sum() == hidden
+
+
+def test_every_mark_says_where_it_came_from_and_never_null(farm_dataset):
+    """Tooltips carry the cards, driver, CUDA/NVRTC, commit, SM clock and power state of what a mark pools, and how many
+    runs, commits and cards that is; a value that is missing reads '—', never null."""
+    L = data.load_uncached([str(farm_dataset)])
+    sc = analysis.scaling(analysis.timed(L.rows))
+    cell = sc[(sc["stage"] == "regblock") & (sc["size_label"] == "2048³") & (sc["gpu_model"] == "H100-80GB-HBM3")].iloc[0]
+    assert cell["pooled"] == f"{cell['rows']} rows from 2 runs, 1 commit, 2 cards"
+    assert cell["cards"].startswith("2 cards: H100-80GB-HBM3 · GPU-1a2b3c4d") and cell["driver"] == "580.95.05"
+    assert cell["cuda_nvrtc"] == "13.0 / 13.0" and cell["sm_clock"] == "1980 MHz median (max 1980)"
+    assert cell["power_thermal"].startswith("power-capped in ") and cell["flag"] == ""
+    lad = analysis.ladder(L.rows, data.published_figures(), "simt_fp32", "2048³", data.stage_info())
+    for spec in (charts.scaling_chart(sc).to_dict(), charts.ladder_chart(lad, "2048³").to_dict()):
+        tips = {t["field"]: t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)}
+        assert {"pooled", "GPU cards", "driver", "CUDA runtime / NVRTC", "commit", "SM clock", "power / thermal"} <= set(tips.values())
+        shown = [r.get(f) for d in spec.get("datasets", {}).values() for r in d for f in tips]
+        assert None not in shown and not any(v != v for v in shown if isinstance(v, float)), "a tooltip would read null"
 
 
 def test_dashboard_listens_on_localhost_when_started_from_the_repo_root():

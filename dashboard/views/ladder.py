@@ -15,7 +15,6 @@ def body() -> None:
     ui.messages(L)
     if ui.stop_if_empty(L, rows):
         return
-    ui.launch_warning(rows)
     published = data.published_figures()
     timed_rows = analysis.timed(rows)
     families = sorted((f for f in analysis.options(timed_rows, "family") if f != "baseline"),
@@ -31,7 +30,7 @@ def body() -> None:
     pub_sizes = [s for s in pub["size_label"].unique() if s in sizes]
     default = sizes.index(pub_sizes[0]) if pub_sizes else len(sizes) - 1
     size = c2.selectbox("Size", sizes, index=default, key="ladder_size",
-                        help="Published figures are at the write-up's own size; the one nearest ours is shown.")
+                        help="Published figures are shown only at the size the write-up measured them at.")
     groups = analysis.options(fam_rows, "stage_group")
     chosen = c3.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
                             key="ladder_groups", help="ladder: the main steps; traits: further variants; "
@@ -39,7 +38,11 @@ def body() -> None:
                             "of the tunable kernels (the Tuning page ranks them)")
     keep = rows[(rows["family"] != family) | rows["stage_group"].isin(chosen)]
     show_pub = st.toggle("Show published figures", value=True, key="ladder_pub")
-    pub_in = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))] if show_pub else pub.iloc[0:0]
+    pub_stages = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))]
+    pub_in = pub_stages[pub_stages["size_label"] == size] if show_pub else pub.iloc[0:0]
+    if show_pub and pub_in.empty and not pub_stages.empty:
+        st.caption(f"Published figures of {family} are at {', '.join(sorted(set(pub_stages['size_label'])))} only "
+                   "(a figure is shown only beside measurements of its own size): pick that size to see them.")
     lad = analysis.ladder(keep, pub_in, family, size, data.stage_info())
     if lad.empty:
         st.info(f"No timed rows of {family} at {size}.")

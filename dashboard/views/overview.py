@@ -39,7 +39,7 @@ def body() -> None:
 
     runs = analysis.runs_table(rows)
     st.subheader("Runs")
-    ui.chart(charts.runs_timeline_chart(runs), key="runs_timeline")
+    ui.chart(charts.runs_timeline_chart(runs), key="runs_timeline", stretch=True)
     st.dataframe(runs, hide_index=True, column_config={
         "started": st.column_config.DatetimeColumn("first row (UTC)", format="YYYY-MM-DD HH:mm:ss"),
         "last_row": st.column_config.DatetimeColumn("last row (UTC)", format="YYYY-MM-DD HH:mm:ss"),
