@@ -574,13 +574,14 @@ def datasets_table(rows: pd.DataFrame, sources, files: dict) -> pd.DataFrame:
 def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 60.0) -> pd.DataFrame:
     """Runs that wrote rows in the last `window_s` seconds, with how far they are.
 
-    The plan is not in the dataset, so progress is measured against the grid seen so far:
-    the run's distinct stages x shapes x repeats, once per GPU (replicated runs) or once per
-    GPU model (sharded runs, where no cell appears on two GPUs of a model). It can only grow
-    as new stages or shapes appear: an estimate, labelled so.
+    The total is the plan's: its cells (the rows' `plan_cells`, written by the sweep driver) once per
+    GPU (replicated runs) or once per GPU model (sharded runs, where no cell appears on two GPUs of a
+    model); `planned` says so. Rows without it (older data, `farm bench`) fall back on the grid seen so
+    far, the distinct stages x shapes x repeats, which only grows as new stages or shapes appear: an
+    estimate (`planned` False).
     """
-    cols = ["dataset", "run_id", "gpus", "rows", "rows_last_window", "rows_per_min", "expected", "progress", "mode",
-            "last_row", "now_running"]
+    cols = ["dataset", "run_id", "gpus", "rows", "rows_last_window", "rows_per_min", "expected", "planned", "progress",
+            "mode", "last_row", "now_running"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     cutoff = pd.Timestamp(now) - pd.Timedelta(seconds=window_s)
@@ -593,12 +594,14 @@ def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 6
         cell = ["stage", "m", "n", "k", "repeat"]
         per_model = r.groupby(["gpu_model", *cell])["gpu_uuid"].nunique()
         sharded = r["gpu_uuid"].nunique() > r["gpu_model"].nunique() and (per_model <= 1).all()
-        expected = grid * (r["gpu_model"].nunique() if sharded else r["gpu_uuid"].nunique())
+        plan_cells = r["plan_cells"].max() if "plan_cells" in r else np.nan
+        planned = bool(plan_cells == plan_cells and plan_cells > 0)
+        expected = int(plan_cells if planned else grid) * (r["gpu_model"].nunique() if sharded else r["gpu_uuid"].nunique())
         recent = r[r["timestamp"] >= cutoff]
         newest = r.sort_values("timestamp").groupby("gpu_uuid").tail(1)
         recs.append({"dataset": dset, "run_id": run, "gpus": r["gpu_uuid"].nunique(), "rows": len(r),
                      "rows_last_window": len(recent), "rows_per_min": len(recent) * 60.0 / window_s,
-                     "expected": expected, "progress": min(1.0, len(r) / expected) if expected else None,
+                     "expected": expected, "planned": planned, "progress": min(1.0, len(r) / expected) if expected else None,
                      "mode": "sharded per model" if sharded else "every GPU runs every cell", "last_row": last,
                      "now_running": "; ".join(f"{g}: {s} {z} r{p}" for g, s, z, p in
                                               zip(newest["gpu"], newest["stage"], newest["size_label"], newest["repeat"]))})

@@ -371,7 +371,7 @@ def spread_chart(per_row: pd.DataFrame, cv_limit_pct: float) -> alt.HConcatChart
 
     def panel(field: str, title: str, labels: bool) -> alt.LayerChart:
         y = alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260, grid=True) if labels else None)
-        orient = "top" if len(stages) > 15 else "bottom"  # a tall chart: the axis where one starts reading
+        orient = "top"  # the axis where one starts reading
         pts = alt.Chart().mark_tick(thickness=1.5, size=8, opacity=0.7, orient="vertical").encode(
             x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(type="log"), axis=alt.Axis(values=ticks, format="~g", orient=orient)),
             y=y, yOffset=alt.YOffset("size_label:N", sort=sizes), color=color, tooltip=tips)

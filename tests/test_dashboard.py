@@ -116,7 +116,9 @@ def farm_dataset(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("farm") / "demo"
     now = dt.datetime.now(dt.timezone.utc)
     write_rows(make_rows("r1", 3, now - dt.timedelta(hours=1), seed=1), str(root))
-    write_rows(make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30], str(root))
+    plan_cells = len(SIZES) * (1 + len(KERNELS))  # one repeat of every stage and size, per GPU (replicate)
+    write_rows([{**r, "plan_cells": plan_cells} for r in make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30]],
+               str(root))
     started = now - dt.timedelta(hours=1, seconds=10)
     write_table([{"run_id": "r1", "gpu_model": d["gpu_model"], "gpu_uuid": d["gpu_uuid"], "mode": "replicate",
                   "started_at": started, "ended_at": started + dt.timedelta(seconds=100), "interrupted": False,
@@ -183,7 +185,8 @@ def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypa
         assert len(at.get("download_button")) >= n_downloads, page
         specs = json.dumps(vega_specs(at))
         if page == "overview":
-            assert at.get("progress"), "the run written just now shows as a sweep in progress"
+            [bar] = at.get("progress")  # the run written just now is a sweep in progress; its total is the plan's
+            assert bar.proto.text.startswith(f"30 of {2 * len(SIZES) * (1 + len(KERNELS))} cells of the plan")
             [cost] = [f.value for f in at.dataframe if "overhead" in f.value.columns]
             assert cost[["run_id", "gpus", "cells"]].values.tolist() == [["r1", 3, 15]]
             assert cost["overhead"].iloc[0] == pytest.approx(3.0)
@@ -502,3 +505,48 @@ def test_dashboard_listens_on_localhost_when_started_from_the_repo_root():
     shown = subprocess.run([sys.executable, "-m", "streamlit", "config", "show"], cwd=root, capture_output=True,
                            text=True, timeout=120).stdout
     assert '\naddress = "localhost"' in shown  # from .streamlit/config.toml, not a default (Streamlit's is all interfaces)
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp* writes them) of the sockets listening on `port`."""
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if state == "0A" and int(hex_port, 16) == port:
+                out.add(address)
+    return out
+
+
+def test_farm_dashboard_listens_on_localhost_wherever_it_is_started(tmp_path):
+    """`farm dashboard` from a folder with no .streamlit/config.toml: loopback only, usage statistics off."""
+
+    from dashboard.screenshot import free_port, wait_healthy
+
+    port = free_port()
+    root = Path(APP).parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "farm", "dashboard", "--port", str(port), "--data", str(tmp_path)],
+                            cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(root)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}")
+        addresses = _listening(port)
+        assert addresses and addresses <= {"0100007F", "00000000000000000000000001000000"}, addresses  # 127.0.0.1, ::1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_opening_the_dashboard_to_a_team_is_an_explicit_flag_and_says_what_it_exposes(monkeypatch, capsys):
+    from farm import cli
+
+    calls = []
+    monkeypatch.setattr("os.execv", lambda exe, argv: calls.append(argv))
+    cli.main(["dashboard", "--host", "0.0.0.0", "--data", "a", "--data", "b"])
+    [argv] = calls
+    assert "--server.address=0.0.0.0" in argv and "--browser.gatherUsageStats=false" in argv
+    assert argv[argv.index("--") + 1:] == ["--data", "a", "--data", "b"]
+    assert "no login" in capsys.readouterr().err
+    cli.main(["dashboard"])
+    assert "--server.address=localhost" in calls[-1] and not capsys.readouterr().err

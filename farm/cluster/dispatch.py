@@ -42,7 +42,7 @@ from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Worker
 from farm.cluster.progress import Progress
 from farm.data.dataset import completed_keys
-from farm.data.row_batch import RowBatch, row_batches
+from farm.data.row_batch import RowBatch, row_batches, with_constant
 from farm.data.rows import cell_row
 from farm.data.writer import BufferedWriter
 from farm.plan import Plan
@@ -148,6 +148,7 @@ class Dispatcher:
         scope = scope_column(plan.mode)
         done = completed_keys(plan.output, plan.run_id, scope)
         cells = plan.cells()
+        self._plan_cells = len(cells)  # each queue's share of the plan: every cell, once per GPU or per model
         queues: dict[str, _Queue] = {}
         self._slots: list[_Slot] = []
         for w in workers:
@@ -279,7 +280,7 @@ class Dispatcher:
             self._suspects.difference_update((slot.queue.key, c) for c in cells)
         self._progress.finished(slot.worker.uuid, cells, batch.expected[batch.done:batch.done + n], rows.rows,
                                 now - batch.since)
-        self._writer.add(rows)
+        self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
         batch.done += n
         batch.since = now
         if batch.done < len(batch.cells):
