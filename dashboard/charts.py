@@ -454,11 +454,12 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
                        spacing=14, data=df).resolve_scale(x="shared")
 
 
-def robust_domain(values: pd.Series, q: float = 0.01, least: float = 1.0) -> list[float]:
-    """An axis symmetric about 0 that holds all but the outer `q` of `values` on each side (at least ±`least`):
-    a few outliers must not squash everyone else into a line."""
-    lo, hi = values.quantile(q), values.quantile(1 - q)
-    half = max(least, 1.2 * max(abs(lo), abs(hi)))
+def robust_domain(values: pd.Series, keep: float = 0.99, k: float = 20.0, least: float = 1.0) -> list[float]:
+    """An axis symmetric about 0 holding the `keep` fraction of `values` nearest 0, but no wider than `k` robust
+    standard deviations (1.4826 x the median absolute deviation: where outliers are more than 1 - `keep` of a few
+    rows) and at least ±`least`: a few outliers must not squash everyone else into a line."""
+    mad = float((values - values.median()).abs().median())
+    half = max(least, min(float(values.abs().quantile(keep)), k * 1.4826 * mad))
     return [-half, half]
 
 

@@ -180,14 +180,18 @@ def _describe(layout: str) -> str:
 def chart(c: alt.TopLevelMixin, key: str | None = None, stretch: bool = False) -> None:
     """An Altair chart at its own size (compound charts keep their panel widths; `layout` lets a wide one scroll
     sideways on a narrow screen), or with `stretch` as wide as the page (single views only)."""
-    st.altair_chart(charts.pad(c), width="stretch" if stretch else "content", key=key)
+    if stretch:  # the page's width holds the axes and legend too
+        st.altair_chart(c.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")), width="stretch", key=key)
+    else:
+        st.altair_chart(charts.pad(c), width="content", key=key)
 
 
 NARROW_PX = 1000  # below this the sidebar starts collapsed: on a laptop at 800 px it would take a third of the page
 STYLE = """<style>
 /* metric values wrap and shrink with the window instead of ending in an ellipsis */
 [data-testid="stMetricValue"] { font-size: clamp(1.2rem, 2.2vw, 2.1rem); }
-[data-testid="stMetricValue"] > div { white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] p { white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMetricLabel"] > div { overflow: visible; }
 /* a chart wider than the page scrolls sideways rather than being cut off */
 [data-testid="stVegaLiteChart"], .stVegaLiteChart { overflow-x: auto; max-width: 100%; }
 </style>"""
@@ -197,7 +201,7 @@ COLLAPSE_JS = f"""<script>
   const tryCollapse = (n) => {{
     const sidebar = document.querySelector('[data-testid="stSidebar"]');
     const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
-    if (sidebar && button && sidebar.getAttribute('aria-expanded') === 'true') button.click();
+    if (sidebar && button && sidebar.getAttribute('data-collapsed') === 'false') button.click();
     else if (n > 0) setTimeout(() => tryCollapse(n - 1), 100);
   }};
   tryCollapse(30);

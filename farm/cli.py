@@ -261,7 +261,7 @@ def dashboard_command(args: argparse.Namespace) -> list[str]:
     repo's .streamlit/config.toml is read only from the repo root), usage statistics off, no file watcher."""
     cmd = [sys.executable, "-m", "streamlit", "run", str(DASHBOARD_APP), f"--server.address={args.host}",
            f"--server.port={args.port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-           "--server.runOnSave=false", "--"]
+           "--server.runOnSave=false", "--client.toolbarMode=minimal", "--"]
     return cmd + [x for path in args.data for x in ("--data", path)]
 
 

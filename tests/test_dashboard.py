@@ -421,7 +421,7 @@ def test_tuning_page_on_archived_data(monkeypatch, archived):
     # its rows are schema 2 (flagged), so they show once the sidebar's switch is on
     at = app(monkeypatch, str(archived / "h200-tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir()))
     at.switch_page("views/tuning.py").run()
-    assert "No tuning rows match" in texts(at) or "rows hidden" in texts(at)
+    assert "rows hidden" in texts(at) and not at.get("vega_lite_chart")
     at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     table = at.dataframe[0].value
@@ -434,6 +434,12 @@ def test_tuning_page_on_archived_data(monkeypatch, archived):
     assert big["ladder_config"] == "128x128x16_64x64_s1"
     specs = json.dumps(vega_specs(at))
     assert len(at.get("vega_lite_chart")) == 2 and "ladder stage (128x128x16_64x64_s1)" in specs
+    assert "⚑" in chart_values(at), "the tuning rows' % compare unlike launches: their marks say so"
+    y_scales = [enc["y"].get("scale", {}) for spec in vega_specs(at)[:1] for enc in _encodings(spec) if "y" in enc]
+    assert not any(s.get("type") == "log" for s in y_scales)
+    at.toggle(key="tuning_log").set_value(True).run()
+    y_scales = [enc["y"].get("scale", {}) for spec in vega_specs(at)[:1] for enc in _encodings(spec) if "y" in enc]
+    assert any(s.get("type") == "log" for s in y_scales)
 
 
 def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monkeypatch):
@@ -550,3 +556,37 @@ def test_opening_the_dashboard_to_a_team_is_an_explicit_flag_and_says_what_it_ex
     assert "no login" in capsys.readouterr().err
     cli.main(["dashboard"])
     assert "--server.address=localhost" in calls[-1] and not capsys.readouterr().err
+
+
+def test_reproducibility_leads_with_the_untrusted_count(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    at.switch_page("views/reproducibility.py").run()
+    assert not at.exception
+    cells = at.dataframe[0].value
+    untrusted = int((cells["issues"] != "ok").sum())
+    assert 0 < untrusted < len(cells)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["untrusted cells"] == str(untrusted) and f"{untrusted} of {len(cells)} cells cannot be trusted" in texts(at)
+    assert [t.label for t in at.tabs] == ["Spread of samples", "A/A: repeats of one run", "GPU to GPU: same model, same run",
+                                          "Run to run"]
+
+
+def test_ladder_shows_published_figures_only_at_their_own_size(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    at.switch_page("views/ladder.py").run()
+    assert at.selectbox(key="ladder_size").value == "2048³"  # the write-up's size, where we measured too
+    assert "published (RTX 3050 Laptop)" in set(at.dataframe[0].value["measured on / published"])
+    at.selectbox(key="ladder_size").select("1024³").run()
+    assert not at.exception
+    assert "published" not in " ".join(at.dataframe[0].value["measured on / published"])
+    assert "simt_fp32 are at 2048³ only" in texts(at)
+
+
+def test_time_vs_clock_axis_is_not_set_by_outliers(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    ct = analysis.clock_vs_time(L.rows)
+    ct.loc[ct.index[:3], "rel_pct"] = [623.0, 540.0, -80.0]  # three rows far off, as schema-2 rows were
+    spec = charts.clock_time_chart(ct).to_dict()
+    [domain] = {tuple(enc["y"]["scale"]["domain"]) for enc in _encodings(spec) if "y" in enc and "scale" in enc["y"]}
+    assert domain[1] < 50 and domain[0] == -domain[1]
+    assert "row(s) beyond" in spec["title"]["subtitle"]
