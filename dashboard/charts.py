@@ -437,7 +437,7 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
         layers += [line, pts]
         if extra is not None:
             layers.append(extra)
-        return alt.layer(*layers).properties(width=780, height=170)
+        return alt.layer(*layers).properties(width=700, height=170)
 
     clock_ref = None
     top = float(df["sm_clock_mhz"].max())
@@ -452,6 +452,9 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
     clock = panel("sm_clock_mhz", "SM clock (MHz; dashed: max)", clock_ref, scale=clock_scale, fmt="d").add_params(zoom)
     return alt.vconcat(clock, panel("temp_c", "temperature (°C)", fmt="d"), panel("power_w", "board power (W)", x=bottom, fmt="d"),
                        spacing=14, data=df).resolve_scale(x="shared")
+
+
+BELOW = alt.Legend(orient="bottom", columns=4, labelLimit=200)  # a legend under the plot keeps the chart narrow
 
 
 def robust_domain(values: pd.Series, keep: float = 0.99, k: float = 20.0, least: float = 1.0) -> list[float]:
@@ -484,15 +487,15 @@ def clock_time_chart(ct: pd.DataFrame) -> alt.LayerChart:
     lo, hi = float(df["clock_pct"].min()), float(df["clock_pct"].max())
     pad = max(2.0, 0.05 * (hi - lo))
     if len(stages) <= 20:
-        color = alt.Color("stage:N", sort=stages, title="stage", scale=stage_scale(df, stages))
+        color = alt.Color("stage:N", sort=stages, title="stage", scale=stage_scale(df, stages), legend=BELOW)
     else:  # too many stages for a legend one can read: colour by family, the stage is in the tooltip
         fams = list(dict.fromkeys(df.sort_values("order")["family"]))
-        color = alt.Color("family:N", sort=fams, title="family", scale=alt.Scale(range=TABLEAU10))
+        color = alt.Color("family:N", sort=fams, title="family", scale=alt.Scale(range=TABLEAU10), legend=BELOW)
     x = alt.X("clock_pct:Q", title="median SM clock during the cell (% of the GPU's max)",
               scale=alt.Scale(domain=[lo - pad, min(hi + pad, max(hi, 100.0) + 2)], nice=False))
     y = alt.Y("rel_pct:Q", title="time vs cell median (%)", scale=alt.Scale(domain=domain, clamp=True, nice=False))
     pts = alt.Chart().mark_point(filled=True, size=40, opacity=0.7).encode(
-        x=x, y=y, color=color, shape=alt.Shape("size_label:N", title="size", sort=sizes), tooltip=tips)
+        x=x, y=y, color=color, shape=alt.Shape("size_label:N", title="size", sort=sizes, legend=BELOW), tooltip=tips)
     ringed = alt.Chart().transform_filter("datum.beyond").mark_point(size=160, strokeWidth=1.5, color="#000").encode(
         x=x, y=y, tooltip=tips)
     n = int(df["beyond"].sum())
