@@ -134,6 +134,7 @@ def _values(series: pd.Series, what: str, short: int | None = None) -> str:
 
 
 def _col(t: pd.DataFrame, name: str, default=None) -> pd.Series:
+    """Column `name`, or `default` in every row where `t` lacks it (frames built by hand, older data)."""
     return t[name] if name in t else pd.Series(default, index=t.index, dtype="object" if default is None else None)
 
 
@@ -141,16 +142,20 @@ def provenance(t: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per group of `keys`: where its rows came from, as text (never null): how many rows, runs, commits and cards it
     pools, the cards, driver, CUDA runtime / NVRTC, commits, the median SM clock, the power and thermal state, and
     `flag` (⚑ when a row's % compares unlike launches, '' otherwise)."""
-    u = t.assign(_card=_col(t, "gpu", None).fillna(_col(t, "gpu_uuid")), _run=_col(t, "dataset", "").astype(str) + "/" + t["run_id"].astype(str),
-                 _cuda=_col(t, "cuda_runtime_version").astype("object").where(_col(t, "cuda_runtime_version").notna(), "?").astype(str)
-                 + " / " + _col(t, "nvrtc_version").astype("object").where(_col(t, "nvrtc_version").notna(), "?").astype(str),
-                 _power=_col(t, "throttle_power", False).fillna(False).astype(bool),
-                 _thermal=(_col(t, "throttle_thermal", False).fillna(False) | _col(t, "throttle_hw_slowdown", False).fillna(False)).astype(bool),
-                 _clock=pd.to_numeric(_col(t, "sm_clock_median_mhz"), errors="coerce"),
-                 _max=pd.to_numeric(_col(t, "max_sm_clock_mhz"), errors="coerce"),
-                 _temp=pd.to_numeric(_col(t, "temp_max_c"), errors="coerce"),
-                 _flag=_col(t, "launch_flag", "").fillna("").ne(""))
-    u = u.assign(_commit=_col(t, "git_commit"), _driver=_col(t, "driver_version"))
+    def flag(name: str) -> pd.Series:
+        return _col(t, name, False).fillna(False).astype(bool)
+
+    def number(name: str) -> pd.Series:
+        return pd.to_numeric(_col(t, name), errors="coerce")
+
+    def text(name: str) -> pd.Series:
+        return _col(t, name).astype("object").where(_col(t, name).notna(), "?").astype(str)
+
+    u = t.assign(_card=_col(t, "gpu").fillna(_col(t, "gpu_uuid")), _run=text("dataset") + "/" + text("run_id"),
+                 _cuda=text("cuda_runtime_version") + " / " + text("nvrtc_version"), _commit=_col(t, "git_commit"),
+                 _driver=_col(t, "driver_version"), _power=flag("throttle_power"),
+                 _thermal=flag("throttle_thermal") | flag("throttle_hw_slowdown"), _clock=number("sm_clock_median_mhz"),
+                 _max=number("max_sm_clock_mhz"), _temp=number("temp_max_c"), _flag=_col(t, "launch_flag", "").fillna("").ne(""))
     g = u.groupby(keys, dropna=False, sort=False)
     out = g.agg(_n=("_run", "size"), _runs=("_run", "nunique"), _commits=("_commit", "nunique"), _ncards=("_card", "nunique"),
                 _clock=("_clock", "median"), _top=("_max", "max"), _temp=("_temp", "max"), _power=("_power", "sum"),

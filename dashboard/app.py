@@ -35,8 +35,10 @@ PAGES = [  # (file, title, url path, icon)
 st.set_page_config(page_title="gemm-farm", page_icon=str(Path(__file__).resolve().parent / "favicon.svg"), layout="wide")
 ui.data_paths()
 pages = [st.Page(VIEWS / f, title=t, url_path=u, icon=i) for f, t, u, i in PAGES]
-# The default page is served at "/" only; this hidden one forwards there to Overview, so that /overview is a URL too.
-home = st.Page(lambda: st.switch_page(pages[0]), title="Overview", url_path="home", default=True, visibility="hidden")
+# The default page is served at "/" only; this hidden one forwards there to Overview (query kept), so that /overview
+# is a URL too.
+home = st.Page(lambda: st.switch_page(pages[0], query_params=st.query_params.to_dict()), title="Overview", url_path="home",
+               default=True, visibility="hidden")
 page = st.navigation([home, *pages])
 ui.layout()
 ui.sidebar()

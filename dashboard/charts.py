@@ -345,7 +345,7 @@ def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
               base.mark_point(filled=True, size=50, opacity=1).encode(y=alt.Y("median_ms:Q", title=y_title), color=color, tooltip=tips),
               base.transform_filter("datum.change").mark_point(size=260, strokeWidth=2.5, filled=False).encode(
                   y=alt.Y("median_ms:Q", title=y_title), color=color, tooltip=tips)]
-    return alt.layer(*layers, data=df).properties(width=330, height=180).facet(
+    return alt.layer(*layers, data=df).properties(width=290, height=180).facet(  # two panels fit 800 px
         facet=alt.Facet("stage:N", sort=stages, title=None, header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
         columns=2).resolve_scale(y="independent")
 

@@ -69,7 +69,9 @@ READY_JS = """(() => {
   const drawn = main.querySelectorAll('.vega-embed canvas, .vega-embed svg.marks').length;
   const stale = main.querySelectorAll('[data-stale="true"]').length;
   const sizes = Array.from(main.querySelectorAll('.vega-embed')).map(e => [e.clientWidth, e.clientHeight].join('x')).join(' ');
-  return JSON.stringify({running, h1, elements, vega, drawn, stale, sizes});
+  const dialog = document.querySelector('[role="dialog"]');
+  const not_found = !!dialog && dialog.innerText.includes('Page not found');
+  return JSON.stringify({running, h1, elements, vega, drawn, stale, sizes, not_found});
 })()"""
 
 

@@ -167,7 +167,8 @@ def stop_if_empty(L: data.Loaded, rows: pd.DataFrame) -> bool:
                 "dashboard at a dataset: `streamlit run dashboard/app.py -- --data PATH` (or `GEMM_FARM_DATA=PATH`).")
         return True
     if rows.empty:
-        st.info("No rows match the sidebar filters: clear some of them to see data.")
+        hidden = "" if st.session_state.get(FLAGGED_KEY, False) else " (or, where rows are hidden ⚑, switch on *Show flagged rows*)"
+        st.info(f"No rows match the sidebar filters: clear some of them to see data{hidden}.")
         return True
     return False
 
@@ -178,8 +179,8 @@ def _describe(layout: str) -> str:
 
 
 def chart(c: alt.TopLevelMixin, key: str | None = None, stretch: bool = False) -> None:
-    """An Altair chart at its own size (compound charts keep their panel widths; `layout` lets a wide one scroll
-    sideways on a narrow screen), or with `stretch` as wide as the page (single views only)."""
+    """An Altair chart at its own size (compound charts keep their panel widths; on a narrow screen a wider one
+    scrolls sideways, see STYLE), or with `stretch` as wide as the page (single views only)."""
     if stretch:  # the page's width holds the axes and legend too
         st.altair_chart(c.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")), width="stretch", key=key)
     else:
