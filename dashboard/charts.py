@@ -333,6 +333,7 @@ def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
             _tip("ms_hi", "band high (ms)", ".5f"), _tip("tflops", "TFLOP/s", ".2f"), _tip("rows", "rows", "d"), _n("prev_run", "previous run"),
             _tip("diff_pct", "vs previous (%)", "+.2f"), _tip("band_pct", "± band (%)", ".2f"), _n("verdict", "verdict")]
     df = _clean(hist, [*_fields(tips), "change", "order"])
+    tips = _no_nulls(df, tips)
     df["verdict"] = df["verdict"].replace("", "first run")
     stages = _stage_sort(df)
     x = alt.X("started:T", title="run started (UTC)", scale=alt.Scale(type="utc"), axis=alt.Axis(format="%m-%d %H:%M", labelAngle=-30))
@@ -358,6 +359,7 @@ def spread_chart(per_row: pd.DataFrame, cv_limit_pct: float) -> alt.HConcatChart
             _tip("repeat", "repeat", "d"), _tip("cv_pct", "CV (%)", ".3f"), _tip("iqr_pct", "IQR / median (%)", ".3f"),
             _tip("median_ms", "median time (ms)", ".4f"), _tip("batches", "samples (batches)", "d")]
     df = _clean(per_row, [*_fields(tips), "order", "size"])
+    tips = _no_nulls(df, tips)
     df["cv_pct"] = df["cv_pct"].clip(lower=1e-3)
     df["iqr_pct"] = df["iqr_pct"].clip(lower=1e-3)
     stages = _stage_sort(df)
@@ -390,6 +392,7 @@ def comparison_chart(cmp: pd.DataFrame, tol_pct: float, title: str) -> alt.Layer
     tips += [_n("stage", "stage"), _n("size_label", "size"), _n("pair", "A~B"), _tip("a_ms", "A median (ms)", ".5f"),
              _tip("b_ms", "B median (ms)", ".5f"), _tip("diff_pct", "B vs A (%)", "+.3f"), _tip("band_pct", "± band (%)", ".3f"),
              _n("verdict", "verdict"), _tip("a_rows", "rows A", "d"), _tip("b_rows", "rows B", "d")]
+    tips = _no_nulls(df, tips)
     y = alt.Y("cell:N", sort=cells, title=None, axis=alt.Axis(labelLimit=300))
     base = alt.Chart().encode(y=y, yOffset=alt.YOffset("pair:N", sort=pairs))
     color = alt.Color("verdict:N", title="verdict", scale=alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values())),
@@ -412,6 +415,7 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
             _tip("sm_clock_mhz", "SM clock (MHz)", "d"), _tip("temp_c", "temperature (°C)", "d"), _tip("power_w", "power (W)", ".1f"),
             _n("reason_names", "clock-event reasons"), _n("throttled", "throttled")]
     df = _clean(tl, [*_fields(tips), "cell"])
+    tips = _no_nulls(df, tips)
     gpus = sorted(df["gpu"].unique().tolist())
     def time_x(field: str, labelled: bool) -> alt.X:
         if labelled:
@@ -423,6 +427,7 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
     wtips = [_n("gpu", "GPU"), _tip("start", "from", type_="temporal"), _tip("end", "to", type_="temporal"),
              _tip("samples", "samples", "d"), _n("reasons", "reasons"), _n("stages", "cells"), _tip("min_clock_mhz", "lowest SM clock (MHz)", "d")]
     wdf = _clean(windows, _fields(wtips))
+    wtips = _no_nulls(wdf, wtips)
     zoom = alt.selection_interval(encodings=["x"], bind="scales")
 
     def panel(field: str, title: str, extra=None, x=inner, scale: alt.Scale | None = None, fmt: str = "~s") -> alt.LayerChart:
@@ -530,6 +535,7 @@ def runs_timeline_chart(runs: pd.DataFrame) -> alt.LayerChart:
             _tip("last_row", "last row", type_="temporal"), _tip("duration_s", "span (s)", ".0f"), _tip("rows", "rows", "d"),
             _tip("ok", "ok", "d"), _tip("not_ok", "not ok", "d"), _tip("gpus", "GPUs", "d"), _n("gpu_models", "GPU models"),
             _n("git_commit", "commit")]
+    tips = _no_nulls(df, tips)
     return alt.Chart(df).mark_bar(height={"band": 0.7}).encode(
         x=alt.X("started:T", title="time (UTC)", scale=alt.Scale(type="utc"), axis=alt.Axis(labelAngle=0, format=fmt, labelOverlap=True)),
         x2="end:T", y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=220)),
