@@ -31,8 +31,8 @@ PAGES = [  # (file, title, url path, icon)
     ("data.py", "Data", "data", ":material/download:"),
 ]
 
-# A local icon: a :material/...: page icon is fetched from fonts.gstatic.com, a request to a third party.
-st.set_page_config(page_title="gemm-farm", page_icon=str(Path(__file__).resolve().parent / "favicon.svg"), layout="wide")
+# An emoji icon is drawn in the page itself; a :material/...: one is fetched from fonts.gstatic.com, a third party.
+st.set_page_config(page_title="gemm-farm", page_icon="📊", layout="wide")
 ui.data_paths()
 pages = [st.Page(VIEWS / f, title=t, url_path=u, icon=i) for f, t, u, i in PAGES]
 # The default page is served at "/" only; this hidden one forwards there to Overview (query kept), so that /overview
