@@ -198,7 +198,8 @@ STYLE = """<style>
 </style>"""
 COLLAPSE_JS = f"""<script>
 (() => {{
-  if (window.innerWidth >= {NARROW_PX}) return;
+  if (window.innerWidth >= {NARROW_PX} || window.gemmFarmSidebarSet) return;
+  window.gemmFarmSidebarSet = true;  // once per browser tab: the reader's own choice stands after that
   const tryCollapse = (n) => {{
     const sidebar = document.querySelector('[data-testid="stSidebar"]');
     const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
@@ -211,13 +212,11 @@ COLLAPSE_JS = f"""<script>
 
 
 def layout() -> None:
-    """The app-wide style; on a session's first run, the sidebar collapsed when the window is narrow (Streamlit
-    collapses it by itself only below 768 px)."""
+    """The app-wide style, and the sidebar collapsed once when the window is narrow (Streamlit collapses it by itself
+    only below 768 px)."""
     st.html(STYLE)
-    if not st.session_state.get("gemm_farm_layout_done"):
-        st.session_state["gemm_farm_layout_done"] = True
-        with st.sidebar:
-            st.html(COLLAPSE_JS, unsafe_allow_javascript=True)
+    with st.sidebar:
+        st.html(COLLAPSE_JS, unsafe_allow_javascript=True)
 
 
 def freshness(ts: pd.Timestamp | None, now: dt.datetime | None = None, suffix: str = " ago") -> str:
