@@ -480,7 +480,7 @@ def test_flagged_rows_are_hidden_until_the_switch_brings_them_back_flagged(tmp_p
             assert "⚑" in chart_values(at), page
     at.switch_page("views/ladder.py").run()
     table = at.dataframe[0].value
-    measured = table[table["rows"].notna()]  # the published figures have no rows
+    measured = table  # the published figures have a table of their own
     assert (measured.loc[measured["stage"] != "cublas_fp32", "unlike_launches"] > 0).all()
     assert measured.loc[measured["stage"] != "cublas_fp32", "flag"].str.startswith("⚑").all()
     L = data.load_uncached([str(tmp_path / "old")])
@@ -575,10 +575,10 @@ def test_ladder_shows_published_figures_only_at_their_own_size(farm_dataset, mon
     at = app(monkeypatch, str(farm_dataset))
     at.switch_page("views/ladder.py").run()
     assert at.selectbox(key="ladder_size").value == "2048³"  # the write-up's size, where we measured too
-    assert "published (RTX 3050 Laptop)" in set(at.dataframe[0].value["measured on / published"])
+    assert set(at.dataframe[1].value["source"]) == {"published (RTX 3050 Laptop)"}  # beside the measured table
     at.selectbox(key="ladder_size").select("1024³").run()
     assert not at.exception
-    assert "published" not in " ".join(at.dataframe[0].value["measured on / published"])
+    assert len(at.dataframe) == 1, "the measured table alone: no published one at 1024³"
     assert "simt_fp32 are at 2048³ only" in texts(at)
 
 

@@ -54,7 +54,8 @@ def body() -> None:
     ui.chart(charts.ladder_chart(lad, size), key="ladder_chart")
 
     st.subheader("Table")
-    table = lad.drop(columns=["order", "kind", "family"]).rename(columns={"source": "measured on / published"})
+    measured = lad[lad["kind"] == "measured"]
+    table = measured.drop(columns=["order", "kind", "family", "citation"]).rename(columns={"source": "measured on"})
     st.dataframe(table, hide_index=True, column_config={
         "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
         "pct_lo": st.column_config.NumberColumn("% low", format="%.1f"),
@@ -70,6 +71,15 @@ def body() -> None:
         "gain": st.column_config.NumberColumn("× over previous", format="%.2f"),
         "rows": st.column_config.NumberColumn("rows pooled", format="%d"),
     })
+    published_rows = lad[lad["kind"] == "published"]
+    if not published_rows.empty:  # their own table: none of the measured columns' spread, rows or flags apply
+        st.caption("Published figures (not measured here):")
+        st.dataframe(published_rows[["source", "stage", "size_label", "pct", "tflops", "median_ms", "citation"]], hide_index=True,
+                     column_config={"source": "published", "size_label": "size",
+                                    "pct": st.column_config.NumberColumn("% of its baseline", format="%.1f"),
+                                    "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
+                                    "median_ms": st.column_config.NumberColumn("time (ms)", format="%.2f"),
+                                    "citation": st.column_config.TextColumn("published in", width="large")})
     counters_that_moved(L, lad, family, size)
 
 
