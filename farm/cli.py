@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE
 from farm.measure.compiler import (
@@ -311,6 +312,28 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+DASHBOARD_APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def dashboard_command(args: argparse.Namespace) -> list[str]:
+    """`streamlit run dashboard/app.py` bound to --host (this machine only by default, wherever it is started: the
+    repo's .streamlit/config.toml is read only from the repo root), usage statistics off, no file watcher."""
+    cmd = [sys.executable, "-m", "streamlit", "run", str(DASHBOARD_APP), f"--server.address={args.host}",
+           f"--server.port={args.port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
+           "--server.runOnSave=false", "--client.toolbarMode=minimal", "--"]
+    return cmd + [x for path in args.data for x in ("--data", path)]
+
+
+def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
+    import os
+
+    if args.host not in LOCAL_HOSTS:
+        print(f"warning: the dashboard listens on {args.host}:{args.port} with no login: anyone who can reach it reads "
+              "every dataset it shows and can download them (README, Dashboard)", file=sys.stderr)
+    os.execv(sys.executable, dashboard_command(args))  # the server takes this process over: Ctrl-C stops it
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m farm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -415,6 +438,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="keep the dataset here (default: a temporary directory, removed)")
     p.add_argument("--profile-driver", help="write a cProfile of the driver's sweep to this file (pstats)")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("dashboard", help="the Streamlit dashboard over result datasets, on this machine only unless --host "
+                                         "says otherwise (README, Dashboard)")
+    p.add_argument("--data", action="append", default=[], metavar="PATH",
+                   help="a dataset or a folder of datasets, repeatable (default: $GEMM_FARM_DATA, else the shipped "
+                        "datasets/ and the sweep's default output)")
+    p.add_argument("--host", default="localhost",
+                   help="address to listen on (default localhost: this machine only). Another address opens the "
+                        "dashboard, which has no login, to whoever can reach it: put it behind an authenticating proxy")
+    p.add_argument("--port", type=int, default=8501)
+    p.set_defaults(func=cmd_dashboard)
 
     p = sub.add_parser("schema", help="print the columns, types and meanings of the dataset's rows and runs tables (markdown)")
     p.set_defaults(func=cmd_schema)

@@ -116,6 +116,7 @@ def test_replicate_runs_every_cell_on_every_gpu(cluster, faults, tmp_path):
     assert len({r["gpu_uuid"] for r in got}) == 4
     assert Counter(r["gpu_model"] for r in got) == {"H200": 3 * CELLS, "GeForce-RTX-4090": CELLS}
     assert {r["status"] for r in got} == {"ok"} and {r["run_id"] for r in got} == {"rep"}
+    assert {r["plan_cells"] for r in got} == {CELLS}  # what each GPU's progress counts to (the dashboard's bar)
     assert {r["git_commit"] for r in got} == {git_commit()}  # the driver's, passed to the workers in the job's env
     assert_unique_cells(got, "gpu_uuid")
     # Every % has its baseline row on the same GPU, shape and repeat.
@@ -129,6 +130,7 @@ def test_shard_splits_a_models_cells_across_its_gpus(cluster, faults, tmp_path):
     got = rows(tmp_path)
     assert Counter(r["gpu_model"] for r in got) == {"H200": CELLS, "GeForce-RTX-4090": CELLS}
     assert_unique_cells(got, "gpu_model")
+    assert {r["plan_cells"] for r in got} == {CELLS}  # each model's share: the whole plan, once
     h200_gpus = {r["gpu_uuid"] for r in got if r["gpu_model"] == "H200"}
     assert len(h200_gpus) > 1  # the 12 H200 cells were shared, not all run by one card
 

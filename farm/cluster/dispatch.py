@@ -49,7 +49,7 @@ from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
 from farm.cluster.repeats import AdaptiveRepeats
 from farm.data.dataset import completed_keys
-from farm.data.row_batch import RowBatch, row_batches
+from farm.data.row_batch import RowBatch, row_batches, with_constant
 from farm.data.rows import cell_row
 from farm.data.writer import BufferedWriter
 from farm.plan import Plan
@@ -170,6 +170,7 @@ class Dispatcher:
         self._scope = scope_column(plan.mode)
         done = completed_keys(plan.output, plan.run_id, self._scope)
         cells = plan.cells()
+        self._plan_cells = len(cells)  # each queue's share of the plan: every cell, once per GPU or per model
         self._queues: dict[str, _Queue] = {}
         self._slots: list[_Slot] = []
         self.expected_s: Counter[str] = Counter()  # expected GPU seconds of the cells to run, per GPU model
@@ -346,7 +347,7 @@ class Dispatcher:
             self._suspects.difference_update((slot.queue.key, c) for c in cells)
         self._progress.finished(slot.worker.key, cells, batch.expected[batch.done:batch.done + n], rows.rows,
                                 now - batch.since)
-        self._writer.add(rows)
+        self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
         again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], rows.rows)  # cells whose repeats disagree
         slot.queue.cells.extend(again)
         self._progress.add_cells(slot.queue.key, len(again))

@@ -13,7 +13,7 @@ SUPPORTED_VERSIONS = ("2", "3", "4")
 ADDED_COLUMNS = {
     "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
     "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible", "library_algorithm", "nvml_unreported",
-          "flush_bytes"),
+          "flush_bytes", "plan_cells"),
 }
 
 
@@ -38,6 +38,7 @@ _F = [
     # provenance
     ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
     ("repeat", pa.int32(), "repeat index of the cell within the run (0-based)"),
+    ("plan_cells", pa.int32(), "cells the run's plan gives each GPU (replicate) or GPU model (shard), every repeat counted: the total a progress bar counts to; set by the sweep driver (schema 4; null from `farm bench` and in older data)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the cell finished"),
     ("host", pa.string(), "hostname of the GPU's node"),
     ("gpu_model", pa.string(), "GPU model: node label farm.gpu-model, else the NVML name with spaces as dashes"),
