@@ -28,9 +28,12 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([s.describe() for s in stages], indent=2))
         return 0
-    print(f"{'stage':<22} {'family':<10} {'group':<16} {'dtype':<5} {'shapes':<28} what changed")
+    print(f"{'stage':<26} {'family':<12} {'pos':>3} {'group':<16} {'dtype':<5} {'shapes':<28} {'published':<34} what changed")
     for s in stages:
-        print(f"{s.name:<22} {s.family:<10} {s.group:<16} {s.dtype:<5} {s.shapes.describe():<28} {s.what_changed}")
+        p = s.published
+        published = f"{p.pct_of_baseline:.1f}% of cuBLAS, {p.device} {p.m}^3" if p and p.pct_of_baseline is not None else (
+            f"{p.ms} ms, {p.device} {p.m}^3" if p else "")
+        print(f"{s.name:<26} {s.family:<12} {s.position:>3} {s.group:<16} {s.dtype:<5} {s.shapes.describe():<28} {published:<34} {s.what_changed}")
     return 0
 
 
@@ -175,8 +178,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from farm.analysis.report import headline_table, ladder_table, runs_table
+    from farm.data.dataset import exists
 
-    print((headline_table if args.headline else ladder_table)(args.path, args.run_id))
+    if not exists(args.path):
+        print(f"no dataset at {args.path} (no rows table there)", file=sys.stderr)
+        return 2
+    table = (headline_table if args.headline else ladder_table)(args.path, args.run_id)
+    if table.startswith("no rows"):
+        print(f"{table} in {args.path}", file=sys.stderr)
+        return 1
+    print(table)
     runs = runs_table(args.path, args.run_id)
     if runs:
         print(f"\n### Runs: one row per sweep and GPU; overhead = (wall - start-up) / timed GPU seconds\n\n{runs}")

@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--plan", default=str(DEFAULT_PLAN), help="TOML plan file (default: %(default)s)")
     p.add_argument("--kernels", help="comma-separated stage names, e.g. naive,tiled (their cuBLAS baselines are added)")
-    p.add_argument("--families", help="comma-separated kernel families, e.g. simt_fp32")
+    p.add_argument("--families", help="comma-separated kernel families, e.g. simt_fp32 (with --kernels: both, the union)")
     p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
     p.add_argument("--repeats", type=int, help="times each (stage, size) is measured")
     p.add_argument("--gpus", help="comma-separated GPU models to use, e.g. H100,GeForce-RTX-4090 (default: all); "

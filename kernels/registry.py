@@ -211,19 +211,17 @@ def stage_named(name: str) -> Stage:
 
 
 def select(names: list[str] | None = None, families: list[str] | None = None) -> list[Stage]:
-    """Stages by name and/or family; unknown names raise one error listing the valid ones."""
+    """Stages named in `names` and every stage of `families` (both given: the union), in catalog order; neither
+    given: every stage. Unknown names raise one error listing the valid ones."""
     stages = catalog()
-    if families:
-        known = sorted({s.family for s in stages})
-        unknown = [f for f in families if f not in known]
-        if unknown:
-            raise KeyError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; valid: {', '.join(known)}")
-        stages = [s for s in stages if s.family in families]
-    if names:
-        by_name = {s.name: s for s in catalog()}
-        unknown = [n for n in names if n not in by_name]
-        if unknown:
-            raise KeyError(f"unknown kernel{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(by_name)}")
-        wanted = set(names)
-        stages = [s for s in stages if s.name in wanted]
-    return stages
+    known_families = sorted({s.family for s in stages})
+    unknown = [f for f in families or () if f not in known_families]
+    if unknown:
+        raise KeyError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; valid: {', '.join(known_families)}")
+    by_name = {s.name: s for s in stages}
+    unknown = [n for n in names or () if n not in by_name]
+    if unknown:
+        raise KeyError(f"unknown kernel{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(by_name)}")
+    if not names and not families:
+        return stages
+    return [s for s in stages if s.name in set(names or ()) or s.family in set(families or ())]

@@ -80,6 +80,20 @@ def test_unknown_kernel_lists_valid_names(capsys):
         select(families=["nope"])
 
 
+def test_kernels_and_families_together_select_their_union_in_catalog_order():
+    tf32 = [s.name for s in select(families=["tf32"])]
+    both = [s.name for s in select(["naive", "c_naive"], ["tf32"])]
+    assert set(both) == {"naive", "c_naive", *tf32} and len(both) == len(tf32) + 2
+    order = [s.name for s in select()]
+    assert both == sorted(both, key=order.index)
+
+
+def test_catalog_text_shows_ladder_position_and_published_figure(capsys):
+    assert main(["catalog", "--families", "simt_fp32"]) == 0
+    naive = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("naive "))
+    assert " 0 ladder " in naive and "% of cuBLAS, NVIDIA GeForce RTX 3050 Laptop GPU 2048^3" in naive
+
+
 WALK_C_FP32 = ["c_naive", "c_coalesced", "c_smem", "c_blocktile_1d", "c_blocktile_2d", "c_vectorized", "c_warptile"]
 WALK_C_HALF = ["h_simt_warptile", "h_wmma_naive", "h_wmma_warptile", "h_wmma_dbuf", "h_wmma_pipe"]
 

@@ -1,6 +1,7 @@
 """Bad input to the CLI: one clear error and exit status 2, before any GPU work."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,11 @@ def test_report_headline_picks_the_stage_closest_to_cublas(tmp_path, capsys):
     peak = 256 * 132 * 1980e6 / 1e12  # sm_90 FP32: 128 FFMA lanes per SM x 2 FLOP
     assert best[3:] == ["multibuf", "1.0500", f"{tflops:.1f}", "79.0 of cublas_fp32", "76.2", f"{100 * tflops / peak:.1f}", "9.52%",
                         "3 |"]
+
+
+def test_report_on_a_missing_dataset_or_run_exits_non_zero(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+    assert "no dataset at" in capsys.readouterr().err
+    shipped = str(Path(__file__).resolve().parent.parent / "datasets" / "h100-reference")
+    assert main(["report", shipped, "--run-id", "no-such-run"]) == 1
+    assert "no rows for run no-such-run" in capsys.readouterr().err
