@@ -138,6 +138,9 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     if equal_clocks:
         shift, note = attribution.log_clock_shift(rows_a, rows_b)
         yb = [y + shift for y in yb]
+    runs_a, runs_b = _run_means(rows_a, ya), _run_means(rows_b, yb)
+    if between_runs and cell_rows is None and len(runs_a) > 1 and len(runs_b) > 1:
+        return _compare_run_means(key, runs_a, runs_b, noise, tol, note, extra)
     if cell_rows is not None:
         ss, df = _ss([math.log(r["median_ms"]) for r in _timed(cell_rows)])
     else:
@@ -155,6 +158,33 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
     a, b = _side(ya, s2), _side(yb, s2)
     source = noise.repeat_source + (f"; run: {noise.run_source}" if between_runs else "")
+    return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
+
+
+def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
+    """Per run of a side (dataset, run id, card): the mean of its log medians and how many repeats it holds."""
+    runs: dict[tuple, list[float]] = defaultdict(list)
+    for r, y in zip(rows, ys):
+        runs[(r.get("dataset"), r.get("run_id"), r.get("gpu_uuid"))].append(y)
+    return [(statistics.fmean(v), len(v)) for v in runs.values()]
+
+
+def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[float, int]], noise, tol: float, note: str,
+                       extra: dict) -> Comparison:
+    """Sides of two runs or more each: the run is the unit. Each run's mean carries v + s2/n of noise (run level, and
+    its n repeats' share); the run means' own spread on both sides (kA-1 + kB-1 df) is shrunk towards that, as repeats
+    are towards their class's, and var(d) = w* (1/kA + 1/kB): run-level noise, which no number of repeats in one run
+    averages away, shrinks with the number of runs."""
+    ma, mb = [m for m, _ in runs_a], [m for m, _ in runs_b]
+    repeats = statistics.fmean(n for _, n in (*runs_a, *runs_b))
+    (ssa, dfa), (ssb, dfb) = _ss(ma), _ss(mb)
+    w = (PRIOR_DF * (noise.run_var + noise.repeat_var / repeats) + ssa + ssb) / (PRIOR_DF + dfa + dfb)
+    var_d = w * (1 / len(ma) + 1 / len(mb))
+    d = statistics.fmean(mb) - statistics.fmean(ma)
+    band = student_t_quantile(1 - ALPHA / 2, PRIOR_DF + dfa + dfb) * math.sqrt(var_d)
+    same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + dfa + dfb) * math.sqrt(var_d)
+    a, b = _side(ma, w), _side(mb, w)
+    source = f"runs {len(ma)} vs {len(mb)}: {noise.repeat_source}; run: {noise.run_source}"
     return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
 
 
@@ -225,6 +255,31 @@ def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
         f"median_abs_diff_ge_{min_ms:g}ms": statistics.median(long) if long else None,
         f"cells_ge_{min_ms:g}ms": len(long),
     }
+
+
+def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dict | None:
+    """The shift every cell of B shares against A: the median log ratio over the compared cells, with a
+    distribution-free confidence interval (order statistics of the median, normal approximation to the binomial).
+    A run-level factor (clocks, temperature, the host's or driver's state, or a change that slows every kernel alike)
+    shows here; None with fewer than 10 cells (too few for the interval)."""
+    ds = sorted(math.log1p(c.diff) for c in comparisons if math.isfinite(c.diff))
+    n = len(ds)
+    if n < 10:
+        return None
+    half = statistics.NormalDist().inv_cdf(1 - (1 - level) / 2) * math.sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half) - 1)
+    return {"cells": n, "shift": math.expm1(statistics.median(ds)), "low": math.expm1(ds[lo]), "high": math.expm1(ds[hi]),
+            "level": level}
+
+
+def format_shift(shift: dict | None) -> str:
+    if shift is None:
+        return "Common shift: fewer than 10 cells compared, none estimated."
+    way = "slower" if shift["shift"] > 0 else "faster"
+    return (f"Common shift: B is {100 * abs(shift['shift']):.2f} % {way} than A over all {shift['cells']} cells (median ratio; "
+            f"{100 * shift['level']:.0f} % interval {100 * shift['low']:+.2f} % to {100 * shift['high']:+.2f} %). A shift shared by "
+            "every cell (clocks, temperature, host or driver state, or a change that slows every kernel alike) shows here; "
+            "the verdicts per cell include it.")
 
 
 def rates(comparisons: list[Comparison]) -> list[dict]:
