@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -147,6 +147,18 @@ case "${1:-tests}" in
 print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('repeat'), 'string')).to_pylist())"
     for f in compare-aa1-aa2 compare-aa1-aa2-history compare-aa1-repeats; do echo "== $f"; sed -n '/^Per GPU model/,$p' "$OUT/$f.txt"; done
     echo "== planted (run aa2's samples x (1+x))"; cat "$OUT/plant.txt" ;;
+  aaruns)  # issue 26: five runs of one commit, one repeat each (plans/aa-runs.toml, 316 cells, about 80 s a run on an
+    # H100), compared as sides of several runs (r1,r3,r5 against r2,r4: the run is the unit of noise), then single runs
+    # (r1 against r2: what one run a side gives), and planted slowdowns in the B side; DEADLINE caps the sweeps
+    prewarm
+    node 0 head; sleep 3
+    for i in 1 2 3 4 5; do PLAN=plans/aa-runs.toml sweep "r$i" || break; done
+    ray stop --force > /dev/null 2>&1
+    python3 -m farm compare r1,r3,r5 r2,r4 --data "$RES" > "$OUT/compare-runs3-2.txt"
+    python3 -m farm compare r1 r2 --data "$RES" > "$OUT/compare-r1-r2.txt"
+    python3 -m farm compare r1,r3,r5 r2,r4 --data "$RES" --plant 1,2,3,5 > "$OUT/plant-runs3-2.txt"
+    for f in compare-runs3-2 compare-r1-r2; do echo "== $f"; sed -n '/^Common shift/,$p' "$OUT/$f.txt"; done
+    echo "== planted (the B runs' samples x (1+x))"; cat "$OUT/plant-runs3-2.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
