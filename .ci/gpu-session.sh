@@ -147,18 +147,26 @@ case "${1:-tests}" in
 print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('repeat'), 'string')).to_pylist())"
     for f in compare-aa1-aa2 compare-aa1-aa2-history compare-aa1-repeats; do echo "== $f"; sed -n '/^Per GPU model/,$p' "$OUT/$f.txt"; done
     echo "== planted (run aa2's samples x (1+x))"; cat "$OUT/plant.txt" ;;
-  aaruns)  # issue 26: five runs of one commit, one repeat each (plans/aa-runs.toml, 316 cells, about 80 s a run on an
-    # H100), compared as sides of several runs (r1,r3,r5 against r2,r4: the run is the unit of noise), then single runs
-    # (r1 against r2: what one run a side gives), and planted slowdowns in the B side; DEADLINE caps the sweeps
+  aaruns)  # issue 26: four runs of one commit, one repeat each (plans/aa-runs.toml, 316 cells, about 85 s a run on an
+    # H100), compared as sides of two runs (r1,r3 against r2,r4: the run is the unit of noise), then single runs (r1
+    # against r2: what one run a side gives), and slowdowns planted in side B. With the aa step's results resumed
+    # (.resume/results.tgz holding runs aa1 and aa2) their repeats and their run pair are the noise history, and
+    # aa1,r1,r3 against aa2,r2,r4 is compared too (three runs a side; aa1/aa2 came from an earlier commit of the same
+    # measurement code).
     prewarm
     node 0 head; sleep 3
-    for i in 1 2 3 4 5; do PLAN=plans/aa-runs.toml sweep "r$i" || break; done
+    for i in 1 2 3 4; do PLAN=plans/aa-runs.toml sweep "r$i" || break; done
     ray stop --force > /dev/null 2>&1
-    python3 -m farm compare r1,r3,r5 r2,r4 --data "$RES" > "$OUT/compare-runs3-2.txt"
+    python3 -m farm compare r1,r3 r2,r4 --data "$RES" > "$OUT/compare-runs2.txt"
     python3 -m farm compare r1 r2 --data "$RES" > "$OUT/compare-r1-r2.txt"
-    python3 -m farm compare r1,r3,r5 r2,r4 --data "$RES" --plant 1,2,3,5 > "$OUT/plant-runs3-2.txt"
-    for f in compare-runs3-2 compare-r1-r2; do echo "== $f"; sed -n '/^Common shift/,$p' "$OUT/$f.txt"; done
-    echo "== planted (the B runs' samples x (1+x))"; cat "$OUT/plant-runs3-2.txt" ;;
+    python3 -m farm compare r1,r3 r2,r4 --data "$RES" --plant 1,2,3,5 > "$OUT/plant-runs2.txt"
+    names=(compare-runs2 compare-r1-r2 plant-runs2)
+    if [ -d "$RES/rows" ] && ls "$RES"/rows/*/ | grep -q "run_id=aa1"; then
+      python3 -m farm compare aa1,r1,r3 aa2,r2,r4 --data "$RES" > "$OUT/compare-runs3.txt"
+      python3 -m farm compare aa1,r1,r3 aa2,r2,r4 --data "$RES" --plant 1,2,3,5 > "$OUT/plant-runs3.txt"
+      names+=(compare-runs3 plant-runs3)
+    fi
+    for f in "${names[@]}"; do echo "== $f"; sed -n '/^Common shift\|^ planted/,$p' "$OUT/$f.txt"; done ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

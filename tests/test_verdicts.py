@@ -220,3 +220,45 @@ def test_aa_prints_the_false_difference_rate_per_gpu_model_and_family(tmp_path, 
     single = _write(tmp_path, "single", history_runs(0, runs=1, cells=3, repeats=1))
     assert main(["compare", "h0", "--aa", "--data", single]) == 1
     assert "no cell measured twice on one GPU" in capsys.readouterr().err
+
+
+def _sides_of_runs(seed: int, runs: int, step: float = 0.0, **kw) -> tuple[list[dict], list[dict]]:
+    rng = random.Random(seed)
+    a = [r for i in range(runs) for r in run_rows(f"a{i}", rng, commit="c1", **kw)]
+    b = [r for i in range(runs) for r in run_rows(f"b{i}", rng, commit="c1", step=step, **kw)]
+    return a, b
+
+
+def test_sides_of_several_runs_average_run_level_noise():
+    """As on the H100's A/A (plans/aa.toml): repeats within a run agree to 0.1 % while the run moves a cell by 0.5 %
+    (the robust spread of that A/A's run-to-run differences). One run a side seldom tells a 3 % step from that; three
+    runs a side (one repeat each) do, at least 90 % of the time, and identical code stays at or under 1 % false
+    differences. History: A/A runs of the same noise (their run pairs teach the run variance)."""
+    noise = dict(repeat_sd=0.001, run_sd=0.005, within_sd=0.001)
+    history = history_runs(7, runs=4, repeats=2, **noise)
+    aa = []
+    for seed in range(4):
+        a, b = _sides_of_runs(seed, 3, repeats=1, **noise)
+        comps = compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))
+        assert all(c.noise.startswith("runs 3 vs 3") for c in comps)
+        aa += comps
+    assert compare.summary(aa)["difference_rate"] <= 0.01
+    found = {}
+    for runs in (1, 3):
+        detected = []
+        for seed in range(4):
+            a, b = _sides_of_runs(50 + seed, runs, step=0.03, repeats=1 if runs > 1 else 2, **noise)
+            detected += [c.verdict == "SLOWER" for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))]
+        found[runs] = sum(detected) / len(detected)
+    assert found[3] >= 0.9 and found[1] <= found[3] - 0.2, found
+
+
+def test_common_shift_reports_what_every_cell_shares():
+    a, b = _sides_of_runs(3, 1, step=0.02)
+    model = NoiseModel.learn(history_runs(2, runs=4) + a + b, apart=(a, b))
+    shift = compare.common_shift(compare.compare_rows(a, b, model=model))
+    assert shift["cells"] == 60 and shift["low"] < 0.02 < shift["high"] and shift["shift"] == pytest.approx(0.02, abs=0.004)
+    assert "B is 2." in compare.format_shift(shift) and "% slower than A over all 60 cells" in compare.format_shift(shift)
+    same = compare.common_shift(compare.compare_rows(*_sides_of_runs(4, 1), model=model))
+    assert same["low"] < 0 < same["high"]
+    assert compare.common_shift(compare.compare_rows(a[:9], b[:9], model=model)) is None
