@@ -43,6 +43,8 @@ DEFAULT_TOLERANCE = 0.01
 ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
+UNMEASURED_RUN_NOISE = ("run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
+                        "compare sides of two runs or more, or give A/A history (plans/aa.toml)")
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,10 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
     a, b = _side(ya, s2), _side(yb, s2)
     source = noise.repeat_source + (f"; run: {noise.run_source}" if between_runs else "")
-    return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
+    call = verdict(d, band, tol, same_band)
+    if between_runs and noise.run_source == "prior":
+        call, note = "UNCLEAR", "; ".join(filter(None, (note, UNMEASURED_RUN_NOISE)))
+    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, **extra)
 
 
 def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
