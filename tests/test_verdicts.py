@@ -181,7 +181,12 @@ def test_change_points_on_the_shipped_series_mark_card_changes_as_environment():
     pipe = marked[(marked["stage"] == "h_wmma_pipe_bf16") & (marked["m"] == 8192)]
     assert len(pipe) == 1 and pipe["diff_pct"].iloc[0] == pytest.approx(25.5, abs=1)
     assert not pipe["change"].iloc[0] and pipe["environment"].iloc[0].startswith("card ")
-    assert (marked["environment"] != "").all(), "every step in the shipped data crosses a card change"
+    aa = marked["dataset"] == "h100-aa"
+    assert (marked.loc[~aa, "environment"] != "").all(), "every other step in the shipped data crosses a card change"
+    # the H100 A/A pair (identical code, one card): 19 of its 316 series step between the runs, 15 with a clock or
+    # power-cap change named; 4 moved beyond the run noise learned over all of them with nothing else differing
+    # (triton_fp16 1024^3 +18 %, regblock 1024^3 -4.5 %...): heavy-tailed run-level noise, 1.3 % of the series
+    assert (aa & (marked["environment"] == "")).sum() <= 0.02 * 316
     per_series = hist.groupby(history.SERIES, dropna=False)["verdict"].apply(lambda v: (v != "").sum())
     assert isinstance(per_series, pd.Series) and per_series.max() <= 2
 
@@ -262,3 +267,16 @@ def test_common_shift_reports_what_every_cell_shares():
     same = compare.common_shift(compare.compare_rows(*_sides_of_runs(4, 1), model=model))
     assert same["low"] < 0 < same["high"]
     assert compare.common_shift(compare.compare_rows(a[:9], b[:9], model=model)) is None
+
+
+def test_single_runs_get_no_verdict_on_unmeasured_run_noise():
+    """Run-level noise is the GPU model's own: an H200's A/A run pairs say nothing of an H100's, and a single run a
+    side whose run noise was never measured is UNCLEAR with the reason, not SAME on a guessed prior."""
+    quiet = dict(repeat_sd=0.002, run_sd=0.001)  # the first A/A test's quiet cells: 95 % SAME with history
+    a, b = _sides_of_runs(5, 1, **quiet)
+    h200 = [{**r, "gpu_model": "H200"} for r in history_runs(6, runs=4, **quiet)]
+    comps = compare.compare_rows(a, b, model=NoiseModel.learn(h200 + a + b, apart=(a, b)))
+    assert {c.verdict for c in comps} == {"UNCLEAR"}
+    assert all("run-to-run noise never measured on this GPU model" in c.reason and c.noise.endswith("run: prior") for c in comps)
+    learned = compare.compare_rows(a, b, model=NoiseModel.learn(history_runs(6, runs=4, **quiet) + a + b, apart=(a, b)))
+    assert sum(c.verdict == "SAME" for c in learned) >= 0.85 * len(learned)
