@@ -215,6 +215,12 @@ def test_compare_across_two_dataset_paths(tmp_path, capsys):
     assert "measured no cell in common" in capsys.readouterr().err
     assert main(["compare", "nope", "ref", "--data", same_id]) == 2
     assert "no rows for run nope" in capsys.readouterr().err
+    several = _write(tmp_path, "several", [r for side in _sides_of_runs(12, 2, cells=12) for r in side])
+    assert main(["compare", "a0,a1", "b0,b1", "--data", several]) == 0
+    out = capsys.readouterr().out
+    assert "Common shift: B is" in out and "over all 12 cells" in out
+    assert main(["compare", "a0,a1", "--aa", "--data", several]) == 2
+    assert "--aa and --gpu-to-gpu take one run" in capsys.readouterr().err
 
 
 def test_aa_prints_the_false_difference_rate_per_gpu_model_and_family(tmp_path, capsys):

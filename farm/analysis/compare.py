@@ -18,7 +18,13 @@ With a tolerance `tol` (default 1 %), on the log scale:
   SAME     the whole band d +- u lies within +-tol: any difference is practically nil;
   SLOWER   the band excludes 0 and d > tol (FASTER: the band excludes 0 and d < -tol);
   UNCLEAR  anything else (the reason says so where it is not the noise: no samples, one repeat of a cell whose class
-           has no history). More repeats narrow the band (farm/cluster/repeats.py adds them where a cell needs them).
+           has no history, one run a side where v is the prior: no A/A run pair of that GPU model measured it, and
+           an H100's short kernels showed runs 0.5 % apart and up to 17 %, far beyond any prior). More repeats
+           narrow the repeat term (farm/cluster/repeats.py adds them where a cell needs them), never 2v.
+
+Sides of several runs (k each): the run is the unit. A run's mean carries v + s2/n; the run means' own spread
+(kA-1 + kB-1 df) is shrunk towards that, and var(d) = w* (1/kA + 1/kB). `common_shift` reports the median ratio over
+all compared cells, with its interval: what a run-level factor shared by every cell moved; verdicts include it.
 Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
 GPU model (`rates`, `farm compare --aa`) show how far it does.
 
@@ -51,7 +57,7 @@ UNMEASURED_RUN_NOISE = ("run-to-run noise never measured on this GPU model (no A
 class Side:
     median_ms: float  # geometric mean of the rows' medians
     rel_se: float  # standard error of the side's log mean (its repeat variance over its rows)
-    rows: int
+    rows: int  # rows of the side (runs, where the run is the unit)
 
 
 @dataclass(frozen=True)
@@ -183,11 +189,12 @@ def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[
     ma, mb = [m for m, _ in runs_a], [m for m, _ in runs_b]
     repeats = statistics.fmean(n for _, n in (*runs_a, *runs_b))
     (ssa, dfa), (ssb, dfb) = _ss(ma), _ss(mb)
-    w = (PRIOR_DF * (noise.run_var + noise.repeat_var / repeats) + ssa + ssb) / (PRIOR_DF + dfa + dfb)
+    d0 = 0.0 if noise.run_source == "prior" else PRIOR_DF  # a prior never measured on this GPU model carries no weight
+    w = (d0 * (noise.run_var + noise.repeat_var / repeats) + ssa + ssb) / (d0 + dfa + dfb)
     var_d = w * (1 / len(ma) + 1 / len(mb))
     d = statistics.fmean(mb) - statistics.fmean(ma)
-    band = student_t_quantile(1 - ALPHA / 2, PRIOR_DF + dfa + dfb) * math.sqrt(var_d)
-    same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + dfa + dfb) * math.sqrt(var_d)
+    band = student_t_quantile(1 - ALPHA / 2, d0 + dfa + dfb) * math.sqrt(var_d)
+    same_band = student_t_quantile(1 - ALPHA_SAME, d0 + dfa + dfb) * math.sqrt(var_d)
     a, b = _side(ma, w), _side(mb, w)
     source = f"runs {len(ma)} vs {len(mb)}: {noise.repeat_source}; run: {noise.run_source}"
     return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
@@ -282,7 +289,7 @@ def format_shift(shift: dict | None) -> str:
         return "Common shift: fewer than 10 cells compared, none estimated."
     way = "slower" if shift["shift"] > 0 else "faster"
     return (f"Common shift: B is {100 * abs(shift['shift']):.2f} % {way} than A over all {shift['cells']} cells (median ratio; "
-            f"{100 * shift['level']:.0f} % interval {100 * shift['low']:+.2f} % to {100 * shift['high']:+.2f} %). A shift shared by "
+            f"{100 * shift['level']:.0f} % interval {100 * shift['low']:+.2f} % to {100 * shift['high']:+.2f} %).\n  A shift shared by "
             "every cell (clocks, temperature, host or driver state, or a change that slows every kernel alike) shows here; "
             "the verdicts per cell include it.")
 
