@@ -96,7 +96,7 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     cols = [*keys, "rows", "median_ms", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", "pct_vendor",
             "unlike_launches", "spread", "cv_max", "runs", "datasets", "gpus", "flops"]
     if t.empty:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=[*cols, *PROVENANCE])
     t = t.assign(_pct=t["pct_of_baseline"].astype("float64"), _tf=t["flops"] / t["median_ms"] / 1e9,
                  # derived by data.enrich; frames built elsewhere may lack them
                  _vendor=t.get("pct_of_vendor_best", pd.Series(np.nan, index=t.index)).astype("float64"),
@@ -118,7 +118,66 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out["pct_lo"] = np.where(one, out["pct"] * out["median_ms"] / q3, out["pct_min"])
     out["pct_hi"] = np.where(one, out["pct"] * out["median_ms"] / q1, out["pct_max"])
     out["spread"] = np.where(one, "q1–q3 of one row's samples", "min–max over " + out["rows"].astype(str) + " rows (repeats, runs, GPUs)")
-    return out[cols]
+    out = out.merge(provenance(t, keys), on=keys, how="left")
+    return out[[*cols, *PROVENANCE]]
+
+
+PROVENANCE = ["pooled", "cards", "driver", "cuda_nvrtc", "commits", "sm_clock", "power_thermal", "flag"]
+
+
+def _values(series: pd.Series, what: str, short: int | None = None) -> str:
+    """One value as itself; several as 'N whats: a, b, c, …'; none as 'not recorded'."""
+    vals = sorted({str(v)[:short] + ("-dirty" if short and str(v).endswith("-dirty") else "") if short else str(v)
+                   for v in series.dropna() if str(v)})
+    if not vals:
+        return "not recorded"
+    return vals[0] if len(vals) == 1 else f"{len(vals)} {what}: {', '.join(vals[:4])}{', …' if len(vals) > 4 else ''}"
+
+
+def _col(t: pd.DataFrame, name: str, default=None) -> pd.Series:
+    """Column `name`, or `default` in every row where `t` lacks it (frames built by hand, older data)."""
+    return t[name] if name in t else pd.Series(default, index=t.index, dtype="object" if default is None else None)
+
+
+def provenance(t: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of `keys`: where its rows came from, as text (never null): how many rows, runs, commits and cards it
+    pools, the cards, driver, CUDA runtime / NVRTC, commits, the median SM clock, the power and thermal state, and
+    `flag` (⚑ when a row's % compares unlike launches, '' otherwise)."""
+    def flag(name: str) -> pd.Series:
+        return _col(t, name, False).fillna(False).astype(bool)
+
+    def number(name: str) -> pd.Series:
+        return pd.to_numeric(_col(t, name), errors="coerce")
+
+    def text(name: str) -> pd.Series:
+        return _col(t, name).astype("object").where(_col(t, name).notna(), "?").astype(str)
+
+    u = t.assign(_card=_col(t, "gpu").fillna(_col(t, "gpu_uuid")), _run=text("dataset") + "/" + text("run_id"),
+                 _cuda=text("cuda_runtime_version") + " / " + text("nvrtc_version"), _commit=_col(t, "git_commit"),
+                 _driver=_col(t, "driver_version"), _power=flag("throttle_power"),
+                 _thermal=flag("throttle_thermal") | flag("throttle_hw_slowdown"), _clock=number("sm_clock_median_mhz"),
+                 _max=number("max_sm_clock_mhz"), _temp=number("temp_max_c"), _flag=_col(t, "launch_flag", "").fillna("").ne(""))
+    g = u.groupby(keys, dropna=False, sort=False)
+    out = g.agg(_n=("_run", "size"), _runs=("_run", "nunique"), _commits=("_commit", "nunique"), _ncards=("_card", "nunique"),
+                _clock=("_clock", "median"), _top=("_max", "max"), _temp=("_temp", "max"), _power=("_power", "sum"),
+                _thermal=("_thermal", "sum"), _flagged=("_flag", "sum")).reset_index()
+    for col, what, short, name in (("_card", "cards", None, "cards"), ("_driver", "drivers", None, "driver"),
+                                   ("_cuda", "versions", None, "cuda_nvrtc"), ("_commit", "commits", 12, "commits")):
+        out[name] = g[col].agg(lambda x, w=what, k=short: _values(x, w, k)).values
+
+    def plural(v: int, word: str) -> str:
+        return f"{v} {word}{'s' * (v != 1)}"
+
+    out["pooled"] = [f"{n} rows from {plural(r, 'run')}, {plural(c, 'commit')}, {plural(k, 'card')}"
+                     for n, r, c, k in zip(out["_n"], out["_runs"], out["_commits"], out["_ncards"])]
+    out["sm_clock"] = [(f"{c:.0f} MHz median" + (f" (max {m:.0f})" if m == m else "")) if c == c else "not recorded"
+                       for c, m in zip(out["_clock"], out["_top"])]
+    out["power_thermal"] = [(f"power-capped in {p} of {n} rows" if p else "no power cap")
+                            + (f", thermal or hardware slowdown in {h}" if h else ", no thermal slowdown")
+                            + (f"; max {x:.0f} °C" if x == x else "")
+                            for p, h, n, x in zip(out["_power"], out["_thermal"], out["_n"], out["_temp"])]
+    out["flag"] = [f"⚑ {f} of {n} rows compare unlike launches" if f else "" for f, n in zip(out["_flagged"], out["_n"])]
+    return out[[*keys, *PROVENANCE]]
 
 
 # ---------------------------------------------------------------- ladder
@@ -141,7 +200,7 @@ def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label:
     cells = cell_stats(pd.concat([fam, base]), LADDER_KEYS)
     cols = ["source", "kind", "family", "stage", "stage_group", "dtype", "order", "position", "size_label", "pct", "pct_lo",
             "pct_hi", "pct_vendor", "unlike_launches", "tflops", "tflops_lo", "tflops_hi", "median_ms", "gain", "prev_stage",
-            "rows", "runs", "spread", "citation", "what_changed"]
+            "rows", "runs", "spread", "citation", "what_changed", *PROVENANCE]
     parts = []
     if not cells.empty:
         cells["order"] = np.where(cells["family"] == "baseline", 1e9, cells["order"])  # cuBLAS closes the ladder
@@ -152,7 +211,9 @@ def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label:
         order = dict(zip(rows["stage"], rows["order"])) if not rows.empty else {}
         p = pub.assign(source=pub["source_label"], kind="published", pct=pub["pct_of_baseline"],
                        order=[order.get(s, 1e8 + pos) for s, pos in zip(pub["stage"], pub["position"])],
-                       stage_group="", rows=np.nan, runs="", spread="published figure")
+                       stage_group="", rows=np.nan, runs="", spread="published figure",
+                       **{**{c: "" for c in PROVENANCE}, "pooled": "published figure, not measured here",
+                          "cards": pub["device"]})
         for c in ("pct_lo", "pct_hi"):
             p[c] = p["pct"]
         for c in ("tflops_lo", "tflops_hi"):
@@ -552,13 +613,14 @@ def datasets_table(rows: pd.DataFrame, sources, files: dict) -> pd.DataFrame:
 def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 60.0) -> pd.DataFrame:
     """Runs that wrote rows in the last `window_s` seconds, with how far they are.
 
-    The plan is not in the dataset, so progress is measured against the grid seen so far:
-    the run's distinct stages x shapes x repeats, once per GPU (replicated runs) or once per
-    GPU model (sharded runs, where no cell appears on two GPUs of a model). It can only grow
-    as new stages or shapes appear: an estimate, labelled so.
+    The total is the plan's: its cells (the rows' `plan_cells`, written by the sweep driver) once per
+    GPU (replicated runs) or once per GPU model (sharded runs, where no cell appears on two GPUs of a
+    model); `planned` says so. Rows without it (older data, `farm bench`) fall back on the grid seen so
+    far, the distinct stages x shapes x repeats, which only grows as new stages or shapes appear: an
+    estimate (`planned` False).
     """
-    cols = ["dataset", "run_id", "gpus", "rows", "rows_last_window", "rows_per_min", "expected", "progress", "mode",
-            "last_row", "now_running"]
+    cols = ["dataset", "run_id", "gpus", "rows", "rows_last_window", "rows_per_min", "expected", "planned", "progress",
+            "mode", "last_row", "now_running"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     cutoff = pd.Timestamp(now) - pd.Timedelta(seconds=window_s)
@@ -571,12 +633,14 @@ def sweeps_in_progress(rows: pd.DataFrame, now: dt.datetime, window_s: float = 6
         cell = ["stage", "m", "n", "k", "repeat"]
         per_model = r.groupby(["gpu_model", *cell])["gpu_uuid"].nunique()
         sharded = r["gpu_uuid"].nunique() > r["gpu_model"].nunique() and (per_model <= 1).all()
-        expected = grid * (r["gpu_model"].nunique() if sharded else r["gpu_uuid"].nunique())
+        plan_cells = r["plan_cells"].max() if "plan_cells" in r else np.nan
+        planned = bool(plan_cells == plan_cells and plan_cells > 0)
+        expected = int(plan_cells if planned else grid) * (r["gpu_model"].nunique() if sharded else r["gpu_uuid"].nunique())
         recent = r[r["timestamp"] >= cutoff]
         newest = r.sort_values("timestamp").groupby("gpu_uuid").tail(1)
         recs.append({"dataset": dset, "run_id": run, "gpus": r["gpu_uuid"].nunique(), "rows": len(r),
                      "rows_last_window": len(recent), "rows_per_min": len(recent) * 60.0 / window_s,
-                     "expected": expected, "progress": min(1.0, len(r) / expected) if expected else None,
+                     "expected": expected, "planned": planned, "progress": min(1.0, len(r) / expected) if expected else None,
                      "mode": "sharded per model" if sharded else "every GPU runs every cell", "last_row": last,
                      "now_running": "; ".join(f"{g}: {s} {z} r{p}" for g, s, z, p in
                                               zip(newest["gpu"], newest["stage"], newest["size_label"], newest["repeat"]))})
@@ -618,7 +682,7 @@ def tuning_cells(rows: pd.DataFrame, ladder_tags: dict[str, str] | None = None) 
     extra = ["registers", "local_bytes", "threads_per_block", "dynamic_smem_bytes", "baseline_ms"]
     cols = [*TUNE_KEYS, "role", "stage", "config", "is_ladder_config", "rank", "configs", "gap_to_best_pct", "median_ms",
             "ms_lo", "ms_hi", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", *extra, "rows", "spread",
-            "runs", "datasets", "gpus", "ladder_same_run"]
+            "runs", "datasets", "gpus", "ladder_same_run", *PROVENANCE]
     tune = tuning_rows(_verified(rows))
     if tune.empty:
         return pd.DataFrame(columns=cols)

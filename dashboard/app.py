@@ -1,4 +1,5 @@
-"""gemm-farm dashboard: `streamlit run dashboard/app.py -- --data PATH [--data PATH ...]`.
+"""gemm-farm dashboard: `gemm-farm dashboard [--data PATH] [--host ADDR]`, or
+`streamlit run dashboard/app.py -- --data PATH [--data PATH ...]`.
 
 Without --data: $GEMM_FARM_DATA (paths joined by os.pathsep), else the shipped datasets/
 plus the sweep's default output (farm.data.dataset.default_output()).
@@ -30,8 +31,15 @@ PAGES = [  # (file, title, url path, icon)
     ("data.py", "Data", "data", ":material/download:"),
 ]
 
-st.set_page_config(page_title="gemm-farm", page_icon=":material/grid_on:", layout="wide")
+# An emoji icon is drawn in the page itself; a :material/...: one is fetched from fonts.gstatic.com, a third party.
+st.set_page_config(page_title="gemm-farm", page_icon="📊", layout="wide")
 ui.data_paths()
-page = st.navigation([st.Page(VIEWS / f, title=t, url_path=u, icon=i, default=(u == "overview")) for f, t, u, i in PAGES])
+pages = [st.Page(VIEWS / f, title=t, url_path=u, icon=i) for f, t, u, i in PAGES]
+# The default page is served at "/" only; this hidden one forwards there to Overview (query kept), so that /overview
+# is a URL too.
+home = st.Page(lambda: st.switch_page(pages[0], query_params=st.query_params.to_dict()), title="Overview", url_path="home",
+               default=True, visibility="hidden")
+page = st.navigation([home, *pages])
+ui.layout()
 ui.sidebar()
 page.run()

@@ -439,9 +439,15 @@ def published_figures() -> pd.DataFrame:
 
 # ---------------------------------------------------------------- exports
 
+FLAG_FIELD = pa.field("launch_flag", pa.string())  # derived, but a download keeps it: why a row's % is not like-for-like
+
+
 def export_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    """Rows of `df` as an Arrow table of `schema` plus dataset and schema_version (derived columns dropped)."""
+    """Rows of `df` as an Arrow table of `schema` plus dataset and schema_version (and launch_flag, where `df` has
+    it: '' for a like-for-like row); the other derived columns dropped."""
     full = _schema_with_extras(schema)
+    if FLAG_FIELD.name in df:
+        full = full.append(FLAG_FIELD)
     cols = [f.name for f in full]
     if df.empty:
         return full.empty_table()

@@ -1,9 +1,11 @@
 """Screenshot every dashboard page with a headless Chromium (Debian's `chromium` package).
 
-    python -m dashboard.screenshot --data PATH [--data PATH ...] [--out /tmp/dashboard-shots]
+    python -m dashboard.screenshot --data PATH [--data PATH ...] [--out /tmp/dashboard-shots] [--idle 120]
 
 Starts `streamlit run dashboard/app.py` headless on a free localhost port, opens each page in
-one headless Chromium and writes <out>/<page>.png.
+one headless Chromium and writes <out>/<page>.png. It prints every request the page made to a
+host other than the app's own (there should be none), and with `--idle SECONDS` it leaves each
+page open that long, nothing changing, and prints the CPU seconds the server spent meanwhile.
 
 Chromium's one-shot `--screenshot --virtual-time-budget` does not wait for Streamlit: the page
 arrives over a websocket, which virtual time does not count as pending, so the shot is blank.
@@ -67,7 +69,9 @@ READY_JS = """(() => {
   const drawn = main.querySelectorAll('.vega-embed canvas, .vega-embed svg.marks').length;
   const stale = main.querySelectorAll('[data-stale="true"]').length;
   const sizes = Array.from(main.querySelectorAll('.vega-embed')).map(e => [e.clientWidth, e.clientHeight].join('x')).join(' ');
-  return JSON.stringify({running, h1, elements, vega, drawn, stale, sizes});
+  const dialog = document.querySelector('[role="dialog"]');
+  const not_found = !!dialog && dialog.innerText.includes('Page not found');
+  return JSON.stringify({running, h1, elements, vega, drawn, stale, sizes, not_found});
 })()"""
 
 
@@ -94,6 +98,8 @@ class Browser:
         self._id = 0
         self._width, self._height = width, height
         self.call("Page.enable")
+        self.call("Network.enable")
+        self.requested: set[str] = set()  # every URL the page asked for
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
 
     def call(self, method: str, **params) -> dict:
@@ -101,6 +107,8 @@ class Browser:
         self._ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
         while True:
             msg = json.loads(self._ws.recv(timeout=120))
+            if msg.get("method") == "Network.requestWillBeSent":
+                self.requested.add(msg["params"]["request"]["url"])
             if msg.get("id") == self._id:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")
@@ -139,6 +147,13 @@ class Browser:
         out.write_bytes(base64.b64decode(png))
         return last or {}
 
+    def idle(self, seconds: float) -> None:
+        """Keep the page open, reading the browser's events (so its requests are seen) for `seconds`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.state()
+            time.sleep(1.0)
+
     def close(self) -> None:
         try:
             self._ws.close()
@@ -151,6 +166,17 @@ class Browser:
             shutil.rmtree(self._profile, ignore_errors=True)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its waited-for children, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def foreign(urls: set[str], own: str) -> list[str]:
+    """The URLs not served by the app itself (nor the browser's own data: and about: pages)."""
+    return sorted(u for u in urls if not u.startswith((own, "data:", "blob:", "about:", "chrome", "ws://127.0.0.1")))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", action="append", default=[], help="dataset path (repeatable); default: the app's defaults")
@@ -159,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--width", type=int, default=1400)
     p.add_argument("--height", type=int, default=1800)
     p.add_argument("--full-page", action="store_true", help="capture each whole page, not only the window")
+    p.add_argument("--idle", type=float, default=0.0, help="keep each page open this many seconds and print the "
+                                                            "server's CPU seconds meanwhile")
     args = p.parse_args(argv)
 
     out = Path(args.out)
@@ -178,8 +206,14 @@ def main(argv: list[str] | None = None) -> int:
         browser = Browser(args.width, args.height)
         for page in args.pages:
             target = out / f"{page}.png"
-            state = browser.shoot(f"{url}/" if page == "overview" else f"{url}/{page}", target, full_page=args.full_page)
+            state = browser.shoot(f"{url}/{page}", target, full_page=args.full_page)
             print(target, state)
+            if args.idle:
+                before = cpu_seconds(server.pid)
+                browser.idle(args.idle)
+                spent = cpu_seconds(server.pid) - before
+                print(f"idle {page}: server CPU {spent:.2f} s in {args.idle:.0f} s ({60 * spent / args.idle:.2f} s per minute)")
+        print("requests to other hosts:", foreign(browser.requested, url) or "none")
     finally:
         if browser is not None:
             browser.close()

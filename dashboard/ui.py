@@ -15,7 +15,9 @@ from dashboard import analysis, charts, data
 PATHS_KEY = "gemm_farm_data_paths"
 ORIGIN_KEY = "gemm_farm_data_origin"
 LIVE_KEY = "live"
+FLAGGED_KEY = "show_flagged"
 ACTIVE_KEY = "gemm_farm_sweep_active"
+DIGEST_KEY = "gemm_farm_data_digest"
 REFRESH_S = 5  # while a sweep writes
 IDLE_REFRESH_S = 30  # otherwise: still picks up a sweep that starts, then switches to REFRESH_S
 ACTIVE_WINDOW_S = 120  # a file written this recently means a sweep is writing
@@ -41,10 +43,24 @@ def selection() -> analysis.Selection:
 
 
 def filtered() -> tuple[data.Loaded, pd.DataFrame, pd.DataFrame]:
-    """(everything loaded, rows passing the sidebar filters, their telemetry samples)."""
+    """(everything loaded, rows passing the sidebar filters, their telemetry samples). Rows whose % compares unlike
+    launches are left out unless the sidebar's switch brings them back; the page says how many either way."""
     L = loaded()
     rows = analysis.apply_filters(L.rows, selection())
+    flagged = rows[rows["launch_flag"].fillna("").ne("")] if not rows.empty else rows
+    if st.session_state.get(FLAGGED_KEY, False):
+        launch_warning(flagged)
+    else:
+        rows = rows.drop(flagged.index)
+        if len(flagged):
+            st.caption(f"⚑ {len(flagged)} rows hidden (runs {_runs(flagged)}): their % of cuBLAS compares a kernel with "
+                       "a baseline launched differently (schema-2 data). The sidebar's *Show flagged rows* brings "
+                       "them back, each mark flagged ⚑.")
     return L, rows, analysis.filter_telemetry(L.telemetry, rows)
+
+
+def _runs(rows: pd.DataFrame) -> str:
+    return ", ".join(sorted(set(rows["dataset"].astype(str) + "/" + rows["run_id"].astype(str))))
 
 
 def newest_write() -> float | None:
@@ -70,15 +86,20 @@ def refresh_every() -> dt.timedelta | None:
 
 
 def live(body):
-    """Run `body` as the page's live fragment. When a sweep starts or stops writing, the fragment
-    asks for one full rerun, which registers it again with the other interval."""
-    @st.fragment(run_every=refresh_every())
-    def fragment() -> None:
-        if st.session_state.get(LIVE_KEY, True) and ACTIVE_KEY in st.session_state and sweep_active() != st.session_state[ACTIVE_KEY]:
-            st.rerun()
-        body()
+    """Run the page's `body` once, then watch the data: a small fragment lists the files every few seconds and
+    reruns the page only when a file was added or changed, or a sweep started or stopped writing (which also
+    sets the other interval). An open page whose data does not change costs one file listing per interval."""
+    st.session_state[DIGEST_KEY] = data.listing(tuple(data_paths()))[0]
+    body()
 
-    fragment()
+    @st.fragment(run_every=refresh_every())
+    def watch() -> None:
+        digest = data.listing(tuple(data_paths()))[0]
+        if digest != st.session_state.get(DIGEST_KEY) or sweep_active() != st.session_state.get(ACTIVE_KEY):
+            st.rerun()
+
+    if st.session_state.get(LIVE_KEY, True):
+        watch()
 
 
 def sidebar() -> None:
@@ -87,8 +108,12 @@ def sidebar() -> None:
     rows = L.rows
     with st.sidebar:
         st.toggle("Live refresh", value=True, key=LIVE_KEY,
-                  help=f"Pages re-read the datasets (only new files are read) every {REFRESH_S} s while result files are "
-                       f"being written, every {IDLE_REFRESH_S} s otherwise.")
+                  help=f"Pages look for new or changed result files every {REFRESH_S} s while a sweep writes, every "
+                       f"{IDLE_REFRESH_S} s otherwise, and redraw only when there are some (only new files are read).")
+        st.toggle("Show flagged rows ⚑", value=False, key=FLAGGED_KEY,
+                  help="Rows whose % of cuBLAS compares a kernel with a baseline launched differently (schema-2 data: "
+                       "cuBLAS launched from Python, the kernel from a CUDA graph) are left out of every median, "
+                       "spread and axis. On: they come back, each mark that pools one carries ⚑.")
         if st.session_state.get(LIVE_KEY, True):
             st.caption(f"● sweep writing: refreshing every {REFRESH_S} s" if sweep_active()
                        else f"○ no new files in {ACTIVE_WINDOW_S // 60} min: checking every {IDLE_REFRESH_S} s")
@@ -123,18 +148,14 @@ def messages(L: data.Loaded, missing_sources: bool = False) -> None:
         st.caption("Not found (skipped): " + ", ".join(f"`{s.path}`" for s in missing))
 
 
-def launch_warning(rows: pd.DataFrame) -> None:
-    """Flag, on every page that shows a % of cuBLAS, the rows whose kernel and baseline were launched differently."""
-    timed = rows[rows["status"].eq("ok")]
-    flagged = timed[timed["launch_flag"].fillna("").ne("")]
+def launch_warning(flagged: pd.DataFrame) -> None:
+    """Say, when the sidebar shows them, which rows compare a kernel with a baseline launched differently."""
     if flagged.empty:
         return
-    runs = ", ".join(sorted(set(flagged["dataset"].astype(str) + "/" + flagged["run_id"].astype(str))))
-    st.warning(f"⚑ {len(flagged)} of {len(timed)} timed rows shown compare a kernel with a baseline launched differently "
-               f"(runs {runs}): their % of cuBLAS is not like-for-like. These are schema-2 data, whose cuBLAS baselines "
-               "were launched directly from Python (a 10-18 µs floor per call below 2048³) while the kernels replayed "
-               "CUDA graphs; compare their times, or use the re-measured datasets. Reasons: "
-               + "; ".join(sorted(set(flagged["launch_flag"])))[:600])
+    st.warning(f"⚑ {len(flagged)} flagged rows shown (runs {_runs(flagged)}): their % of cuBLAS is not like-for-like. "
+               "These are schema-2 data, whose cuBLAS baselines were launched directly from Python (a 10-18 µs floor "
+               "per call below 2048³) while the kernels replayed CUDA graphs; compare their times, not their %. Every "
+               "mark that pools one carries ⚑. Reasons: " + "; ".join(sorted(set(flagged["launch_flag"])))[:600])
 
 
 def stop_if_empty(L: data.Loaded, rows: pd.DataFrame) -> bool:
@@ -146,7 +167,8 @@ def stop_if_empty(L: data.Loaded, rows: pd.DataFrame) -> bool:
                 "dashboard at a dataset: `streamlit run dashboard/app.py -- --data PATH` (or `GEMM_FARM_DATA=PATH`).")
         return True
     if rows.empty:
-        st.info("No rows match the sidebar filters: clear some of them to see data.")
+        hidden = "" if st.session_state.get(FLAGGED_KEY, False) else " (or, where rows are hidden ⚑, switch on *Show flagged rows*)"
+        st.info(f"No rows match the sidebar filters: clear some of them to see data{hidden}.")
         return True
     return False
 
@@ -156,9 +178,45 @@ def _describe(layout: str) -> str:
             "flat": "dataset (old layout), but no readable rows"}.get(layout, layout)
 
 
-def chart(c: alt.TopLevelMixin, key: str | None = None) -> None:
-    """An Altair chart at its own size (compound charts keep their panel widths)."""
-    st.altair_chart(charts.pad(c), width="content", key=key)
+def chart(c: alt.TopLevelMixin, key: str | None = None, stretch: bool = False) -> None:
+    """An Altair chart at its own size (compound charts keep their panel widths; on a narrow screen a wider one
+    scrolls sideways, see STYLE), or with `stretch` as wide as the page (single views only)."""
+    if stretch:  # the page's width holds the axes and legend too
+        st.altair_chart(c.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")), width="stretch", key=key)
+    else:
+        st.altair_chart(charts.pad(c), width="content", key=key)
+
+
+NARROW_PX = 1000  # below this the sidebar starts collapsed: on a laptop at 800 px it would take a third of the page
+STYLE = """<style>
+/* metric values wrap and shrink with the window instead of ending in an ellipsis */
+[data-testid="stMetricValue"] { font-size: clamp(1.2rem, 2.2vw, 2.1rem); }
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] p { white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMetricLabel"] > div { overflow: visible; }
+/* a chart wider than the page scrolls sideways rather than being cut off */
+[data-testid="stVegaLiteChart"], .stVegaLiteChart { overflow-x: auto; max-width: 100%; }
+</style>"""
+COLLAPSE_JS = f"""<script>
+(() => {{
+  if (window.innerWidth >= {NARROW_PX} || window.gemmFarmSidebarSet) return;
+  window.gemmFarmSidebarSet = true;  // once per browser tab: the reader's own choice stands after that
+  const tryCollapse = (n) => {{
+    const sidebar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (sidebar && button && sidebar.getAttribute('data-collapsed') === 'false') button.click();
+    else if (n > 0) setTimeout(() => tryCollapse(n - 1), 100);
+  }};
+  tryCollapse(30);
+}})();
+</script>"""
+
+
+def layout() -> None:
+    """The app-wide style, and the sidebar collapsed once when the window is narrow (Streamlit collapses it by itself
+    only below 768 px)."""
+    st.html(STYLE)
+    with st.sidebar:
+        st.html(COLLAPSE_JS, unsafe_allow_javascript=True)
 
 
 def freshness(ts: pd.Timestamp | None, now: dt.datetime | None = None, suffix: str = " ago") -> str:

@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE
 from farm.measure.compiler import (
@@ -100,20 +101,41 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _no_gpu() -> str | None:
+    """Why this process cannot use a GPU (no CuPy, no driver, no device), in one line; None when it can."""
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "CUDA sees no GPU"
+    except Exception as exc:  # noqa: BLE001 - CuPy's import and runtime errors alike: the reason is the message
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a plan on this machine's GPU in this process (no Ray); rows written after every cell."""
-    from farm.data.dataset import completed_keys, write_rows
-    from farm.measure.gpu import GpuMeasurer, bytes_needed
+    from farm.data.dataset import completed_keys
+    from farm.data.row_batch import row_batches
+    from farm.data.writer import BufferedWriter, adopt_fallback, probe_output
+    from farm.measure.gpu import GpuMeasurer
+    from farm.measure.sizing import bytes_needed
     from farm.plan import load_plan
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
                      repeats=args.repeats, run_id=args.run_id, output=args.output)
+    probe_output(plan.output)
+    why = _no_gpu()
+    if why:
+        print(f"error: farm bench needs an NVIDIA GPU and its driver on this machine: {why}", file=sys.stderr)
+        return 2
+    adopt_fallback(plan.output)
     stages = {s.name: s for s in plan.stages()}
     measurer = GpuMeasurer(prewarm=tuple(stages), **plan.measure)
     device = measurer.device_info()
     cells = plan.cells()
-    largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k))
-    need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k)
+    largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k, device))
+    need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k, device)
     if need > device["memory_bytes"]:
         raise ValueError(f"{largest.m}x{largest.n}x{largest.k} needs {need / 2**30:.1f} GiB but {device['gpu_name']} "
                          f"has {device['memory_bytes'] / 2**30:.1f} GiB; choose smaller --sizes")
@@ -124,14 +146,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(f"{device['gpu_name']} ({device['arch']}): {len(cells)} cells, {len(cells) - len(todo)} already done, "
           f"run {plan.run_id} -> {plan.output}", flush=True)
     counts: dict[str, int] = {}
+    writer = BufferedWriter(plan.output)  # a write that fails sends the rows to the fallback location it logs
     for i, cell in enumerate(todo, 1):
         row = measurer.measure(cell, plan.run_id)
-        write_rows([row], plan.output)
+        writer.add(row_batches([row])[0])
+        writer.flush()
         counts[row["status"]] = counts.get(row["status"], 0) + 1
         detail = (f"{row['median_ms']:.4f} ms  {row['tflops']:.2f} TFLOPS  {row['pct_of_baseline']:.1f}% of {row['baseline']}"
                   if row["status"] == "ok" else row["status_reason"][:100])
         print(f"[{i}/{len(todo)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k} r{cell.repeat}  {row['status']:<8} {detail}", flush=True)
-    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {plan.output}")
+    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {writer.fallback or plan.output}")
+    if writer.fallback:
+        print(f"error: {plan.output} failed; rows since are in {writer.fallback}: run again with --run-id {plan.run_id} "
+              "once it is writable", file=sys.stderr)
+        return 3
     return 0 if counts.get("error", 0) + counts.get("failed_verification", 0) == 0 else 1
 
 
@@ -294,6 +322,28 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+DASHBOARD_APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def dashboard_command(args: argparse.Namespace) -> list[str]:
+    """`streamlit run dashboard/app.py` bound to --host (this machine only by default, wherever it is started: the
+    repo's .streamlit/config.toml is read only from the repo root), usage statistics off, no file watcher."""
+    cmd = [sys.executable, "-m", "streamlit", "run", str(DASHBOARD_APP), f"--server.address={args.host}",
+           f"--server.port={args.port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
+           "--server.runOnSave=false", "--client.toolbarMode=minimal", "--"]
+    return cmd + [x for path in args.data for x in ("--data", path)]
+
+
+def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
+    import os
+
+    if args.host not in LOCAL_HOSTS:
+        print(f"warning: the dashboard listens on {args.host}:{args.port} with no login: anyone who can reach it reads "
+              "every dataset it shows and can download them (README, Dashboard)", file=sys.stderr)
+    os.execv(sys.executable, dashboard_command(args))  # the server takes this process over: Ctrl-C stops it
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m farm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -399,6 +449,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="keep the dataset here (default: a temporary directory, removed)")
     p.add_argument("--profile-driver", help="write a cProfile of the driver's sweep to this file (pstats)")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("dashboard", help="the Streamlit dashboard over result datasets, on this machine only unless --host "
+                                         "says otherwise (README, Dashboard)")
+    p.add_argument("--data", action="append", default=[], metavar="PATH",
+                   help="a dataset or a folder of datasets, repeatable (default: $GEMM_FARM_DATA, else the shipped "
+                        "datasets/ and the sweep's default output)")
+    p.add_argument("--host", default="localhost",
+                   help="address to listen on (default localhost: this machine only). Another address opens the "
+                        "dashboard, which has no login, to whoever can reach it: put it behind an authenticating proxy")
+    p.add_argument("--port", type=int, default=8501)
+    p.set_defaults(func=cmd_dashboard)
 
     p = sub.add_parser("schema", help="print the columns, types and meanings of the dataset's rows and runs tables (markdown)")
     p.set_defaults(func=cmd_schema)

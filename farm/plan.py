@@ -5,13 +5,15 @@ selected stage brings its cuBLAS baseline along, so each row's % has its referen
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
+import re
 import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
 
 from farm.cells import Cell
 from farm.data.dataset import default_output
@@ -31,7 +33,7 @@ Shape = tuple[int, int, int]
 
 
 class PlanError(ValueError):
-    """A plan that cannot run: the message says what to fix."""
+    """A plan that cannot run: the message says what to fix, one line per problem."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,16 @@ class Plan:
         return [Cell(s.name, m, n, k, r) for r in range(self.repeats) for (m, n, k) in self.sizes for s in stages]
 
 
+INT32_MAX = 2**31 - 1  # m, n and k are int32 columns (farm/data/schema.py)
+# Device memory of the largest GPU of each model the farm knows, in bytes (the data sheets): a plan's largest cell
+# must fit on the largest GPU it may run on. A model not listed here, or no --gpus, allows the largest listed.
+GPU_MEMORY = {"H100": 80e9, "H200": 141e9, "B200": 180e9, "GeForce-RTX-4090": 24e9, "GeForce-RTX-5090": 32e9,
+              "A100": 80e9}
+RUN_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # a path component anywhere: no separators, no leading dot
+
+
 def parse_size(value: Any) -> Shape:
-    """A cube edge (1024 or "1024") or an explicit "MxNxK" ("127x255x33") as (m, n, k)."""
+    """A cube edge (1024 or "1024") or an explicit "MxNxK" ("127x255x33") as (m, n, k), each within int32."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise PlanError(f"size {value!r}: give an integer edge like 1024 or a string 'MxNxK' like '127x255x33'")
     parts = [value] if isinstance(value, int) else value.lower().split("x")
@@ -83,8 +93,8 @@ def parse_size(value: Any) -> Shape:
             dim = part if isinstance(part, int) else int(part.strip())
         except ValueError:
             raise PlanError(f"size {value!r}: {part!r} is not an integer") from None
-        if dim <= 0:
-            raise PlanError(f"size {value!r}: dimensions must be positive")
+        if not 0 < dim <= INT32_MAX:
+            raise PlanError(f"size {value!r}: dimensions must be positive and at most {INT32_MAX} (int32 columns)")
         dims.append(dim)
     return (dims[0],) * 3 if len(dims) == 1 else tuple(dims)  # type: ignore[return-value]
 
@@ -94,70 +104,117 @@ def new_run_id() -> str:
     return f"{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
 
-def _names(field: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise PlanError(f"{field}: give a list of names")
-    return tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+def _comma_list(value: Any) -> Any:
+    # The command line gives lists as comma-separated strings.
+    return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
 
 
-def _positive(field: str, value: Any, kind: type) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int) or value <= 0:
-        raise PlanError(f"{field} must be a positive {'number' if kind is float else 'integer'}, got {value!r}")
-    return kind(value)
+def _unique(names: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+
+
+def _safe_run_id(run_id: str) -> str:
+    if not re.fullmatch(RUN_ID, run_id):
+        raise ValueError(f"{run_id!r} is not a safe path component: use 1-100 letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit")
+    return run_id
+
+
+def _known_measurer(name: Any) -> str:
+    if not isinstance(name, str) or name not in measurers.names():
+        # Plans are data: they pick a measurer by name and never name code to import.
+        path = " (a plan names a measurer, it cannot give an import path)" if ":" in str(name) else ""
+        raise ValueError(f"{name!r} is not a known measurer{path}; valid: {', '.join(measurers.names())}")
+    return name
+
+
+Names = Annotated[list[Annotated[str, Strict()]], BeforeValidator(_comma_list), AfterValidator(_unique)]
+Timeout = Annotated[float, Strict(), Field(gt=0, le=86_400)]
+
+
+class PlanFields(BaseModel):
+    """The fields a plan file (or a flag) may set, each with its type and range; see Plan for their meaning."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    sizes: Annotated[list[Annotated[Any, AfterValidator(parse_size)]], BeforeValidator(_comma_list),
+                     Field(min_length=1, max_length=100_000)]
+    kernels: Names = []
+    families: Names = []
+    tune: Names = []
+    repeats: Annotated[int, Strict(), Field(ge=1, le=1000)] = 1
+    max_repeats: Annotated[int, Strict(), Field(ge=1, le=1000)] | None = None
+    repeat_noise: Annotated[float, Strict(), Field(gt=0, lt=1)] = 0.0025
+    gpus: Names = []
+    mode: Literal[MODES] = "replicate"
+    run_id: Annotated[str, Strict(), AfterValidator(_safe_run_id)] | None = None
+    output: Annotated[str, Strict(), Field(min_length=1)] | None = None
+    cell_timeout_s: Timeout = 600.0
+    start_timeout_s: Timeout = 300.0
+    flush_s: Annotated[float, Strict(), Field(gt=0, le=3600)] = 10.0
+    measurer: Annotated[Any, AfterValidator(_known_measurer)] = measurers.DEFAULT
+    measure: dict[str, Any] = {}
+
+
+def _problem(error: dict) -> str:
+    """One pydantic error as a line: the field (and item) it is about, what is wrong, what was given."""
+    where = ".".join(str(part) for part in error["loc"]) or "plan"
+    if error["type"] == "extra_forbidden":
+        return f"unknown plan field {where}; valid: {', '.join(PlanFields.model_fields)}"
+    return f"{where}: {error['msg'].removeprefix('Value error, ')}" + ("" if error["type"] == "value_error" else f", got {error['input']!r}")
+
+
+def _memory_of(model: str) -> float | None:
+    """The table's memory for a model name as the cluster spells it ("H100-80GB-HBM3", "NVIDIA-H200", "h200")."""
+    name = model.lower().removeprefix("nvidia-")
+    known = [key for key in GPU_MEMORY if name == key.lower() or name.startswith(key.lower() + "-")]
+    return GPU_MEMORY[max(known, key=len)] if known else None
+
+
+def _too_large(sizes: list[Shape], stages: list[Stage], gpus: tuple[str, ...]) -> list[str]:
+    """Sizes whose largest cell cannot fit on the largest GPU the plan may run on."""
+    from farm.measure.sizing import bytes_needed
+
+    named = [_memory_of(model) for model in gpus]
+    memory = max(GPU_MEMORY.values()) if not gpus or None in named else max(named)
+    # A baseline's FP64 check shrinks to row blocks on a card it does not fit (sizing.reference_plan): priced at the
+    # slowest FP64 rate, one SM, it is at its smallest, so the bound is the cell's own buffers.
+    device = {"memory_bytes": memory, "sm_count": 1}
+    where = f"the largest GPU of {', '.join(gpus)}" if gpus and None not in named else "any GPU the farm knows"
+    return [f"sizes: {m}x{n}x{k} needs {need / 1e9:.0f} GB of device memory, more than {where} has ({memory / 1e9:.0f} GB)"
+            for m, n, k in sizes if (need := max(bytes_needed(s, m, n, k, device) for s in stages)) > memory]
 
 
 def _validate(raw: dict[str, Any]) -> Plan:
-    fields = {f.name for f in dataclasses.fields(Plan)}
-    unknown = sorted(set(raw) - fields)
-    if unknown:
-        raise PlanError(f"unknown plan field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
-    sizes = raw.get("sizes", [])
-    if isinstance(sizes, str):
-        sizes = sizes.split(",")
-    if not isinstance(sizes, (list, tuple)) or not sizes:
-        raise PlanError("sizes: give at least one size, e.g. [1024, 2048, '127x255x33']")
-    mode = raw.get("mode", "replicate")
-    if mode not in MODES:
-        raise PlanError(f"mode {mode!r} is not one of {', '.join(MODES)}")
-    measurer = raw.get("measurer", measurers.DEFAULT)
-    if not isinstance(measurer, str) or measurer not in measurers.names():
-        # Plans are data: they pick a measurer by name and never name code to import.
-        path = " (a plan names a measurer, it cannot give an import path)" if ":" in str(measurer) else ""
-        raise PlanError(f"measurer {measurer!r} is not a known measurer{path}; valid: {', '.join(measurers.names())}")
-    measure = raw.get("measure", {})
-    if not isinstance(measure, dict):
-        raise PlanError("measure: give a table of measurement options, e.g. [measure] mode = 'cold'")
+    problems: list[str] = []
     try:
-        MeasureOptions.from_dict(measure)
-    except (TypeError, ValueError) as exc:
-        raise PlanError(f"measure: {exc}") from None
+        fields = PlanFields.model_validate(raw)
+    except ValidationError as exc:
+        problems = [_problem(e) for e in exc.errors()]
+        fields = None
+    measure = raw.get("measure", {})
+    if isinstance(measure, dict):
+        problems += [f"measure.{p}" for p in MeasureOptions.problems(measure)]
+    if fields is None or problems:
+        raise PlanError("\n".join(problems))
     plan = Plan(
-        sizes=tuple(dict.fromkeys(parse_size(s) for s in sizes)),
-        kernels=_names("kernels", raw.get("kernels", ())),
-        families=_names("families", raw.get("families", ())),
-        tune=_names("tune", raw.get("tune", ())),
-        repeats=_positive("repeats", raw.get("repeats", 1), int),
-        max_repeats=_positive("max_repeats", raw["max_repeats"], int) if raw.get("max_repeats") is not None else 0,
-        repeat_noise=_positive("repeat_noise", raw.get("repeat_noise", 0.0025), float),
-        gpus=_names("gpus", raw.get("gpus", ())),
-        mode=mode,
-        run_id=str(raw.get("run_id") or new_run_id()),
-        output=str(raw.get("output") or default_output()),
-        cell_timeout_s=_positive("cell_timeout_s", raw.get("cell_timeout_s", 600.0), float),
-        start_timeout_s=_positive("start_timeout_s", raw.get("start_timeout_s", 300.0), float),
-        flush_s=_positive("flush_s", raw.get("flush_s", 10.0), float),
-        measurer=measurer,
-        measure=dict(measure),
+        sizes=tuple(dict.fromkeys(fields.sizes)), kernels=fields.kernels, families=fields.families, tune=fields.tune,
+        repeats=fields.repeats, max_repeats=fields.max_repeats or 0, repeat_noise=fields.repeat_noise, gpus=fields.gpus,
+        mode=fields.mode, run_id=fields.run_id or new_run_id(),
+        output=fields.output or default_output(), cell_timeout_s=fields.cell_timeout_s,
+        start_timeout_s=fields.start_timeout_s, flush_s=fields.flush_s, measurer=fields.measurer, measure=dict(measure),
     )
     if plan.max_repeats and plan.max_repeats < plan.repeats:
         raise PlanError(f"max_repeats ({plan.max_repeats}) must be at least repeats ({plan.repeats})")
     try:
-        if not plan.stages():
-            raise PlanError(f"no stage matches kernels={list(plan.kernels)} families={list(plan.families)}")
+        stages = plan.stages()
     except KeyError as exc:  # select() or tuning_stages(): unknown names, listing the valid ones
         raise PlanError(exc.args[0]) from None
+    if not stages:
+        raise PlanError(f"no stage matches kernels={list(plan.kernels)} families={list(plan.families)}")
+    too_large = _too_large(list(plan.sizes), stages, plan.gpus)
+    if too_large:
+        raise PlanError("\n".join(too_large))
     return plan
 
 
@@ -169,8 +226,8 @@ def load_plan(path: str | Path | None = None, **overrides: Any) -> Plan:
             raw = tomllib.loads(Path(path).read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise PlanError(f"plan file {path}: {exc}") from None
-    measure = {**raw.get("measure", {}), **(overrides.pop("measure", None) or {})}  # flags refine the file's table
+    flags = overrides.pop("measure", None) or {}
     raw.update({k: v for k, v in overrides.items() if v is not None})
-    if measure:
-        raw["measure"] = measure
+    if flags:  # flags refine the file's table (a file's table that is no table stays as it is: an error)
+        raw["measure"] = {**raw["measure"], **flags} if isinstance(raw.get("measure"), dict) else raw.get("measure", flags)
     return _validate(raw)

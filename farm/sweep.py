@@ -20,25 +20,33 @@ import json
 import logging
 import os
 import signal
+import socket
 import threading
 import time
+from urllib.parse import urlsplit
 
+import grpc
 import ray
 
 from farm.cluster.cost import CostModel, rates_from_dataset
 from farm.cluster.dispatch import PROGRESS_EVERY_S, Dispatcher, SweepResult
-from farm.cluster.fleet import SweepError, Worker, start_workers
+from farm.cluster.fleet import Recruiter, SweepError, Worker, start_workers
 from farm.cluster.profile_fleet import profile_fleet
 from farm.cluster.progress import Progress
 from farm.cluster.runs import Clock, run_records
-from farm.data.dataset import RUNS, resolve, write_table
+from farm.data.dataset import RUNS, resolve
 from farm.data.rows import COMMIT_ENV, REPO_ROOT, git_commit
-from farm.data.writer import BufferedWriter
+from farm.data.writer import BufferedWriter, OutputError, adopt_fallback, probe_output
 from farm.measure import measurers
 from farm.measure.prefetch import prefetch_libraries
 from farm.plan import MODES, Plan, PlanError, load_plan
 
 DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
+MAX_GPU_HOURS = 2.0  # a plan expected to take longer needs --yes
+CONNECT_TIMEOUT_S = 10.0  # a named Ray address that does not answer within this is an error
+# Exit statuses: every cell has a row; some cells could not run (their GPUs were lost); nothing ran (a bad plan,
+# output, address or cluster, or a plan too long without --yes); rows went to the fallback location; stopped.
+OK, NOT_RUN, NOTHING_RAN, FALLBACK, STOPPED = 0, 1, 2, 3, 130
 log = logging.getLogger("farm.sweep")
 
 
@@ -85,9 +93,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", action="store_true",
                    help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
                         "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed")
-    p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster started on this "
-                                     "machine with `ray start`, else a new local Ray of this command's own, without "
-                                     "the Ray dashboard and declaring one CPU: the GPU workers need none)")
+    p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster `ray start` made on "
+                                     "this machine, never a Ray another program started, else a new local Ray of this "
+                                     "command's own, without the Ray dashboard and declaring one CPU: the GPU workers "
+                                     f"need none); an address where no Ray answers within {CONNECT_TIMEOUT_S:.0f} s (TCP, then gRPC) is an error")
+    p.add_argument("--max-gpu-hours", type=float, default=MAX_GPU_HOURS,
+                   help="a plan whose cells are expected to take more GPU time than this (the cost model of "
+                        "farm/cluster/cost.py, summed over GPUs) needs --yes (default %(default)s)")
+    p.add_argument("--yes", action="store_true", help="run a plan past --max-gpu-hours")
+    p.epilog += (f" | Exit status: {OK} every cell has a row; {NOT_RUN} some cells did not run (their GPU was lost); "
+                 f"{NOTHING_RAN} nothing ran (plan, output, address or cluster error, or too long without --yes); "
+                 f"{FALLBACK} the output failed mid-sweep and rows are in the fallback location the log names; "
+                 f"{STOPPED} stopped.")
     return p
 
 
@@ -100,26 +117,67 @@ def _runtime_env() -> dict | None:
     return {"working_dir": str(REPO_ROOT), "env_vars": {COMMIT_ENV: git_commit()}}
 
 
-def connect(address: str | None) -> bool:
-    """Join a Ray cluster or start a local one; False when this process was already connected."""
+def _answers(address: str, timeout_s: float) -> str | None:
+    """Why no Ray cluster answers at `address` (host:port, or a URI with one), each check within `timeout_s`; None
+    if one does. A TCP connection, then a gRPC channel made ready (Ray's GCS speaks gRPC; unless its TLS is on): Ray's
+    own connection retries for minutes against a port where something else listens."""
+    where = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = where.hostname or "", where.port or 6379
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except (OSError, ValueError) as exc:
+        return str(exc) or type(exc).__name__
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return None
+    channel = grpc.insecure_channel(f"{host}:{port}")
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout_s)
+        return None
+    except grpc.FutureTimeoutError:
+        return f"something listens there, but no gRPC server (as Ray's GCS is) answered within {timeout_s:.0f} s"
+    finally:
+        channel.close()
+
+
+def _ray_start_address() -> str | None:
+    """The cluster `ray start` made on this machine (the address it leaves in Ray's temp dir), if it answers. Never
+    ray.init(address="auto"): that also joins whatever Ray another program started here."""
+    from ray._private.utils import read_ray_address
+
+    address = read_ray_address()
+    if address and _answers(address, CONNECT_TIMEOUT_S) is None:
+        return address
+    if address:
+        log.info("the Ray that `ray start` left at %s no longer answers; starting a Ray of this sweep's own", address)
+    return None
+
+
+def connect(address: str | None) -> str | None:
+    """Join the Ray cluster named (`address`, else $RAY_ADDRESS), else the one `ray start` made on this machine,
+    else start a local one. Returns "joined" or "local", None when this process was already connected; raises
+    SweepError when a named address does not answer within CONNECT_TIMEOUT_S."""
     if ray.is_initialized():
-        return False
-    if address or os.environ.get("RAY_ADDRESS"):
-        ray.init(address=address, runtime_env=_runtime_env())
-        return True
-    try:  # a cluster that `ray start` left on this machine
-        ray.init(address="auto", runtime_env=_runtime_env())
-    except ConnectionError:
-        # A Ray of this command's own, on this machine only, started for the first row to come soon: no Ray
-        # dashboard; no runtime env, so that the GPU workers take the worker processes Ray starts with the
-        # driver (a runtime env of their own makes Ray start new ones, seconds each); those processes inherit
-        # this environment, which names the repo (imported where it lies, no package built) and its commit;
-        # one CPU, so that Ray starts one such process rather than one per core, all competing for the host.
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
-        os.environ[COMMIT_ENV] = git_commit()
-        prefetch_libraries()  # this machine's GPUs run the cells: their libraries are read while Ray starts
-        ray.init(include_dashboard=False, num_cpus=1)
-    return True
+        return None
+    named = address or os.environ.get("RAY_ADDRESS")
+    named = _ray_start_address() if named in (None, "", "auto") else named
+    if named:
+        why = _answers(named, CONNECT_TIMEOUT_S)
+        if why:
+            raise SweepError(f"no Ray cluster answers at {named} ({why}); check --address / RAY_ADDRESS, or leave "
+                             "both unset to start a Ray of this sweep's own")
+        ray.init(address=named, runtime_env=_runtime_env())
+        return "joined"
+    # A Ray of this command's own, on this machine only, started for the first row to come soon: no Ray
+    # dashboard; no runtime env, so that the GPU workers take the worker processes Ray starts with the
+    # driver (a runtime env of their own makes Ray start new ones, seconds each); those processes inherit
+    # this environment, which names the repo (imported where it lies, no package built) and its commit;
+    # one CPU, so that Ray starts one such process rather than one per core, all competing for the host.
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+    os.environ[COMMIT_ENV] = git_commit()
+    prefetch_libraries()  # this machine's GPUs run the cells: their libraries are read while Ray starts
+    ray.init(include_dashboard=False, num_cpus=1)
+    return "local"
 
 
 def _stop(signum: int, frame) -> None:
@@ -127,22 +185,45 @@ def _stop(signum: int, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def run_sweep(plan: Plan, workers: list[Worker], clock: Clock) -> SweepResult:
-    """Run the plan on started workers; the runs table gets a row per GPU at the end, or on an interrupt."""
+def run_sweep(plan: Plan, workers: list[Worker], clock: Clock, max_gpu_hours: float | None = None,
+              recruiter: Recruiter | None = None) -> SweepResult:
+    """Run the plan on started workers; the runs table gets a row per GPU at the end, or on an interrupt.
+
+    Logs the cells and expected GPU time per model first; raises SweepError, before any cell, when that is more
+    than `max_gpu_hours` (None: no bound). `recruiter`: GPUs joining mid-sweep (shard mode)."""
     progress = Progress(PROGRESS_EVERY_S, clock.started)
     cost = CostModel({s.name: s for s in plan.stages()}, rates_from_dataset(plan.output, {w.model for w in workers}))
     writer = BufferedWriter(plan.output, plan.flush_s)
+    dispatcher = Dispatcher(plan, workers, progress, cost, writer, recruiter)
+    hours = _log_cost(plan, workers, dispatcher.expected_s)
+    if max_gpu_hours is not None and hours > max_gpu_hours:
+        for w in workers:
+            ray.kill(w.actor)
+        raise SweepError(f"the plan is expected to take {hours:.1f} GPU-hours, more than --max-gpu-hours "
+                         f"{max_gpu_hours:g}: run it with --yes (or a larger --max-gpu-hours), or choose fewer cells")
     interrupted = True
     try:
-        result = Dispatcher(plan, workers, progress, cost, writer).run()
+        result = dispatcher.run()
         interrupted = False
     finally:
-        write_table(run_records(plan.run_id, plan.mode, workers, progress, clock, interrupted), plan.output, RUNS)
+        writer.write_records(run_records(plan.run_id, plan.mode, dispatcher.workers, progress, clock, interrupted), RUNS)
     return result
 
 
+def _log_cost(plan: Plan, workers: list[Worker], expected_s: dict[str, float]) -> float:
+    """Log the plan's cells and expected GPU time per model (farm.cluster.cost); returns the GPU-hours in all."""
+    per_gpu = "GPU" if plan.mode == "replicate" else "model"
+    log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()), per_gpu, plan.mode,
+             len(workers), ", ".join(w.name for w in workers))
+    for model, seconds in sorted(expected_s.items()):
+        gpus = sum(w.model == model for w in workers)
+        log.info("  %s, %d GPU(s): expected %.2f GPU-hours for the cells to run (about %.0f min of wall time)", model,
+                 gpus, seconds / 3600, seconds / gpus / 60)
+    return sum(expected_s.values()) / 3600
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run a sweep; 0 when every cell has a row, 1 when some could not run, 2 when nothing ran, 130 when stopped."""
+    """Run a sweep; returns the exit status (OK, NOT_RUN, NOTHING_RAN, FALLBACK or STOPPED)."""
     args = build_parser().parse_args(argv)
     clock = Clock.start()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -150,46 +231,59 @@ def main(argv: list[str] | None = None) -> int:
     measure_flags = {"mode": args.timing_mode, "telemetry": False if args.no_telemetry else None,
                      "throttle_policy": args.throttle_policy, "target_noise": args.target_noise}
     overrides = {k: v for k, v in vars(args).items()
-                 if k not in ("plan", "address", "timing_mode", "no_telemetry", "throttle_policy", "target_noise", "profile")}
+                 if k not in ("plan", "address", "timing_mode", "no_telemetry", "throttle_policy", "target_noise", "profile",
+                              "max_gpu_hours", "yes")}
     overrides["measure"] = {k: v for k, v in measure_flags.items() if v is not None}
     try:
         plan = load_plan(args.plan, **overrides)
+        probe_output(plan.output)  # before Ray starts: an output that cannot take rows is found before any cell
     except PlanError as exc:
-        log.error("plan error: %s", exc)
-        return 2
+        log.error("plan error%s:\n  %s", "s" if "\n" in str(exc) else "", str(exc).replace("\n", "\n  "))
+        return NOTHING_RAN
+    except OutputError as exc:
+        log.error("%s", exc)
+        return NOTHING_RAN
+    adopted = adopt_fallback(plan.output)
+    if adopted:
+        log.warning("moved %d files an earlier sweep wrote to the fallback location into %s", len(adopted), plan.output)
     connect_began = time.monotonic()
-    connected_here = connect(args.address)
+    try:
+        connected_here = connect(args.address)
+    except SweepError as exc:
+        log.error("%s", exc)
+        return NOTHING_RAN
     connected = time.monotonic()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _stop)
     try:
         # Each worker compiles the plan's stages for its chip in the background while its first cells run.
         options = {**plan.measure, "prewarm": tuple(s.name for s in plan.stages())}
-        workers = start_workers(plan.measurer, options, plan.gpus, plan.start_timeout_s)
+        workers = start_workers(plan.measurer, options, plan.gpus, plan.start_timeout_s,
+                                none_here=connected_here == "local")
         clock.ready = time.monotonic()
         log.info("start-up: imports and plan %.1f s, Ray %.1f s, workers %.1f s: ready %.1f s after the command started",
                  connect_began - clock.started, connected - connect_began, clock.ready - connected,
                  clock.ready - clock.started)
-        log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()),
-                 "GPU" if plan.mode == "replicate" else "model", plan.mode, len(workers), ", ".join(w.name for w in workers))
-        result = run_sweep(plan, workers, clock)
+        recruiter = Recruiter(plan.measurer, options, plan.gpus) if plan.mode == "shard" else None
+        result = run_sweep(plan, workers, clock, None if args.yes else args.max_gpu_hours, recruiter)
         if args.profile:
             profile_fleet(plan)  # starts its own workers: the dispatcher has stopped the sweep's
     except SweepError as exc:
         log.error("%s", exc)
-        return 2
+        return NOTHING_RAN
     except KeyboardInterrupt:
         log.error("stopped; the rows measured so far are written: run again with --run-id %s to finish", plan.run_id)
-        return 130
+        return STOPPED
     finally:
         if connected_here:
             ray.shutdown()
     where = plan.output if "://" in plan.output else resolve(plan.output)[1]
-    log.info("rows of run %s are in %s (%d files written)", plan.run_id, where, len(result.files))
+    log.info("rows of run %s are in %s (%d files written)", plan.run_id, result.fallback or where, len(result.files))
     if result.not_run:
         log.error("%d cells did not run; run again with --run-id %s to finish them", result.not_run, plan.run_id)
-        return 1
-    return 0
+    if result.fallback:
+        return FALLBACK
+    return NOT_RUN if result.not_run else OK
 
 
 if __name__ == "__main__":

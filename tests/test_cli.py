@@ -13,7 +13,7 @@ from farm.cli import main
     (["bench", "--sizes", "12.5"], "'12.5' is not an integer"),
     (["bench", "--sizes", "128x64"], "three dimensions"),
     (["bench", "--kernels", "naive,warp_rebalanced", "--sizes", "128"], "unknown kernel warp_rebalanced; valid: cublas_fp32, cublas_tf32"),
-    (["bench", "--repeats", "0", "--sizes", "128"], "repeats must be a positive integer"),
+    (["bench", "--repeats", "0", "--sizes", "128"], "repeats: Input should be greater than or equal to 1, got 0"),
     (["compile", "--arch", "sm_30"], "cannot compile for sm_30"),
     (["catalog", "--families", "simt"], "unknown family simt"),
 ])
@@ -73,6 +73,7 @@ def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch,
     import farm.measure.gpu
 
     monkeypatch.setattr(farm.measure.gpu, "GpuMeasurer", _FakeMeasurer)
+    monkeypatch.setattr("farm.cli._no_gpu", lambda: None)
     args = ["bench", "--kernels", "naive", "--sizes", "128,256", "--run-id", "r1", "--output", str(tmp_path)]
     main(args)
     assert len(_FakeMeasurer.measured) == 4  # naive and cublas_fp32 at two sizes

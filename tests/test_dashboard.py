@@ -116,12 +116,26 @@ def farm_dataset(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("farm") / "demo"
     now = dt.datetime.now(dt.timezone.utc)
     write_rows(make_rows("r1", 3, now - dt.timedelta(hours=1), seed=1), str(root))
-    write_rows(make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30], str(root))
+    plan_cells = len(SIZES) * (1 + len(KERNELS))  # one repeat of every stage and size, per GPU (replicate)
+    write_rows([{**r, "plan_cells": plan_cells} for r in make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30]],
+               str(root))
     started = now - dt.timedelta(hours=1, seconds=10)
     write_table([{"run_id": "r1", "gpu_model": d["gpu_model"], "gpu_uuid": d["gpu_uuid"], "mode": "replicate",
                   "started_at": started, "ended_at": started + dt.timedelta(seconds=100), "interrupted": False,
                   "startup_seconds": 10.0, "first_row_seconds": 12.0, "wall_seconds": 100.0, "cells_ok": 5,
                   "timed_seconds": 30.0, "overhead_ratio": 3.0} for d, _, _ in GPUS], str(root), "runs")
+    return root
+
+
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory) -> Path:
+    """The schema-2 datasets of datasets/archive/, unpacked: a folder holding h200-ladders, h200-tuning, ..."""
+    import tarfile
+
+    root = tmp_path_factory.mktemp("archive")
+    for archive in (Path(APP).parent.parent / "datasets" / "archive").glob("*.tar.xz"):
+        with tarfile.open(archive) as tar:
+            tar.extractall(root, filter="data")
     return root
 
 
@@ -134,6 +148,12 @@ def app(monkeypatch, *paths: str) -> AppTest:
 
 def vega_specs(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def chart_values(at: AppTest) -> str:
+    """Every value of every chart's data on the page, as text (Streamlit sends a chart's data beside its spec)."""
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for c in at.get("vega_lite_chart") for d in c.proto.datasets]
+    return "\n".join(f.astype(str).to_csv() for f in frames)
 
 
 def texts(at: AppTest) -> str:
@@ -165,7 +185,8 @@ def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypa
         assert len(at.get("download_button")) >= n_downloads, page
         specs = json.dumps(vega_specs(at))
         if page == "overview":
-            assert at.get("progress"), "the run written just now shows as a sweep in progress"
+            [bar] = at.get("progress")  # the run written just now is a sweep in progress; its total is the plan's
+            assert bar.proto.text.startswith(f"30 of {2 * len(SIZES) * (1 + len(KERNELS))} cells of the plan")
             [cost] = [f.value for f in at.dataframe if "overhead" in f.value.columns]
             assert cost[["run_id", "gpus", "cells"]].values.tolist() == [["r1", 3, 15]]
             assert cost["overhead"].iloc[0] == pytest.approx(3.0)
@@ -302,11 +323,13 @@ def test_exports_round_trip(farm_dataset):
     assert csv.splitlines()[0].startswith("run_id,gpu_model") and len(csv.splitlines()) == len(L.telemetry) + 1
 
 
-def test_ladder_shows_the_counters_each_step_moved(monkeypatch):
-    """On the shipped H200 data: walk A's rows (scaling dataset) beside its profile (ladders dataset)."""
-    shipped = Path(__file__).resolve().parent.parent / "datasets"
-    at = app(monkeypatch, str(shipped / "h200x4-scaling"), str(shipped / "h200-ladders"))
+def test_ladder_shows_the_counters_each_step_moved(monkeypatch, archived):
+    """On the archived H200 data: walk A's rows (scaling dataset) beside its profile (ladders dataset). Their % are
+    flagged (schema 2), so the page shows them only once the sidebar's switch brings flagged rows back."""
+    at = app(monkeypatch, str(archived / "h200x4-scaling"), str(archived / "h200-ladders"))
     at.switch_page("views/ladder.py").run()
+    assert "rows hidden" in texts(at) and not at.get("vega_lite_chart")
+    at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     assert "Counters that moved" in [h.value for h in at.subheader]
     table = at.dataframe[-1].value
@@ -393,10 +416,13 @@ def test_tuning_winner_within_noise_and_ladder_from_other_runs():
     assert analysis.tuning_cells(rows[rows["stage"] == k]).empty and analysis.tuning_summary(pd.DataFrame()).empty
 
 
-def test_tuning_page_on_shipped_data(monkeypatch):
-    # every shipped dataset: the ladder rows of GPUs that did not tune are left out
-    at = app(monkeypatch, *sorted(str(p) for p in SHIPPED.iterdir() if p.is_dir()))
+def test_tuning_page_on_archived_data(monkeypatch, archived):
+    # the archived tuning run beside every shipped dataset: the ladder rows of GPUs that did not tune are left out;
+    # its rows are schema 2 (flagged), so they show once the sidebar's switch is on
+    at = app(monkeypatch, str(archived / "h200-tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir()))
     at.switch_page("views/tuning.py").run()
+    assert "rows hidden" in texts(at) and not at.get("vega_lite_chart")
+    at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     table = at.dataframe[0].value
     assert len(table) == 40 and set(table["gpu_model"]) == {"H200"}
@@ -408,6 +434,12 @@ def test_tuning_page_on_shipped_data(monkeypatch):
     assert big["ladder_config"] == "128x128x16_64x64_s1"
     specs = json.dumps(vega_specs(at))
     assert len(at.get("vega_lite_chart")) == 2 and "ladder stage (128x128x16_64x64_s1)" in specs
+    assert "⚑" in chart_values(at), "the tuning rows' % compare unlike launches: their marks say so"
+    y_scales = [enc["y"].get("scale", {}) for spec in vega_specs(at)[:1] for enc in _encodings(spec) if "y" in enc]
+    assert not any(s.get("type") == "log" for s in y_scales)
+    at.toggle(key="tuning_log").set_value(True).run()
+    y_scales = [enc["y"].get("scale", {}) for spec in vega_specs(at)[:1] for enc in _encodings(spec) if "y" in enc]
+    assert any(s.get("type") == "log" for s in y_scales)
 
 
 def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monkeypatch):
@@ -418,30 +450,60 @@ def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monk
     assert not at.get("vega_lite_chart")
 
 
-def test_unlike_launches_are_flagged_wherever_a_percentage_is_shown(tmp_path, monkeypatch):
-    """Schema-2 style data (cuBLAS launched directly, kernels from CUDA graphs) carries a warning on every page with a %."""
+def test_flagged_rows_are_hidden_until_the_switch_brings_them_back_flagged(tmp_path, monkeypatch):
+    """Schema-2 style data (cuBLAS launched directly, kernels from CUDA graphs): by default its kernels' rows enter no
+    median, spread or axis, and every page says how many are hidden; the sidebar switch brings them back with a
+    warning and ⚑ on every mark that pools one; downloads keep the flag column."""
     rows = make_rows("v2", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2), seed=3, gpus=GPUS[2:])
     for r in rows:
         if r["stage"] == "cublas_fp32" and r["status"] == "ok":
             r["launch_method"] = "direct"
     write_rows(rows, str(tmp_path / "old"))
     write_rows(make_rows("v3", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1), seed=4, gpus=GPUS[2:]), str(tmp_path / "new"))
-    at = app(monkeypatch, str(tmp_path / "old"))
-    for page in ("ladder", "scaling", "data"):
+    at = app(monkeypatch, str(tmp_path / "old"), str(tmp_path / "new"))
+    hidden = sum(r["status"] == "ok" and r["stage"] != "cublas_fp32" for r in rows)
+    for page in ("ladder", "scaling", "tuning", "peak", "telemetry", "data"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, page
+        assert f"⚑ {hidden} rows hidden (runs old/v2)" in texts(at), page
+        assert "⚑" not in chart_values(at), page
+    at.switch_page("views/ladder.py").run()
+    table = at.dataframe[0].value
+    assert (table.loc[table["rows"].notna(), "unlike_launches"] == 0).all() and "⚑" not in "".join(table["flag"])
+    at.toggle(key="show_flagged").set_value(True).run()
+    for page in ("ladder", "scaling", "peak", "data"):
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, page
         warning = next(w.value for w in at.warning if "⚑" in w.value)
-        assert "launched differently (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning, page
+        assert f"{hidden} flagged rows shown (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning, page
+        if page != "data":
+            assert "⚑" in chart_values(at), page
     at.switch_page("views/ladder.py").run()
     table = at.dataframe[0].value
-    measured = table[table["rows"].notna()]  # the published figures have no rows
+    measured = table  # the published figures have a table of their own
     assert (measured.loc[measured["stage"] != "cublas_fp32", "unlike_launches"] > 0).all()
-    assert measured["pct_vendor"].notna().all()
-    at = app(monkeypatch, str(tmp_path / "new"))  # launched alike: no warning, nothing flagged
-    at.switch_page("views/ladder.py").run()
-    assert not any("⚑" in w.value for w in at.warning)
-    table = at.dataframe[0].value
-    assert (table.loc[table["rows"].notna(), "unlike_launches"] == 0).all()
+    assert measured.loc[measured["stage"] != "cublas_fp32", "flag"].str.startswith("⚑").all()
+    L = data.load_uncached([str(tmp_path / "old")])
+    exported = data.export_table(L.rows, data.ROW_SCHEMA).to_pandas()
+    assert (exported["launch_flag"] != "").sum() == hidden
+
+
+def test_every_mark_says_where_it_came_from_and_never_null(farm_dataset):
+    """Tooltips carry the cards, driver, CUDA/NVRTC, commit, SM clock and power state of what a mark pools, and how many
+    runs, commits and cards that is; a value that is missing reads '—', never null."""
+    L = data.load_uncached([str(farm_dataset)])
+    sc = analysis.scaling(analysis.timed(L.rows))
+    cell = sc[(sc["stage"] == "regblock") & (sc["size_label"] == "2048³") & (sc["gpu_model"] == "H100-80GB-HBM3")].iloc[0]
+    assert cell["pooled"] == f"{cell['rows']} rows from 2 runs, 1 commit, 2 cards"
+    assert cell["cards"].startswith("2 cards: H100-80GB-HBM3 · GPU-1a2b3c4d") and cell["driver"] == "580.95.05"
+    assert cell["cuda_nvrtc"] == "13.0 / 13.0" and cell["sm_clock"] == "1980 MHz median (max 1980)"
+    assert cell["power_thermal"].startswith("power-capped in ") and cell["flag"] == ""
+    lad = analysis.ladder(L.rows, data.published_figures(), "simt_fp32", "2048³", data.stage_info())
+    for spec in (charts.scaling_chart(sc).to_dict(), charts.ladder_chart(lad, "2048³").to_dict()):
+        tips = {t["field"]: t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)}
+        assert {"pooled", "GPU cards", "driver", "CUDA runtime / NVRTC", "commit", "SM clock", "power / thermal"} <= set(tips.values())
+        shown = [r.get(f) for d in spec.get("datasets", {}).values() for r in d for f in tips]
+        assert None not in shown and not any(v != v for v in shown if isinstance(v, float)), "a tooltip would read null"
 
 
 def test_dashboard_listens_on_localhost_when_started_from_the_repo_root():
@@ -449,3 +511,82 @@ def test_dashboard_listens_on_localhost_when_started_from_the_repo_root():
     shown = subprocess.run([sys.executable, "-m", "streamlit", "config", "show"], cwd=root, capture_output=True,
                            text=True, timeout=120).stdout
     assert '\naddress = "localhost"' in shown  # from .streamlit/config.toml, not a default (Streamlit's is all interfaces)
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp* writes them) of the sockets listening on `port`."""
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if state == "0A" and int(hex_port, 16) == port:
+                out.add(address)
+    return out
+
+
+def test_farm_dashboard_listens_on_localhost_wherever_it_is_started(tmp_path):
+    """`farm dashboard` from a folder with no .streamlit/config.toml: loopback only, usage statistics off."""
+
+    from dashboard.screenshot import free_port, wait_healthy
+
+    port = free_port()
+    root = Path(APP).parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "farm", "dashboard", "--port", str(port), "--data", str(tmp_path)],
+                            cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(root)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}")
+        addresses = _listening(port)
+        assert addresses and addresses <= {"0100007F", "00000000000000000000000001000000"}, addresses  # 127.0.0.1, ::1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_opening_the_dashboard_to_a_team_is_an_explicit_flag_and_says_what_it_exposes(monkeypatch, capsys):
+    from farm import cli
+
+    calls = []
+    monkeypatch.setattr("os.execv", lambda exe, argv: calls.append(argv))
+    cli.main(["dashboard", "--host", "0.0.0.0", "--data", "a", "--data", "b"])
+    [argv] = calls
+    assert "--server.address=0.0.0.0" in argv and "--browser.gatherUsageStats=false" in argv
+    assert argv[argv.index("--") + 1:] == ["--data", "a", "--data", "b"]
+    assert "no login" in capsys.readouterr().err
+    cli.main(["dashboard"])
+    assert "--server.address=localhost" in calls[-1] and not capsys.readouterr().err
+
+
+def test_reproducibility_leads_with_the_untrusted_count(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    at.switch_page("views/reproducibility.py").run()
+    assert not at.exception
+    cells = at.dataframe[0].value
+    untrusted = int((cells["issues"] != "ok").sum())
+    assert 0 < untrusted < len(cells)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["untrusted cells"] == str(untrusted) and f"{untrusted} of {len(cells)} cells cannot be trusted" in texts(at)
+    assert [t.label for t in at.tabs] == ["Spread of samples", "A/A: repeats of one run", "GPU to GPU: same model, same run",
+                                          "Run to run"]
+
+
+def test_ladder_shows_published_figures_only_at_their_own_size(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    at.switch_page("views/ladder.py").run()
+    assert at.selectbox(key="ladder_size").value == "2048³"  # the write-up's size, where we measured too
+    assert set(at.dataframe[1].value["source"]) == {"published (RTX 3050 Laptop)"}  # beside the measured table
+    at.selectbox(key="ladder_size").select("1024³").run()
+    assert not at.exception
+    assert len(at.dataframe) == 1, "the measured table alone: no published one at 1024³"
+    assert "simt_fp32 are at 2048³ only" in texts(at)
+
+
+def test_time_vs_clock_axis_is_not_set_by_outliers(farm_dataset):
+    L = data.load_uncached([str(farm_dataset)])
+    ct = analysis.clock_vs_time(L.rows)
+    ct.loc[ct.index[:3], "rel_pct"] = [623.0, 540.0, -80.0]  # three rows far off, as schema-2 rows were
+    spec = charts.clock_time_chart(ct).to_dict()
+    [domain] = {tuple(enc["y"]["scale"]["domain"]) for enc in _encodings(spec) if "y" in enc and "scale" in enc["y"]}
+    assert domain[1] < 50 and domain[0] == -domain[1]
+    assert "row(s) beyond" in spec["title"]["subtitle"]

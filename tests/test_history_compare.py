@@ -34,7 +34,7 @@ def run_rows(run: int, ms: float, rng: random.Random, noise: float, stage: str =
                     "size_label": "4096³", "timing_mode": "hot", "repeat": repeat, "status": "ok",
                     "median_ms": sorted(samples)[7], "samples_ms": samples, "flops": 2 * 4096**3,
                     "timestamp": START + dt.timedelta(days=run, minutes=repeat), "git_commit": commit or f"c{run:02d}",
-                    "launch_method": "cuda_graph"})
+                    "launch_method": "cuda_graph", "baseline": "cublas_fp32", "baseline_launch_method": "cuda_graph"})
     return out
 
 

@@ -75,9 +75,9 @@ def test_measure_options_from_a_plan_table():
     assert o.throttle_policy == "remeasure"
     with pytest.raises(ValueError, match="unknown measure option colder"):
         MeasureOptions.from_dict({"colder": 1})
-    with pytest.raises(ValueError, match="hot, cold"):
+    with pytest.raises(ValueError, match="'hot' or 'cold'"):
         MeasureOptions.from_dict({"mode": "lukewarm"})
-    with pytest.raises(ValueError, match="flag, remeasure"):
+    with pytest.raises(ValueError, match="'flag' or 'remeasure'"):
         MeasureOptions.from_dict({"throttle_policy": "ignore"})
 
 

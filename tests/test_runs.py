@@ -40,12 +40,12 @@ def _sweep(tmp_path: Path, interrupted: bool = False) -> tuple[list[dict], list[
     clock = Clock(dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=7), now - 7, now - 2)
     progress = Progress(10.0, clock.started)
     progress.add_queue("H200", [(("naive", 64, 64, 64), 1.0), (("tiled", 64, 64, 64), 1.0), (("cublas_fp32", 64, 64, 64), 1.0)], 1)
-    progress.add_gpu(DEVICE["gpu_uuid"], "H200@node-a", "H200")
+    progress.add_gpu(worker.key, worker.name, "H200")
     rows = [_ok(Cell("naive", 64, 64, 64), 0.25), _ok(Cell("tiled", 64, 64, 64), 0.25),
             cell_row(DEVICE, stage_named("cublas_fp32"), Cell("cublas_fp32", 64, 64, 64), "r1", "timeout", "no result")]
     for row in rows:
         [batch] = row_batches([row])
-        progress.finished(DEVICE["gpu_uuid"], [Cell(row["stage"], 64, 64, 64)], [1.0], batch.rows, 0.5)
+        progress.finished(worker.key, [Cell(row["stage"], 64, 64, 64)], [1.0], batch.rows, 0.5)
     return rows, run_records("r1", "shard", [worker], progress, clock, interrupted)
 
 

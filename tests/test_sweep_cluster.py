@@ -116,6 +116,7 @@ def test_replicate_runs_every_cell_on_every_gpu(cluster, faults, tmp_path):
     assert len({r["gpu_uuid"] for r in got}) == 4
     assert Counter(r["gpu_model"] for r in got) == {"H200": 3 * CELLS, "GeForce-RTX-4090": CELLS}
     assert {r["status"] for r in got} == {"ok"} and {r["run_id"] for r in got} == {"rep"}
+    assert {r["plan_cells"] for r in got} == {CELLS}  # what each GPU's progress counts to (the dashboard's bar)
     assert {r["git_commit"] for r in got} == {git_commit()}  # the driver's, passed to the workers in the job's env
     assert_unique_cells(got, "gpu_uuid")
     # Every % has its baseline row on the same GPU, shape and repeat.
@@ -129,6 +130,7 @@ def test_shard_splits_a_models_cells_across_its_gpus(cluster, faults, tmp_path):
     got = rows(tmp_path)
     assert Counter(r["gpu_model"] for r in got) == {"H200": CELLS, "GeForce-RTX-4090": CELLS}
     assert_unique_cells(got, "gpu_model")
+    assert {r["plan_cells"] for r in got} == {CELLS}  # each model's share: the whole plan, once
     h200_gpus = {r["gpu_uuid"] for r in got if r["gpu_model"] == "H200"}
     assert len(h200_gpus) > 1  # the 12 H200 cells were shared, not all run by one card
 
@@ -266,7 +268,7 @@ def test_unknown_model_fails_at_start_and_writes_nothing(cluster, faults, tmp_pa
     assert sweep(out, "--gpus", "H200,A100") == 2
     assert "no ready GPU of model A100" in caplog.text
     assert "models present: GeForce-RTX-4090, H200" in caplog.text
-    assert not out.exists()
+    assert out.is_dir() and not any(out.iterdir())  # created and probed before Ray, and nothing written
 
 
 def test_dataset_readable_with_pyarrow_and_pandas(cluster, faults, tmp_path):
@@ -333,3 +335,40 @@ def test_ray_job_stop_writes_every_finished_row_and_the_runs_rows(cluster, fault
     [run] = read_table(str(tmp_path), "runs").to_pylist()
     assert run["interrupted"] and run["run_id"] == "stopped"
     assert len(rows(tmp_path)) == run["cells_ok"] < LONG_CELLS  # nothing it had measured was lost
+
+
+def test_output_failing_mid_sweep_keeps_every_row_in_the_fallback_and_a_resume_takes_them_back(cluster, faults, tmp_path,
+                                                                                               monkeypatch, caplog):
+    """The output passes its probe, then every write to it fails (a disk that filled up): the rows and the runs
+    rows go to the fallback, the exit status says so, and the same --run-id resumes with every row in the output."""
+    import farm.data.dataset as dataset
+
+    monkeypatch.setenv("GEMM_FARM_FALLBACK", str(tmp_path / "fallback"))
+    out = tmp_path / "ds"
+    real = dataset.write_partition_file
+
+    def disk_full(fs, directory, table, archive=False):
+        if directory.startswith(str(out)):
+            raise OSError(28, "No space left on device")
+        return real(fs, directory, table, archive)
+
+    monkeypatch.setattr(dataset, "write_partition_file", disk_full)
+    assert sweep(out, "--gpus", "GeForce-RTX-4090", "--run-id", "full") == 3
+    assert "No space left on device" in caplog.text and str(tmp_path / "fallback") in caplog.text
+    assert not list(out.rglob("*.parquet"))
+    monkeypatch.setattr(dataset, "write_partition_file", real)
+    assert sweep(out, "--gpus", "GeForce-RTX-4090", "--run-id", "full") == 0
+    assert "moved" in caplog.text and "into " + str(out) in caplog.text
+    got = rows(out)
+    assert len(got) == CELLS and {r["status"] for r in got} == {"ok"}  # measured once, none again
+    assert_unique_cells(got, "gpu_uuid")
+    assert sorted(r["cells_ok"] for r in read_table(str(out), "runs").to_pylist()) == [0, CELLS]
+    assert not list((tmp_path / "fallback").rglob("*.parquet"))
+
+
+def test_a_plan_past_the_gpu_hour_bound_needs_yes(cluster, faults, tmp_path, caplog):
+    assert sweep(tmp_path, "--gpus", "H200", "--max-gpu-hours", "0.0001") == 2
+    assert "expected" in caplog.text and "GPU-hours" in caplog.text and "run it with --yes" in caplog.text
+    assert not list(tmp_path.rglob("*.parquet"))
+    assert sweep(tmp_path, "--gpus", "H200", "--max-gpu-hours", "0.0001", "--yes") == 0
+    assert len(rows(tmp_path)) == 3 * CELLS

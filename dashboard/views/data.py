@@ -40,10 +40,10 @@ def body() -> None:
     L, rows, tele = ui.filtered()
     ui.messages(L)
     if not ui.stop_if_empty(L, rows):
-        ui.launch_warning(rows)
         st.subheader("Filtered rows")
         st.caption(f"{len(rows)} rows and {len(tele)} telemetry samples pass the sidebar filters. Downloads carry every "
-                   "schema column plus `dataset` and `schema_version`; in CSV, list columns are written as text.")
+                   "schema column plus `dataset`, `schema_version` and `launch_flag` (why a row's % is not like-for-like; empty "
+                   "when it is); in CSV, list columns are written as text.")
         buttons("gemm-farm-filtered", rows, tele, "filtered")
         first = ["dataset", "run_id", "gpu", "stage", "size_label", "repeat", "status", "median_ms", "tflops", "pct_of_baseline",
                  "pct_of_vendor_best", "launch_flag",

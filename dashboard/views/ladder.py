@@ -15,7 +15,6 @@ def body() -> None:
     ui.messages(L)
     if ui.stop_if_empty(L, rows):
         return
-    ui.launch_warning(rows)
     published = data.published_figures()
     timed_rows = analysis.timed(rows)
     families = sorted((f for f in analysis.options(timed_rows, "family") if f != "baseline"),
@@ -31,7 +30,7 @@ def body() -> None:
     pub_sizes = [s for s in pub["size_label"].unique() if s in sizes]
     default = sizes.index(pub_sizes[0]) if pub_sizes else len(sizes) - 1
     size = c2.selectbox("Size", sizes, index=default, key="ladder_size",
-                        help="Published figures are at the write-up's own size; the one nearest ours is shown.")
+                        help="Published figures are shown only at the size the write-up measured them at.")
     groups = analysis.options(fam_rows, "stage_group")
     chosen = c3.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
                             key="ladder_groups", help="ladder: the main steps; traits: further variants; "
@@ -39,7 +38,11 @@ def body() -> None:
                             "of the tunable kernels (the Tuning page ranks them)")
     keep = rows[(rows["family"] != family) | rows["stage_group"].isin(chosen)]
     show_pub = st.toggle("Show published figures", value=True, key="ladder_pub")
-    pub_in = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))] if show_pub else pub.iloc[0:0]
+    pub_stages = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))]
+    pub_in = pub_stages[pub_stages["size_label"] == size] if show_pub else pub.iloc[0:0]
+    if show_pub and pub_in.empty and not pub_stages.empty:
+        st.caption(f"Published figures of {family} are at {', '.join(sorted(set(pub_stages['size_label'])))} only "
+                   "(a figure is shown only beside measurements of its own size): pick that size to see them.")
     lad = analysis.ladder(keep, pub_in, family, size, data.stage_info())
     if lad.empty:
         st.info(f"No timed rows of {family} at {size}.")
@@ -51,7 +54,8 @@ def body() -> None:
     ui.chart(charts.ladder_chart(lad, size), key="ladder_chart")
 
     st.subheader("Table")
-    table = lad.drop(columns=["order", "kind", "family"]).rename(columns={"source": "measured on / published"})
+    measured = lad[lad["kind"] == "measured"]
+    table = measured.drop(columns=["order", "kind", "family", "citation"]).rename(columns={"source": "measured on"})
     st.dataframe(table, hide_index=True, column_config={
         "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
         "pct_lo": st.column_config.NumberColumn("% low", format="%.1f"),
@@ -67,6 +71,15 @@ def body() -> None:
         "gain": st.column_config.NumberColumn("× over previous", format="%.2f"),
         "rows": st.column_config.NumberColumn("rows pooled", format="%d"),
     })
+    published_rows = lad[lad["kind"] == "published"]
+    if not published_rows.empty:  # their own table: none of the measured columns' spread, rows or flags apply
+        st.caption("Published figures (not measured here):")
+        st.dataframe(published_rows[["source", "stage", "size_label", "pct", "tflops", "median_ms", "citation"]], hide_index=True,
+                     column_config={"source": "published", "size_label": "size",
+                                    "pct": st.column_config.NumberColumn("% of its baseline", format="%.1f"),
+                                    "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
+                                    "median_ms": st.column_config.NumberColumn("time (ms)", format="%.2f"),
+                                    "citation": st.column_config.TextColumn("published in", width="large")})
     counters_that_moved(L, lad, family, size)
 
 

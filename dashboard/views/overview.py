@@ -33,13 +33,14 @@ def body() -> None:
     for r in live.itertuples():
         st.markdown(f"**{r.run_id}** · {r.dataset} · {r.gpus} GPU(s), {r.mode} · "
                     f"{r.rows_last_window} rows in the last minute ({r.rows_per_min:.0f}/min) · last row {ui.freshness(r.last_row, now)}")
-        st.progress(float(r.progress or 0.0), text=f"{r.rows} of ≈{r.expected} cells (the stage × shape × repeat grid seen so far, "
-                                                   "so an estimate that grows as new stages or sizes appear)")
+        st.progress(float(r.progress or 0.0), text=f"{r.rows} of {r.expected} cells of the plan" if r.planned else
+                    f"{r.rows} of ≈{r.expected} cells (rows without the plan's size: the stage × shape × repeat grid "
+                    "seen so far, an estimate that grows as new stages or sizes appear)")
         st.caption(f"Latest cell per GPU: {r.now_running}")
 
     runs = analysis.runs_table(rows)
     st.subheader("Runs")
-    ui.chart(charts.runs_timeline_chart(runs), key="runs_timeline")
+    ui.chart(charts.runs_timeline_chart(runs), key="runs_timeline", stretch=True)
     st.dataframe(runs, hide_index=True, column_config={
         "started": st.column_config.DatetimeColumn("first row (UTC)", format="YYYY-MM-DD HH:mm:ss"),
         "last_row": st.column_config.DatetimeColumn("last row (UTC)", format="YYYY-MM-DD HH:mm:ss"),

@@ -9,6 +9,10 @@ st.caption("Can the numbers be trusted? Cells that cannot (unverified, throttled
            "of each cell's samples, and noise-aware comparisons (farm.analysis.compare) of repeats, GPUs and runs.")
 
 
+MAX_CHART_CELLS = 30  # the page stays about three screens tall: the table below a chart has every comparison
+MAX_SPREAD_STAGES = 12
+
+
 def comparison(df, tol: float, title: str, key: str, empty: str = "Nothing to compare.") -> None:
     if df.empty:
         st.info(empty)
@@ -22,10 +26,12 @@ def comparison(df, tol: float, title: str, key: str, empty: str = "Nothing to co
     c[4].metric("median |diff|", f"{s['median_abs_diff_pct']:.3f} %")
     c[5].metric("median band", f"±{s['median_band_pct']:.3f} %")
     charts_df = df
-    if df["cell"].nunique() > 60:
-        charts_df = df[df["verdict"] != "SAME"]
-        st.caption(f"{df['cell'].nunique()} cells: the chart shows the {len(charts_df)} comparisons that are not SAME; "
-                   "the table below has them all.")
+    if df["cell"].nunique() > MAX_CHART_CELLS:
+        not_same = df[df["verdict"] != "SAME"]
+        worst = not_same.assign(_d=not_same["diff_pct"].abs()).sort_values("_d", ascending=False)["cell"].drop_duplicates()
+        charts_df = not_same[not_same["cell"].isin(set(worst.head(MAX_CHART_CELLS)))]
+        st.caption(f"{df['cell'].nunique()} cells: the chart shows the {charts_df['cell'].nunique()} cells, of "
+                   f"{not_same['cell'].nunique()} not SAME, with the largest differences; the table below has them all.")
     if not charts_df.empty:
         ui.chart(charts.comparison_chart(charts_df, 100 * tol, title), key=f"{key}_chart")
     with st.expander("Table"):
@@ -48,9 +54,11 @@ def body() -> None:
     bad = cells[cells["severity"] > 0]
     st.subheader("Cells that cannot be trusted")
     m = st.columns(4)
-    m[0].metric("cells", len(cells))
+    m[0].metric("untrusted cells", len(bad), help=f"of {len(cells)} cells (dataset, run, GPU, stage, shape) shown: "
+                "unverified, throttled or noisy; a cell can be several")
     for i, issue in enumerate(("unverified", "throttled", "noisy")):
-        m[i + 1].metric(issue, int(cells["issues"].str.contains(issue).sum()))
+        m[i + 1].metric(issue, int(cells["issues"].str.contains(issue).sum()), help=f"of {len(cells)} cells")
+    st.caption(f"{len(bad)} of {len(cells)} cells cannot be trusted; they head the table.")
     if bad.empty:
         st.success("Every cell shown is verified, unthrottled and within the noise threshold.")
     shown = ["issues", "dataset", "run_id", "gpu", "stage", "size_label", "repeats", "statuses", "median_ms", "cv_max",
@@ -65,14 +73,32 @@ def body() -> None:
         "aa": st.column_config.TextColumn("repeats disagree (A/A)", help="an A/A pair FASTER/SLOWER, or its band wider than the noise threshold"),
         "throttled_max": st.column_config.NumberColumn("throttled fraction max", format="%.3f")})
 
-    st.subheader("Spread of samples per cell")
+    spread_tab, aa_tab, g2g_tab, r2r_tab = st.tabs(["Spread of samples", "A/A: repeats of one run",
+                                                    "GPU to GPU: same model, same run", "Run to run"])
+    with spread_tab:
+        spread(rows, cv_limit)
+    with aa_tab:
+        repeats(rows, tol)
+    with g2g_tab:
+        gpus(rows, tol)
+    with r2r_tab:
+        run_to_run(rows, tol)
+
+
+def spread(rows, cv_limit: float) -> None:
     per_row = analysis.per_row_spread(rows)
     if per_row.empty:
         st.info("No timed rows.")
-    else:
-        ui.chart(charts.spread_chart(per_row, cv_limit), key="spread_chart")
+        return
+    noisiest = per_row.groupby("stage")["cv_pct"].max().sort_values(ascending=False).index.tolist()
+    chosen = st.multiselect("Stages", noisiest, default=noisiest[:MAX_SPREAD_STAGES], key="repro_spread_stages",
+                            help=f"by default the {MAX_SPREAD_STAGES} stages whose rows' CV is highest")
+    st.caption("Each timed row's CV and IQR / median of its samples; dashed: the noise threshold.")
+    if chosen:
+        ui.chart(charts.spread_chart(per_row[per_row["stage"].isin(chosen)], cv_limit), key="spread_chart")
 
-    st.subheader("A/A: repeats of one run")
+
+def repeats(rows, tol: float) -> None:
     st.caption("Every pair of repeats of each cell on each GPU, each repeat a side of its own: how far apart two "
                "measurements of the same thing land.")
     ui.calibration(rows, tol, set(rows["gpu_model"]))
@@ -83,7 +109,8 @@ def body() -> None:
         run_rows = rows[rows["dataset"] == pick[0]]
         comparison(analysis.aa(run_rows, pick[1], tol), tol, f"A/A: repeats of {pick[1]}", "aa")
 
-    st.subheader("GPU to GPU: same model, same run")
+
+def gpus(rows, tol: float) -> None:
     pick = ui.pick_run("Run", analysis.runs_with_gpu_pairs(rows), "repro_gpu_run", rows)
     if pick is None:
         st.info("No run with two GPUs of one model measuring the same cells under the current filters.")
@@ -91,7 +118,8 @@ def body() -> None:
         run_rows = rows[rows["dataset"] == pick[0]]
         comparison(analysis.gpu_to_gpu(run_rows, pick[1], tol), tol, f"GPU to GPU in {pick[1]}", "g2g")
 
-    st.subheader("Run to run")
+
+def run_to_run(rows, tol: float) -> None:
     st.caption("Run B against run A, per GPU model, stage and shape measured in both (repeats pooled per run); "
                "by default the two runs that share the most cells.")
     runs = sorted(set(zip(rows["dataset"], rows["run_id"])))

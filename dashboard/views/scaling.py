@@ -13,7 +13,6 @@ def body() -> None:
     ui.messages(L)
     if ui.stop_if_empty(L, rows):
         return
-    ui.launch_warning(rows)
     t = ui.stage_groups(analysis.timed(rows), "scaling_groups")
     if t.empty:
         st.info("No timed rows under the current filters.")

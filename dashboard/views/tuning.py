@@ -103,7 +103,6 @@ def body() -> None:
     ui.messages(L)
     if no_tuning(L, rows):
         return
-    ui.launch_warning(rows)
     cells = analysis.tuning_cells(rows, data.ladder_configs())
     if cells.empty:  # ok and verified, yet no time recorded
         st.warning("No tuning row under the current filters has a median time: nothing to rank.")
@@ -119,7 +118,7 @@ def body() -> None:
 
     st.subheader("Every configuration against size")
     kernels = sorted(cells["kernel"].unique())
-    c1, c2, c3 = st.columns([2, 2, 2])
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
     kernel = c1.selectbox("Kernel", kernels, key="tuning_kernel")
     models = sorted(cells.loc[cells["kernel"] == kernel, "gpu_model"].unique())
     model = c2.selectbox("GPU model", models, key="tuning_gpu")
@@ -127,11 +126,13 @@ def body() -> None:
                       format_func=lambda m: {"tflops": "TFLOP/s", "pct": "% of cuBLAS"}[m],
                       help="% of cuBLAS divides by the cuBLAS timed interleaved with each cell, whose own time moves "
                            "between cells: rank by TFLOP/s")
+    log = c4.toggle("Log scale", value=False, key="tuning_log",
+                    help="a log axis: small sizes' TFLOP/s are orders of magnitude below the largest's")
     lines = analysis.tuning_lines(cells[(cells["kernel"] == kernel) & (cells["gpu_model"] == model)])
     st.caption("Grey: every configuration; in colour: those that are the best at some size; black: the ladder stage; "
                "dashed: the ladder configuration measured again as a tuning row. Ringed: the best at each size. "
                "Whiskers on the highlighted lines: spread. Hover a point for its configuration, registers and spills.")
-    ui.chart(charts.tuning_chart(lines, metric), key="tuning_chart")
+    ui.chart(charts.tuning_chart(lines, metric, log), key="tuning_chart")
 
     st.subheader("Ranking at one size")
     sizes = analysis.options(lines, "size_label")
@@ -140,7 +141,7 @@ def body() -> None:
     n = int(at["configs"].max()) if at["configs"].notna().any() else 0
     st.caption(f"{n} configurations of {kernel} on {model} at {size}, fastest first, labelled with how much slower than "
                "the best each is; dashed: the ladder stage. Is the winner alone, or one of a pack within the noise?")
-    ui.chart(charts.tuning_rank_chart(lines, size, metric), key="tuning_rank_chart")
+    ui.chart(charts.tuning_rank_chart(lines, size, metric, log), key="tuning_rank_chart")
     if metric == "pct":
         st.caption("Ranked by time. % of cuBLAS scatters more than time does: each cell divides by the cuBLAS timed "
                    "interleaved with it, and that cuBLAS time moves from cell to cell (see 'cuBLAS time' in the tooltip).")

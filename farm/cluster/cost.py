@@ -5,17 +5,22 @@ A cell costs a fixed part (inputs, the FP64 check, host work), a few untimed lau
 (farm/stopping.py), and for slow kernels, which stop on time with few batches, at most
 about MAX_TIMED_S. A launch takes flops / rate, with
 the stage's rate taken, best first, from earlier ok rows of the same GPU model (their
-median_ms), else from the write-up's published % of its baseline times a per-precision
-rate of that baseline, else a per-family rate. The absolute scale matters little: the
+median_ms), else from a write-up's published time when it was measured on this GPU model
+(walk A on an RTX 3050 Laptop, B on an RTX 5060 Laptop, C on an RTX 4090: a data-centre
+prior would price a laptop's cells ten times too short), else from the write-up's published
+% of its baseline times a per-precision rate of that baseline, else a per-family rate. The absolute scale matters little: the
 ETA and the batch sizes calibrate it against the cells measured so far (Eta).
 """
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from farm.cells import Cell
+from farm.data.published import published_rows
+from farm.measure.device import model_from_name
 from kernels.registry import Stage
 
 CELL_OVERHEAD_S = 0.13
@@ -42,6 +47,13 @@ def _prior_rate(stage: Stage) -> float:
     return base * FAMILY_SHARE.get(stage.family, DEFAULT_SHARE)
 
 
+@functools.lru_cache(maxsize=1)
+def published_rates() -> dict[tuple[str, str], float]:
+    """FLOP/s of each published figure by (GPU model as the farm spells it, stage): the write-ups' own GPUs."""
+    return {(model_from_name(r["device"]), r["stage"]): 2.0 * r["m"] * r["n"] * r["k"] / (r["ms"] / 1e3)
+            for r in published_rows() if r["ms"]}
+
+
 @dataclass
 class CostModel:
     """Expected seconds per cell for the stages of a plan; `measured_rates` by (gpu_model, stage) from earlier rows."""
@@ -54,7 +66,8 @@ class CostModel:
         stage = self.stages[cell.stage]
         rate = self._rates.get((gpu_model, cell.stage))
         if rate is None:
-            rate = self._rates[(gpu_model, cell.stage)] = self.measured_rates.get((gpu_model, cell.stage)) or _prior_rate(stage)
+            rate = self._rates[(gpu_model, cell.stage)] = (self.measured_rates.get((gpu_model, cell.stage))
+                                                           or published_rates().get((gpu_model, cell.stage)) or _prior_rate(stage))
         launch = stage.flops(cell.m, cell.n, cell.k) / rate
         return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + min(max(TIMED_LAUNCHES * launch, MIN_TIMED_S), MAX_TIMED_S)
 

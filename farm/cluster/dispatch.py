@@ -25,7 +25,13 @@ and hands the batches to a BufferedWriter (farm.data.writer). Faults, per cell:
 - the measurer raises: an "error" row with the exception, the worker goes on;
 - a cell runs past the plan's cell timeout: a "timeout" row, the worker killed and
   restarted, the rest of its batches queued again;
-- a worker not ready within the start timeout after a restart: its GPU is given up.
+- a worker not ready within the start timeout after a restart: its GPU is given up;
+- a worker whose node is gone (marked dead, or the restart cannot be placed there: its raylet is
+  unreachable): its GPU is given up at once, its unfinished cells queued again for the other GPUs
+  of its queue (shard) or counted "not run" when no GPU of the queue is left (replicate).
+
+In shard mode, GPUs that join the cluster mid-sweep (farm.cluster.fleet.Recruiter) take cells
+from the queue of their model, while it still has a GPU of its own; other GPUs are left alone.
 """
 from __future__ import annotations
 
@@ -35,15 +41,15 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import ray
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
+from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
 from farm.cells import Cell
 from farm.cluster.cost import CostModel
-from farm.cluster.fleet import Worker
+from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
 from farm.cluster.repeats import AdaptiveRepeats
 from farm.data.dataset import completed_keys
-from farm.data.row_batch import RowBatch, row_batches
+from farm.data.row_batch import RowBatch, row_batches, with_constant
 from farm.data.rows import cell_row
 from farm.data.writer import BufferedWriter
 from farm.plan import Plan
@@ -65,6 +71,8 @@ GATHER_MIN_S, GATHER_MAX_S = 0.2, 1.0
 BUSY_HIGH, BUSY_LOW = 0.5, 0.2
 LOAD_WINDOW_S = 0.5
 SUSPECTS_NAMED = 8  # cells a death's log line names
+PROBE_RETRY_S = 0.5  # a restarting worker that cannot be reached yet is asked again this much later
+JOIN_EVERY_S = 5.0  # how often the cluster is looked at for GPUs that joined (shard mode)
 
 
 @dataclass
@@ -93,23 +101,32 @@ class _Batch:
 
 @dataclass
 class _Slot:
-    """A worker, the queue it pulls from and its batches in flight; `probe` while it restarts; `lost` once given up."""
+    """A worker, the queue it pulls from and its batches in flight; `probe` while it restarts (or `retry_at`, when
+    to ask again); `lost` once given up."""
 
     worker: Worker
     queue: _Queue
     batches: list[_Batch] = field(default_factory=list)
     probe: ray.ObjectRef | None = None
     probe_deadline: float = 0.0
+    retry_at: float | None = None
     lost: bool = False
+    blamed: list[tuple[str, Cell]] = field(default_factory=list)  # cells its last death counted against, until it answers
+
+    def restarting(self) -> bool:
+        return self.probe is not None or self.retry_at is not None
 
 
 @dataclass(frozen=True)
 class SweepResult:
-    """What a sweep did: cells left unrun (their GPU was lost), the files written and in how many flushes."""
+    """What a sweep did: cells left unrun (their GPU was lost), the files written and in how many flushes, the
+    fallback location rows went to when the output failed (farm.data.writer), the workers that ran cells."""
 
     not_run: int
     files: list[str]
     flushes: int
+    fallback: str | None
+    workers: list[Worker]
 
 
 def scope_column(mode: str) -> str:
@@ -137,8 +154,11 @@ class Dispatcher:
     """Runs a plan's cells on started workers; see the module docstring for the batches and fault rules."""
 
     def __init__(self, plan: Plan, workers: list[Worker], progress: Progress, cost: CostModel,
-                 writer: BufferedWriter) -> None:
+                 writer: BufferedWriter, recruiter: Recruiter | None = None) -> None:
+        """`recruiter`: finds GPUs that join mid-sweep (shard mode only: replicate's set of GPUs is the plan's)."""
         self._plan = plan
+        self._recruiter = recruiter
+        self._next_look = time.monotonic() + JOIN_EVERY_S
         self._cost = cost
         self._progress = progress
         self._writer = writer
@@ -147,23 +167,33 @@ class Dispatcher:
         self._gather_s = GATHER_MIN_S
         self._repeats = AdaptiveRepeats(plan.repeats, plan.max_repeats, plan.repeat_noise)
         self._window_start, self._blocked_s = time.monotonic(), 0.0
-        scope = scope_column(plan.mode)
-        done = completed_keys(plan.output, plan.run_id, scope)
+        self._scope = scope_column(plan.mode)
+        done = completed_keys(plan.output, plan.run_id, self._scope)
         cells = plan.cells()
-        queues: dict[str, _Queue] = {}
+        self._plan_cells = len(cells)  # each queue's share of the plan: every cell, once per GPU or per model
+        self._queues: dict[str, _Queue] = {}
         self._slots: list[_Slot] = []
+        self.expected_s: Counter[str] = Counter()  # expected GPU seconds of the cells to run, per GPU model
         for w in workers:
-            key = w.device[scope]
-            if key not in queues:
+            key = w.device[self._scope]
+            if key not in self._queues:
                 todo = cost.longest_first([c for c in cells if (key, *c.key()) not in done], w.model)
-                queues[key] = _Queue(key, deque(todo))
+                self._queues[key] = _Queue(key, deque(todo))
                 progress.add_queue(key, [(c.key()[:4], seconds) for c, seconds in todo], len(cells) - len(todo))
-            q = queues[key]
-            q.gpus += 1
-            self._slots.append(_Slot(w, q))
-            progress.add_gpu(w.uuid, w.name, key)
-        if scope == "gpu_uuid":
+                self.expected_s[w.model] += sum(seconds for _, seconds in todo)
+            self._add_slot(w, self._queues[key])
+        if self._scope == "gpu_uuid":
             _warn_cards_new_to_the_run(plan, workers, done)
+
+    def _add_slot(self, w: Worker, q: _Queue) -> None:
+        q.gpus += 1
+        self._slots.append(_Slot(w, q))
+        self._progress.add_gpu(w.key, w.name, q.key)
+
+    @property
+    def workers(self) -> list[Worker]:
+        """Every worker that took part, those that joined mid-sweep included."""
+        return [s.worker for s in self._slots]
 
     def run(self) -> SweepResult:
         """Run every queued cell; always stops the workers and writes what it holds, even on error or interrupt."""
@@ -174,18 +204,26 @@ class Dispatcher:
                 # A slot's later batch is read once it is the first: the worker runs its batches in order.
                 streams = {s.batches[0].stream: s for s in self._slots if s.batches}
                 probes = {s.probe: s for s in self._slots if s.probe is not None}
-                if not streams and not probes:
+                if not streams and not probes and not any(s.retry_at for s in self._slots):
                     break
+                self._look_for_gpus()
+                refs = [*streams, *probes, *(self._recruiter.pending if self._recruiter else ())]
                 blocked_from = time.monotonic()
-                ready, _ = ray.wait([*streams, *probes], num_returns=1, timeout=self._wait_s())
+                if refs:
+                    ready, _ = ray.wait(refs, num_returns=1, timeout=self._wait_s())
+                else:  # only workers waiting to ask a restarting worker again
+                    ready = []
+                    time.sleep(self._wait_s())
                 self._blocked_s += time.monotonic() - blocked_from
                 if ready:  # and whatever else is ready by now
-                    ready, _ = ray.wait([*streams, *probes], num_returns=len(streams) + len(probes), timeout=0)
+                    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
                 for ref in ready:
                     if ref in probes:
                         self._probe_answered(probes[ref])
-                    else:
+                    elif ref in streams:
                         self._take(streams[ref])
+                    else:
+                        self._joined(ref)
                 self._expire()
                 self._writer.maybe_flush()
                 self._progress.maybe_log()
@@ -193,10 +231,36 @@ class Dispatcher:
         finally:
             for slot in self._slots:
                 ray.kill(slot.worker.actor)
+            if self._recruiter:
+                self._recruiter.stop()
             self._writer.flush()
         self._progress.maybe_log(force=True)
         log.info("%s", self._progress.summary())
-        return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes)
+        if self._writer.fallback:
+            log.error("the output %s failed mid-sweep: rows written since are in %s; a sweep with the same --output "
+                      "and --run-id moves them back and finishes the run", self._plan.output, self._writer.fallback)
+        return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes, self._writer.fallback,
+                           self.workers)
+
+    def _look_for_gpus(self) -> None:
+        """Every JOIN_EVERY_S, start a worker on each GPU that joined the cluster (shard mode)."""
+        if self._recruiter and time.monotonic() >= self._next_look:
+            self._next_look = time.monotonic() + JOIN_EVERY_S
+            self._recruiter.look()
+
+    def _joined(self, ref: ray.ObjectRef) -> None:
+        """A worker started on a GPU that joined: it pulls from its model's queue while that has a GPU of its own
+        (a queue none is left for has its cells counted not run already)."""
+        w = self._recruiter.answered(ref)
+        if w is None:
+            return
+        q = self._queues.get(w.device[self._scope])
+        if q is None or q.gpus <= 0:
+            log.info("%s joined the cluster; no GPU of its model runs this sweep, so it is left alone", w.name)
+            ray.kill(w.actor)
+            return
+        log.info("%s joined the cluster and takes cells of its model's queue (%d left)", w.name, len(q.cells))
+        self._add_slot(w, q)
 
     def _adapt_gather(self) -> None:
         now = time.monotonic()
@@ -212,17 +276,19 @@ class Dispatcher:
     def _wait_s(self) -> float:
         now = time.monotonic()
         deadlines = [b.since + self._plan.cell_timeout_s for s in self._slots for b in s.batches[:1] if b.since is not None]
-        deadlines += [s.probe_deadline for s in self._slots if s.probe is not None]
+        deadlines += [s.probe_deadline for s in self._slots if s.restarting()]
+        deadlines += [s.retry_at for s in self._slots if s.retry_at is not None]
+        deadlines += [self._next_look] if self._recruiter else []
         return max(0.0, min([*(d - now for d in deadlines), self._writer.seconds_to_flush(), PROGRESS_EVERY_S]))
 
     def _top_up(self, slot: _Slot) -> None:
-        while not slot.lost and slot.probe is None and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
+        while not slot.lost and not slot.restarting() and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells, expected = self._next_batch(slot.queue)
             # As lists of their fields, which Ray packs natively (msgpack): a Cell, or a tuple, is pickled apart.
             stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id, self._gather_s)
             slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
-                self._progress.started(slot.worker.uuid, cells[0])
+                self._progress.started(slot.worker.key, cells[0])
 
     def _next_batch(self, q: _Queue) -> tuple[list[Cell], list[float]]:
         """Cells from the front of `q` worth about BATCH_TARGET_S, less near the end, and their expected seconds; a
@@ -258,11 +324,11 @@ class Dispatcher:
         except StopIteration:
             self._batch_ended(slot, batch)
             return
-        except RayActorError as exc:
-            self._worker_died(slot, exc)
-            return
         except RayTaskError as exc:  # the worker's own code failed outside a measurement: the cell is an error
             self._worker_failed(slot, exc)
+            return
+        except RayError as exc:  # the worker died, cannot be placed again (its node is gone), or its rows were lost
+            self._worker_died(slot, exc)
             return
         for rows in got:
             self._finished(slot, batch, rows)
@@ -279,16 +345,16 @@ class Dispatcher:
         cells = batch.cells[batch.done:batch.done + n]
         if self._suspects:
             self._suspects.difference_update((slot.queue.key, c) for c in cells)
-        self._progress.finished(slot.worker.uuid, cells, batch.expected[batch.done:batch.done + n], rows.rows,
+        self._progress.finished(slot.worker.key, cells, batch.expected[batch.done:batch.done + n], rows.rows,
                                 now - batch.since)
-        self._writer.add(rows)
+        self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
         again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], rows.rows)  # cells whose repeats disagree
         slot.queue.cells.extend(again)
         self._progress.add_cells(slot.queue.key, len(again))
         batch.done += n
         batch.since = now
         if batch.done < len(batch.cells):
-            self._progress.started(slot.worker.uuid, batch.cells[batch.done])
+            self._progress.started(slot.worker.key, batch.cells[batch.done])
         else:  # every row in: the worker is on its next batch already, and its stream's end needs no reading
             self._batch_ended(slot, batch)
 
@@ -297,9 +363,9 @@ class Dispatcher:
         self._requeue(slot.queue, batch.left_priced())  # none, unless the worker stopped early (a poisoned context)
         if slot.batches:
             slot.batches[0].since = time.monotonic()
-            self._progress.started(slot.worker.uuid, slot.batches[0].cells[0])
+            self._progress.started(slot.worker.key, slot.batches[0].cells[0])
         else:
-            self._progress.idle(slot.worker.uuid)
+            self._progress.idle(slot.worker.key)
 
     def _running(self, slot: _Slot) -> Cell | None:
         first = slot.batches[0] if slot.batches else None
@@ -310,12 +376,17 @@ class Dispatcher:
         left = [p for b in slot.batches for p in b.left_priced()]
         slot.batches.clear()
         self._requeue(slot.queue, left)
-        self._progress.idle(slot.worker.uuid)
+        self._progress.idle(slot.worker.key)
 
     def _requeue(self, q: _Queue, priced: list[tuple[Cell, float]]) -> None:
         q.cells.extendleft(reversed(priced))
 
-    def _worker_died(self, slot: _Slot, exc: RayActorError) -> None:
+    def _worker_died(self, slot: _Slot, exc: RayError) -> None:
+        gone = _node_gone(slot.worker)
+        if gone:  # no cell's fault: its cells go back to the queue, uncounted, and its GPU is given up
+            self._drop_batches(slot)
+            self._lose(slot, gone, f"the worker's last error: {_first_line(exc)}")
+            return
         cell = self._running(slot)
         if cell is None:  # died between batches: nothing of its own lost
             self._drop_batches(slot)
@@ -323,7 +394,8 @@ class Dispatcher:
             return
         suspects = slot.batches[0].left()
         if len(suspects) > 1:  # any of them: the results the worker was gathering died with it
-            self._suspects.update((slot.queue.key, c) for c in suspects)
+            slot.blamed = [(slot.queue.key, c) for c in suspects if (slot.queue.key, c) not in self._suspects]
+            self._suspects.update(slot.blamed)
             named = ", ".join(map(str, suspects[:SUSPECTS_NAMED])) + (" ..." if len(suspects) > SUSPECTS_NAMED else "")
             log.warning("%s died running one of %d cells (its gathered results unsent), each to run alone until "
                         "it has a row: %s: %s", slot.worker.name, len(suspects), named, _first_line(exc))
@@ -331,6 +403,7 @@ class Dispatcher:
             self._probe(slot)
             return
         self._deaths[(slot.queue.key, cell)] += 1
+        slot.blamed = [(slot.queue.key, cell)]
         deaths = self._deaths[(slot.queue.key, cell)]
         log.warning("%s died running %s (%d/%d): %s", slot.worker.name, cell, deaths, MAX_CELL_DEATHS, _first_line(exc))
         if deaths < MAX_CELL_DEATHS:
@@ -364,16 +437,23 @@ class Dispatcher:
     def _probe_answered(self, slot: _Slot) -> None:
         try:
             ray.get(slot.probe)
+            slot.probe, slot.blamed = None, []
+        except ActorUnavailableError as exc:  # not reachable yet: ask again soon, unless its node is gone
             slot.probe = None
-        except ActorUnavailableError:  # still restarting: ask again
-            slot.probe = slot.worker.actor.device_info.remote()
-        except ActorDiedError as exc:
-            self._lose(slot, f"cannot be restarted: {_first_line(exc)}")
+            gone = _node_gone(slot.worker)
+            if gone:
+                self._lose(slot, gone, _first_line(exc))
+            else:
+                slot.retry_at = time.monotonic() + PROBE_RETRY_S
+        except RayError as exc:  # died for good, or cannot be placed again (ActorUnschedulableError: its node is gone)
+            self._lose(slot, _node_gone(slot.worker) or "cannot be restarted", _first_line(exc))
 
     def _expire(self) -> None:
         now = time.monotonic()
         for slot in self._slots:
-            if slot.probe is not None and now >= slot.probe_deadline:
+            if slot.retry_at is not None and now >= slot.retry_at:
+                slot.retry_at, slot.probe = None, slot.worker.actor.device_info.remote()
+            if slot.restarting() and now >= slot.probe_deadline:
                 self._lose(slot, f"not ready {self._plan.start_timeout_s:.0f} s after a restart")
             elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._plan.cell_timeout_s:
                 log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name,
@@ -381,17 +461,41 @@ class Dispatcher:
                 self._fail_running(slot, "timeout", f"no result within {self._plan.cell_timeout_s:.0f} s; worker killed and restarted")
                 self._restart(slot)
 
-    def _lose(self, slot: _Slot, why: str) -> None:
-        slot.lost, slot.probe = True, None
+    def _lose(self, slot: _Slot, why: str, detail: str = "") -> None:
+        """Give `slot`'s GPU up for `why` (the summary's words; `detail` for the log only)."""
+        if slot.blamed and _node_gone(slot.worker):  # the death that was counted was its node's, no cell's
+            log.info("%s: its last death is not counted against %s: its node is gone", slot.worker.name,
+                     ", ".join(str(c) for _, c in slot.blamed[:SUSPECTS_NAMED]))
+            for key in slot.blamed:
+                if key in self._suspects:
+                    self._suspects.discard(key)
+                elif self._deaths[key] > 1:
+                    self._deaths[key] -= 1
+                else:
+                    self._deaths.pop(key, None)
+        slot.lost, slot.probe, slot.retry_at, slot.blamed = True, None, None, []
+        self._drop_batches(slot)
         ray.kill(slot.worker.actor)
         slot.queue.gpus -= 1
         left = 0 if slot.queue.gpus else len(slot.queue.cells)
-        log.error("%s is given up (%s); %d of its cells stay unrun", slot.worker.name, why, left)
-        self._progress.lost(slot.worker.uuid, left)
+        others = f"; its {len(slot.queue.cells)} queued cells go to the other {slot.queue.gpus} GPU(s) of its queue" \
+            if slot.queue.gpus else ""
+        log.error("%s is given up (%s%s); %d of its cells stay unrun%s", slot.worker.name, why,
+                  f"; {detail}" if detail else "", left, others)
+        self._progress.lost(slot.worker.key, left, why)
 
     def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> dict:
         """A row for a cell the worker could not report on itself."""
         return cell_row(slot.worker.device, self._cost.stages[cell.stage], cell, self._plan.run_id, status, reason)
+
+
+def _node_gone(worker: Worker) -> str | None:
+    """Why `worker`'s node is gone (Ray has marked it dead, or no longer lists it), or None while it is alive."""
+    alive = {n["NodeID"]: n["Alive"] for n in ray.nodes()}
+    node = worker.node.node_id
+    if node not in alive:
+        return f"its node {node[:8]} ({worker.node.host}) left the cluster"
+    return None if alive[node] else f"its node {node[:8]} ({worker.node.host}) is dead"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -47,9 +47,15 @@ class Worker:
         return self.device["gpu_uuid"]
 
     @property
+    def key(self) -> str:
+        """This worker among the sweep's: its GPU on its node (two Ray nodes may share a GPU, as in a test of node loss
+        on a one-GPU host)."""
+        return f"{self.uuid}@{self.node.node_id}"
+
+    @property
     def name(self) -> str:
-        """For logs: model, host and the UUID's tail (CUDA ordinals are all 0 inside workers)."""
-        return f"{self.model}@{self.node.host}[{self.uuid[-8:]}]"
+        """For logs: model, host, the UUID's tail (CUDA ordinals are all 0 inside workers) and the node's id's head."""
+        return f"{self.model}@{self.node.host}[{self.uuid[-8:]}, node {self.node.node_id[:6]}]"
 
 
 def gpu_nodes() -> list[GpuNode]:
@@ -87,18 +93,24 @@ def _log_startup(workers: list[Worker], asked: float) -> None:
                  ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items()))
 
 
-def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_timeout_s: float) -> list[Worker]:
+def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_timeout_s: float,
+                  none_here: bool = False) -> list[Worker]:
     """One worker per GPU of the wanted models, each ready (its device_info answered), building the measurer
     registered under the name `measurer` (farm/measure/measurers.py).
 
     Nodes labelled with an unwanted model get no worker; unlabelled nodes get one so that
     NVML can name their model, and it is stopped if unwanted. Raises SweepError, with no
-    worker left running, when the cluster has no GPU or lacks a wanted model.
+    worker left running, when the cluster has no GPU or lacks a wanted model. `none_here`: the
+    cluster is a local Ray of the sweep's own, which the message then does not send the user to.
     """
     measurer_path = measurers.path_of(measurer)  # the workers import a registered path, never a plan's text
     nodes = gpu_nodes()
+    if not nodes and none_here:
+        raise SweepError("no GPU on this machine: Ray found none (`nvidia-smi` should list one; CUDA_VISIBLE_DEVICES "
+                         "must not hide it), or name a cluster that has GPUs with --address")
     if not nodes:
-        raise SweepError("the Ray cluster has no alive node with a GPU resource (ray status shows what it has)")
+        alive = sum(n["Alive"] for n in ray.nodes())
+        raise SweepError(f"the Ray cluster has no GPU: none of its {alive} alive node(s) declares a GPU resource")
     pending: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
     for node in nodes:
         if node.model_label is None or model_wanted(node.model_label, wanted):
@@ -145,3 +157,48 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
     kept = sorted((w for w in workers if model_wanted(w.model, wanted)), key=lambda w: (w.model, w.node.host, w.uuid))
     _log_startup(kept, asked)
     return kept
+
+
+class Recruiter:
+    """GPUs that join the cluster after the sweep started (an autoscaler adding nodes): look() starts a worker on
+    each GPU of a node not seen before whose label does not rule it out; answered() gives it once ready."""
+
+    def __init__(self, measurer: str, options: dict, wanted: tuple[str, ...]) -> None:
+        self._measurer_path = measurers.path_of(measurer)
+        self._options = options
+        self._wanted = wanted
+        self._seen = {n.node_id for n in gpu_nodes()}  # the nodes start_workers had (used or not)
+        self.pending: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
+
+    def look(self) -> None:
+        for node in gpu_nodes():
+            if node.node_id in self._seen:
+                continue
+            self._seen.add(node.node_id)
+            if node.model_label is None or model_wanted(node.model_label, self._wanted):
+                log.info("a node with %d GPU(s) joined: %s (node %s); starting its workers", node.gpus, node.host,
+                         node.node_id[:8])
+                for _ in range(node.gpus):
+                    actor = _spawn(node, self._measurer_path, self._options)
+                    self.pending[actor.device_info.remote()] = (actor, node)
+
+    def answered(self, ref: ray.ObjectRef) -> Worker | None:
+        """The worker whose device_info `ref` is, ready and of a wanted model; None (stopped) otherwise."""
+        actor, node = self.pending.pop(ref)
+        try:
+            worker = Worker(actor, node, ray.get(ref))
+        except RayError as exc:
+            log.error("worker on %s (node %s), which joined mid-sweep, failed to start: %s", node.host,
+                      node.node_id[:8], exc)
+            ray.kill(actor)
+            return None
+        if not model_wanted(worker.model, self._wanted):
+            ray.kill(actor)
+            return None
+        return worker
+
+    def stop(self) -> None:
+        """Stop the workers still starting."""
+        for actor, _ in self.pending.values():
+            ray.kill(actor)
+        self.pending.clear()

@@ -48,6 +48,7 @@ class GpuTally:
     timed_seconds: float = 0.0
     not_run: int = 0
     first_row: float | None = None  # time.monotonic() of its first row
+    lost: str = ""  # why it was given up mid-sweep
 
 
 class Progress:
@@ -103,9 +104,10 @@ class Progress:
             wall = seconds * share
             q.eta.add(cell.key()[:4], e, wall, max((own or wall) - (verify or 0.0), 0.0))
 
-    def lost(self, gpu: str, cells_left: int) -> None:
-        """`gpu` is gone; `cells_left` cells only it could run stay unrun."""
+    def lost(self, gpu: str, cells_left: int, why: str = "") -> None:
+        """`gpu` is gone (`why`); `cells_left` cells only it could run stay unrun."""
         self._gpus[gpu].not_run += cells_left
+        self._gpus[gpu].lost = why or "given up"
         self._queues[self._gpus[gpu].queue].gpus -= 1
 
     def calibrated(self, queue: str, expected: float) -> float:
@@ -140,7 +142,8 @@ class Progress:
         lines = ["sweep summary:"]
         for g in self._gpus.values():
             counts = ", ".join(f"{s} {g.statuses[s]}" for s in STATUSES)
-            lines.append(f"  {g.name}: {counts}" + (f", not run {g.not_run}" if g.not_run else ""))
+            lines.append(f"  {g.name}: {counts}" + (f", not run {g.not_run}" if g.not_run else "")
+                         + (f"; given up: {g.lost}" if g.lost else ""))
         resumed = sum(q.already_done for q in self._queues.values())
         wall = time.monotonic() - self._start
         timed = sum(g.timed_seconds for g in self._gpus.values())

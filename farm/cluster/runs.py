@@ -40,7 +40,7 @@ def run_records(run_id: str, mode: str, workers: list[Worker], progress: Progres
     startup = clock.ready - clock.started
     records = []
     for w in workers:
-        tally = progress.tally(w.uuid)
+        tally = progress.tally(w.key)
         counts = {f"cells_{s}": tally.statuses[s] for s in STATUSES}
         records.append({
             "run_id": run_id, "gpu_model": w.model, "gpu_uuid": w.uuid, "gpu_name": w.device.get("gpu_name"),
@@ -48,7 +48,7 @@ def run_records(run_id: str, mode: str, workers: list[Worker], progress: Progres
             "ended_at": clock.started_at + _dt.timedelta(seconds=wall), "interrupted": interrupted,
             "startup_seconds": startup,
             "first_row_seconds": None if tally.first_row is None else tally.first_row - clock.started,
-            "wall_seconds": wall, **counts, "cells_not_run": tally.not_run, "cells_resumed": progress.resumed(w.uuid),
+            "wall_seconds": wall, **counts, "cells_not_run": tally.not_run, "cells_resumed": progress.resumed(w.key),
             "timed_seconds": tally.timed_seconds,
             "overhead_ratio": (wall - startup) / tally.timed_seconds if tally.timed_seconds > 0 else None,
             "farm_version": __version__, "git_commit": git_commit(), "ray_version": ray.__version__,

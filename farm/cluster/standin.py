@@ -20,6 +20,9 @@ optional: absent matches any), read at every cell. Actions:
 - ``slow``: the cell's time is 5 % longer (its repeats disagree: what adaptive repeats answer);
 - ``fail_start_once`` / ``fail_start`` (no cell fields: checked when a worker builds its measurer): the
   measurer's constructor raises, the first time any worker starts / every time.
+
+EmulatedGpuMeasurer is the stand-in on an emulated GeForce card (farm/cluster/emulated_geforce.py), for the
+tests, which register it (farm.measure.measurers.register): its rows are test data, never a dataset's.
 """
 from __future__ import annotations
 
@@ -32,8 +35,12 @@ from pathlib import Path
 import ray
 
 from farm.cells import Cell
+from farm.cluster.emulated_geforce import CARDS, FakeNvml
 from farm.data.rows import cell_row
+from farm.data.throttle import summarize_samples
+from farm.measure.cell_timer import CellTimer, MeasureOptions
 from farm.measure.device import model_from_name
+from farm.measure.sizing import bytes_needed, memory_skip_reason, reference_plan
 from kernels.registry import stage_named
 
 FAULTS_ENV = "GEMM_FARM_STANDIN_FAULTS"
@@ -140,3 +147,71 @@ class StandinMeasurer:
 
     def needs_restart(self) -> bool:
         return self._poisoned
+
+
+class EmulatedGpuMeasurer(StandinMeasurer):
+    """The stand-in on the emulated GeForce card its node's ``standin.gpu-name`` label names (emulated_geforce.CARDS).
+
+    This worker's pynvml answers as that card (FakeNvml, patched in for the process's life), and the farm's real
+    parts run on it: CellTimer's NVML sampler and cold-mode flush size, the warm-up rule, the throttle summary,
+    the memory rule (free memory from NVML) and the FP64 check's sizing. A cell that runs warms up under the
+    emulated load until the rule ends it, then sleeps the stopping rule's least timing time and `cell_ms` as its
+    timed phase; its timings are the stand-in's.
+    """
+
+    def __init__(self, cell_ms: float = 10.0, prewarm: tuple[str, ...] = (), **plan_options) -> None:
+        super().__init__(cell_ms=cell_ms)
+        card = CARDS.get(self._device["gpu_name"])
+        if card is None:
+            raise ValueError(f"no emulated card is named {self._device['gpu_name']!r} (node label {NAME_LABEL}); "
+                             f"emulated: {', '.join(CARDS)}")
+        self._nvml = FakeNvml(card)
+        self._nvml.patcher().start()  # never stopped: the worker process is the card's for its life
+        major, minor = (int(x) for x in card.compute_capability.split("."))
+        self._cc = 10 * major + minor
+        self._timer = CellTimer(MeasureOptions.from_dict(plan_options), card.pci_bus_id, card.l2_bytes)
+        self._device.update(compute_capability=card.compute_capability, arch=card.arch, sm_count=card.sm_count,
+                            l2_bytes=card.l2_bytes, memory_bytes=card.memory_bytes, max_sm_clock_mhz=card.max_sm_clock_mhz)
+
+    def _free_bytes(self) -> int:
+        import pynvml
+
+        return int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByPciBusId(self._nvml.card.pci_bus_id)).free)
+
+    def measure(self, cell: Cell, run_id: str) -> dict:
+        stage = stage_named(cell.stage)
+        m, n, k = cell.m, cell.n, cell.k
+        reason = stage.unsupported_reason(m, n, k, self._cc) or memory_skip_reason(
+            stage, m, n, k, self._device, self._free_bytes(), self._timer.flush_bytes)
+        if reason:
+            return cell_row(self._device, stage, cell, run_id, "skipped", reason)
+        sampler, warmup = self._timer.sampler, self._timer.options.timing.warmup
+        self._nvml.used_bytes = bytes_needed(stage, m, n, k, self._device, self._timer.flush_bytes)
+        self._nvml.load(True)
+        began = time.perf_counter()
+        if sampler:
+            sampler.start()
+        try:
+            why = None
+            while why is None:
+                clocks, busy = sampler.recent_sm_clocks(warmup.window_s) if sampler else (None, False)
+                why = warmup.decide(time.perf_counter() - began, clocks, busy, telemetry=sampler is not None)
+                time.sleep(0.005)
+            warmed = time.perf_counter()
+            energy = [sampler.energy_mj() if sampler else None]
+            time.sleep(self._timer.options.timing.stopping.min_time_s)  # a real cell's timing lasts at least this
+            row = super().measure(cell, run_id)  # the rest of the timed phase: the stand-in's sleep and timings
+            energy.append(sampler.energy_mj() if sampler else None)
+            timed = [x for x in sampler.stop() if x["t"] >= warmed] if sampler else []
+        finally:
+            self._nvml.load(False)
+            self._nvml.used_bytes = 0
+        if row["status"] != "ok":
+            return row
+        tele = (summarize_samples(timed, sampler.max_sm_clock_mhz, tuple(sampler.unreported)) if sampler
+                else {"telemetry_samples": 0})
+        row.update(tele, telemetry=sampler is not None, warmup_reason=why, warmup_seconds=warmed - began,
+                   energy_timed_j=None if None in energy else (energy[1] - energy[0]) / 1e3,
+                   timing_mode=self._timer.options.timing.mode, flush_bytes=self._timer.flush_bytes or None,
+                   verify_reference=reference_plan(m, n, k, self._device).describe() if stage.is_baseline else f"{stage.baseline} output")
+        return row

@@ -54,17 +54,29 @@ def _partition_dir(root: str, values: tuple) -> str:
     return "/".join([root.rstrip("/"), *parts])
 
 
-def _partition_tables(records: list[dict], root: str, file_schema: pa.Schema) -> dict[str, pa.Table]:
-    """The records as one table per partition directory (converting checks their types)."""
+# A write's files before they are written: (table, partition values) -> that partition's new rows.
+Parts = dict[tuple[str, tuple], pa.Table]
+
+
+def _record_parts(records: list[dict], table: str, file_schema: pa.Schema) -> Parts:
+    """The records as one table per partition (converting checks their types)."""
     groups: dict[tuple, list[dict]] = {}
     for rec in records:
         groups.setdefault(partition_of(rec), []).append(rec)
     # from_pylist takes the schema's columns only: the partition keys stay in the directory names.
-    return {_partition_dir(root, values): pa.Table.from_pylist(group, schema=file_schema) for values, group in groups.items()}
+    return {(table, values): pa.Table.from_pylist(group, schema=file_schema) for values, group in groups.items()}
 
 
-def _write_tables(fs: pafs.FileSystem, tables: dict[str, pa.Table]) -> list[str]:
-    return [write_partition_file(fs, directory, table) for directory, table in tables.items()]
+def write_parts(parts: Parts, output: str) -> list[str]:
+    """Each part as a new file of its partition in the dataset at `output`; returns the files written. A part
+    leaves `parts` once its file is written, so when a write fails, `parts` holds what is still to write."""
+    fs, root = resolve(output)
+    files = []
+    for key in list(parts):
+        table, values = key
+        files.append(write_partition_file(fs, _partition_dir(f"{root}/{table}", values), parts[key]))
+        del parts[key]
+    return files
 
 
 def _floating(field: pa.Field) -> bool:
@@ -101,38 +113,42 @@ def write_rows(rows: list[dict], output: str) -> list[str]:
 def write_row_batches(batches: list[RowBatch], output: str) -> list[str]:
     """Append RowBatches to the dataset at `output`: each partition's rows as one file, their telemetry as
     another; returns the files written."""
-    if not batches:
-        return []
-    fs, root = resolve(output)
+    return write_parts(row_batch_parts(batches), output)
+
+
+def row_batch_parts(batches: list[RowBatch]) -> Parts:
+    """RowBatches as the files they make: each partition's rows as one table, their telemetry as another."""
     rows: dict[tuple, list[pa.RecordBatch]] = defaultdict(list)
     samples: dict[tuple, list[pa.RecordBatch]] = defaultdict(list)
     for b in batches:
         rows[b.partition].append(b.rows)
         if b.telemetry is not None:
             samples[b.partition].append(b.telemetry)
-    tables = {_partition_dir(f"{root}/{ROWS}", p): pa.Table.from_batches(got, FILE_SCHEMA) for p, got in rows.items()}
-    tables |= {_partition_dir(f"{root}/{TELEMETRY}", p): pa.Table.from_batches(got, TELEMETRY_FILE_SCHEMA)
-               for p, got in samples.items()}
-    return _write_tables(fs, tables)
+    parts = {(ROWS, p): pa.Table.from_batches(got, FILE_SCHEMA) for p, got in rows.items()}
+    return parts | {(TELEMETRY, p): pa.Table.from_batches(got, TELEMETRY_FILE_SCHEMA) for p, got in samples.items()}
 
 
 def write_table(records: list[dict], output: str, table: str) -> list[str]:
-    """Append records to table `table` (e.g. "profile") of the dataset at `output`; returns the files written.
+    """Append records to table `table` (e.g. "profile") of the dataset at `output`; returns the files written
+    (table_parts and write_parts: the files before they are written).
 
     The records are checked against the table's schema (unknown columns or wrong types raise
     ValueError / pyarrow errors) before anything is written; missing columns become null.
     Result rows, which carry raw telemetry, go through write_rows.
     """
+    return write_parts(table_parts(records, table), output)
+
+
+def table_parts(records: list[dict], table: str) -> Parts:
+    """Records of table `table` as the files they make, checked against its schema (unknown columns or wrong
+    types raise ValueError / pyarrow errors); missing columns become null."""
     if table not in _TABLES:
         raise ValueError(f"unknown table {table!r}; tables: {', '.join(_TABLES)}")
-    if not records:
-        return []
     schema, file_schema = _TABLES[table]
     unknown = {k for r in records for k in r} - set(schema.names)
     if unknown:
         raise ValueError(f"{table} records have columns the schema lacks: {sorted(unknown)}")
-    fs, root = resolve(output)
-    return _write_tables(fs, _partition_tables(records, f"{root}/{table}", file_schema))
+    return _record_parts(records, table, file_schema)
 
 
 def open_dataset(output: str, table: str = ROWS) -> ds.Dataset:

@@ -9,7 +9,7 @@ a batch, which the driver would pay for every batch of every worker.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -74,3 +74,10 @@ def warm_up() -> None:
 def _telemetry(rows: list[dict]) -> pa.RecordBatch | None:
     samples = [{**{k: r[k] for k in TELEMETRY_JOIN_KEYS}, **x} for r in rows for x in r.get(TELEMETRY_KEY) or ()]
     return pa.RecordBatch.from_pylist(samples, schema=TELEMETRY_FILE_SCHEMA) if samples else None
+
+
+def with_constant(batch: RowBatch, name: str, value) -> RowBatch:
+    """`batch` with column `name` set to `value` in every row: what the driver knows and the workers do not."""
+    i = batch.rows.schema.get_field_index(name)
+    column = pa.repeat(pa.scalar(value, batch.rows.schema.field(i).type), batch.rows.num_rows)
+    return replace(batch, rows=batch.rows.set_column(i, name, column))

@@ -12,7 +12,8 @@ SCHEMA_VERSION = "4"
 SUPPORTED_VERSIONS = ("2", "3", "4")
 ADDED_COLUMNS = {
     "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
-    "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible", "library_algorithm"),
+    "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible", "library_algorithm", "nvml_unreported",
+          "flush_bytes", "plan_cells"),
 }
 
 
@@ -37,6 +38,7 @@ _F = [
     # provenance
     ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
     ("repeat", pa.int32(), "repeat index of the cell within the run (0-based)"),
+    ("plan_cells", pa.int32(), "cells the run's plan gives each GPU (replicate) or GPU model (shard), every repeat counted: the total a progress bar counts to; set by the sweep driver (schema 4; null from `farm bench` and in older data)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the cell finished"),
     ("host", pa.string(), "hostname of the GPU's node"),
     ("gpu_model", pa.string(), "GPU model: node label farm.gpu-model, else the NVML name with spaces as dashes"),
@@ -82,7 +84,7 @@ _F = [
     ("compile_seconds", pa.float64(), "NVRTC compile time (0 when the cache hit); since schema 3 often spent in the background while earlier cells ran"),
     # verification
     ("verified", pa.bool_(), "every element within tolerance of the baseline reference, no NaN"),
-    ("verify_reference", pa.string(), "what the output was compared with"),
+    ("verify_reference", pa.string(), "what the output was compared with; a baseline's FP64 check says whether it covered every element or rows of C in blocks, and what the whole product would have cost (farm/measure/sizing.py)"),
     ("max_abs_error", pa.float64(), "max |x - ref| over C"),
     ("max_scaled_error", pa.float64(), "max |x - ref| / (atol + rtol*|ref|); <= 1 passes"),
     ("mismatches", pa.int64(), "elements outside tolerance (NaN counts)"),
@@ -92,10 +94,11 @@ _F = [
     ("verify_seconds", pa.float64(), "host time to make the inputs, run both sides once and compare (the FP64 product for baselines), s"),
     # timing
     ("timing_mode", pa.string(), "hot: back-to-back launches, L2 warm; cold: L2-sized write before every launch, outside the timed span"),
+    ("flush_bytes", pa.int64(), "cold mode: bytes written before every timed launch to evict the L2 (the GPU's l2_bytes); null in hot mode (schema 4)"),
     ("launch_method", pa.string(), "cuda_graph: a batch captured once and replayed (cold: a graph of one launch after each flush); direct: Python launches; direct_cold: one direct launch per sample after a flush"),
     ("baseline_launch_method", pa.string(), "launch_method of the baseline timed in this cell (a baseline row: its own); a % whose two sides differ is flagged (schema 3; null in schema 2 data)"),
     ("warmup_launches", pa.int32(), "launches before timing"),
-    ("warmup_reason", pa.string(), "clock_settled: SM clock spread < 2% over 100 ms; clock_settled_earlier: so already in the 100 ms before the cell's first launch, with the GPU busy throughout; max_time: never settled in 3 s; no_telemetry"),
+    ("warmup_reason", pa.string(), "clock_settled: SM clock spread < 2% over 100 ms; clock_settled_earlier: so already in the 100 ms before the cell's first launch, with the GPU busy throughout; max_time: never settled in 3 s; fixed_no_clock: the GPU reports no SM clock (nvml_unreported), so a fixed 0.5 s (schema 4); no_telemetry: NVML sampling off"),
     ("warmup_seconds", pa.float64(), "host time from the first warm-up launch to the first timed batch (graph capture included), s"),
     ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
     ("batches", pa.int32(), "timed batches (= samples)"),
@@ -119,6 +122,7 @@ _F = [
     # telemetry over this stage's own timed batches (NVML, sampled every 10 ms)
     ("telemetry", pa.bool_(), "NVML sampling was on"),
     ("telemetry_samples", pa.int32(), "NVML samples inside this stage's timed batches"),
+    ("nvml_unreported", pa.list_(pa.string()), "NVML fields this GPU gave no value for during the cell (sm_clock_mhz, mem_clock_mhz, temp_c, power_w, reasons: no timed sample has it; energy_mj, max_sm_clock_mhz): not supported by the GPU or driver, or failing 10 times in a row; their columns are null and the throttle flags are judged on the rest (schema 4)"),
     ("sm_clock_min_mhz", pa.float64(), "lowest SM clock sampled, MHz"),
     ("sm_clock_median_mhz", pa.float64(), "median SM clock sampled, MHz"),
     ("sm_clock_max_mhz", pa.float64(), "highest SM clock sampled, MHz"),

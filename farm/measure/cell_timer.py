@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
+from functools import cache
+from typing import Annotated, Callable, Literal
+
+from pydantic import Field, Strict, TypeAdapter, ValidationError
 
 from farm.data.throttle import summarize_samples
 from farm.measure.stats import summarize
@@ -37,32 +40,68 @@ class PostCheck:
 @dataclass(frozen=True)
 class MeasureOptions:
     timing: TimingConfig = field(default_factory=TimingConfig)
-    telemetry: bool = True
-    telemetry_interval_s: float = 0.01
-    throttle_policy: str = "flag"
-    max_remeasures: int = 2
+    telemetry: Annotated[bool, Strict()] = True
+    telemetry_interval_s: Annotated[float, Strict(), Field(ge=0.001, le=1.0)] = 0.01  # NVML updates every few ms
+    throttle_policy: Literal[POLICIES] = "flag"
+    max_remeasures: Annotated[int, Strict(), Field(ge=0, le=10)] = 2
 
     def __post_init__(self):
         if self.throttle_policy not in POLICIES:
             raise ValueError(f"throttle policy {self.throttle_policy!r} is not one of {', '.join(POLICIES)}")
 
     @classmethod
+    def problems(cls, raw: dict) -> list[str]:
+        """Every problem of a plan's flat [measure] table, one message each ("name: what is wrong"); none: valid."""
+        unknown = sorted(set(raw) - set(_OPTION_GROUPS))
+        if unknown:
+            return [f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                    f"valid: {', '.join(sorted(_OPTION_GROUPS))}"]
+        try:
+            _adapter().validate_python(_nested(raw))
+        except ValidationError as exc:
+            return [f"{_flat_name(e['loc'])}: {e['msg'].removeprefix('Value error, ')}, got {e['input']!r}" for e in exc.errors()]
+        return []
+
+    @classmethod
     def from_dict(cls, raw: dict) -> "MeasureOptions":
         """From a plan's flat [measure] table: this class's fields plus those of TimingConfig,
-        StoppingRule (stopping) and WarmupRule (prefixed warmup_)."""
-        groups = {
-            "options": {f.name for f in dataclasses.fields(cls)} - {"timing"},
-            "timing": {f.name for f in dataclasses.fields(TimingConfig)} - {"warmup", "stopping"},
-            "stopping": {f.name for f in dataclasses.fields(StoppingRule)},
-            "warmup": {f"warmup_{f.name}" for f in dataclasses.fields(WarmupRule)},
-        }
-        known = set().union(*groups.values())
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
-        pick = lambda group, strip="": {k[len(strip):]: v for k, v in raw.items() if k in groups[group]}  # noqa: E731
-        timing = TimingConfig(**pick("timing"), stopping=StoppingRule(**pick("stopping")), warmup=WarmupRule(**pick("warmup", "warmup_")))
-        return cls(timing=timing, **pick("options"))
+        StoppingRule (stopping) and WarmupRule (prefixed warmup_), each checked for its type and range."""
+        problems = cls.problems(raw)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return _adapter().validate_python(_nested(raw))
+
+
+# Each flat [measure] name and the group it belongs to: MeasureOptions itself, TimingConfig, its StoppingRule, its
+# WarmupRule (names prefixed warmup_).
+_OPTION_GROUPS = {
+    **{f.name: "options" for f in dataclasses.fields(MeasureOptions) if f.name != "timing"},
+    **{f.name: "timing" for f in dataclasses.fields(TimingConfig) if f.name not in ("warmup", "stopping")},
+    **{f.name: "stopping" for f in dataclasses.fields(StoppingRule)},
+    **{f"warmup_{f.name}": "warmup" for f in dataclasses.fields(WarmupRule)},
+}
+
+
+def _nested(raw: dict) -> dict:
+    """The flat table as MeasureOptions' nested fields."""
+    timing: dict = {"stopping": {}, "warmup": {}}
+    options: dict = {"timing": timing}
+    for name, value in raw.items():
+        group = _OPTION_GROUPS[name]
+        target = {"options": options, "timing": timing, "stopping": timing["stopping"], "warmup": timing["warmup"]}[group]
+        target[name.removeprefix("warmup_") if group == "warmup" else name] = value
+    return options
+
+
+def _flat_name(loc: tuple) -> str:
+    """A validation error's location as the [measure] table names it."""
+    name = str(loc[-1]) if loc else "measure"
+    return f"warmup_{name}" if "warmup" in loc[:-1] else name
+
+
+@cache
+def _adapter() -> TypeAdapter:
+    return TypeAdapter(MeasureOptions)
 
 
 def _label(t: float, timing: CellTiming) -> str:
@@ -80,8 +119,9 @@ class CellTimer:
     def __init__(self, options: MeasureOptions, pci_bus_id: str, l2_bytes: int):
         self.options = options
         self.sampler = NvmlSampler(pci_bus_id, options.telemetry_interval_s) if options.telemetry else None
-        self.flush_bytes = FLUSH_L2_MULTIPLE * l2_bytes
         self._flush_buffer = None
+        # Cold mode's flush buffer (a buffer the cell's memory counts); none in hot mode.
+        self.flush_bytes = FLUSH_L2_MULTIPLE * l2_bytes if options.timing.mode == "cold" else 0
 
     def flush(self) -> None:
         """Evict L2: a write of FLUSH_L2_MULTIPLE x its size on the current stream (before a cold launch)."""
@@ -114,7 +154,7 @@ class CellTimer:
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
             mine = [x for x in samples if x["series"] == own]
-            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz) if self.sampler else {"telemetry_samples": 0}
+            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz, tuple(self.sampler.unreported)) if self.sampler else {"telemetry_samples": 0}
             attempts.append((timing, samples, tele, checked))
             if not tele.get("throttled_fraction") or not checked["verified"]:
                 break
@@ -127,6 +167,7 @@ class CellTimer:
         base_median = summarize(base.samples_ms)["median_ms"]
         return {
             "timing_mode": self.options.timing.mode,
+            "flush_bytes": self.flush_bytes or None,
             "launch_method": mine.launch_method,
             "baseline_launch_method": base.launch_method,
             "warmup_launches": mine.warmup_launches,
@@ -156,6 +197,7 @@ class CellTimer:
     @staticmethod
     def _raw(samples: list[dict], timing: CellTiming) -> list[dict]:
         t0 = timing.warmup_window[0]
-        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": int(x["sm_clock_mhz"]),
-                 "mem_clock_mhz": int(x["mem_clock_mhz"]), "temp_c": int(x["temp_c"]), "power_w": x["power_w"],
+        whole = lambda v: None if v is None else int(v)  # noqa: E731 - a field the GPU did not report stays null
+        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": whole(x["sm_clock_mhz"]),
+                 "mem_clock_mhz": whole(x["mem_clock_mhz"]), "temp_c": whole(x["temp_c"]), "power_w": x["power_w"],
                  "reasons": x["reasons"]} for x in samples]

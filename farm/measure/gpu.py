@@ -23,6 +23,7 @@ from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import launcher, unavailable_reason
+from farm.measure.sizing import check_fp64, memory_skip_reason, reference_plan
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
 from kernels.baselines import ExtraBaselineStage
@@ -32,15 +33,6 @@ _DEFAULT_SMEM_LIMIT = 48 * 1024
 # Where a kernel's own baseline cannot run here, these libraries may stand in (same precision class, catalog
 # order); never our own Triton kernel: a kernel's % is against a vendor or framework library.
 FALLBACK_LIBRARIES = ("cuBLAS", "cuBLASLt", "PyTorch")
-_MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
-
-
-def bytes_needed(stage: Stage, m: int, n: int, k: int) -> int:
-    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace,
-    and a baseline's FP64 operands and product."""
-    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
-    fp64_ref = 8 * (m * k + k * n + m * n) if stage.is_baseline else 0
-    return fp32 + fp64_ref
 
 
 def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None):
@@ -193,10 +185,8 @@ class GpuMeasurer:
             return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
         reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc) or unavailable_reason(stage)
         if reason is None:
-            free, _ = cupy.cuda.runtime.memGetInfo()
-            need = bytes_needed(stage, cell.m, cell.n, cell.k)
-            if need > _MEMORY_HEADROOM * free:
-                reason = f"needs {need / 2**30:.2f} GiB of device memory, {free / 2**30:.2f} GiB free"
+            reason = memory_skip_reason(stage, cell.m, cell.n, cell.k, self._device, cupy.cuda.runtime.memGetInfo()[0],
+                                        self._timer.flush_bytes)
         if reason:
             return {**row, "status": "skipped", "status_reason": reason}
         try:
@@ -251,9 +241,8 @@ class GpuMeasurer:
             checks.refill(a, b, stage.dtype, self._seed())
 
         if stage.is_baseline:
-            def check() -> dict:  # the library's output against an FP64 product of the inputs as they are now
-                exact = checks.to_float64(a, stage.dtype) @ checks.to_float64(b, stage.dtype)
-                return checks.compare(ref, exact, tol)
+            def check() -> dict:  # the library's output against an FP64 product of the inputs as they are now, sized for the card
+                return check_fp64(checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng)
 
             def prepare() -> None:
                 fresh_inputs()
@@ -261,7 +250,7 @@ class GpuMeasurer:
 
             checks.poison(ref)
             baseline_run()
-            out = {**check(), "verify_reference": "fp64 product of the same inputs (cupy float64 matmul)",
+            out = {**check(),
                    "library_algorithm": baseline_run.algorithm() if hasattr(baseline_run, "algorithm") else None}
             launches, own = {"baseline": baseline_run}, "baseline"
         else:

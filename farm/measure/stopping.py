@@ -10,6 +10,15 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field, Strict
+
+# Option types, checked when a plan's [measure] table is read (farm.measure.cell_timer.MeasureOptions.from_dict):
+# strict, so that a TOML string or a boolean is never taken for a number.
+Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
+Seconds = Annotated[float, Strict(), Field(gt=0, le=3600)]
+Fraction = Annotated[float, Strict(), Field(gt=0, lt=1)]
 
 
 def relative_noise(samples: list[float]) -> float:
@@ -23,11 +32,11 @@ def relative_noise(samples: list[float]) -> float:
 
 @dataclass(frozen=True)
 class StoppingRule:
-    min_samples: int = 10
-    target_noise: float = 0.005  # stop once every series' noise is at or below this
-    min_time_s: float = 0.2  # of timed batches, per cell
-    max_time_s: float = 20.0  # per cell, warm-up excluded
-    max_samples: int = 1000
+    min_samples: Count = 10
+    target_noise: Fraction = 0.005  # stop once every series' noise is at or below this
+    min_time_s: Annotated[float, Strict(), Field(ge=0, le=3600)] = 0.2  # of timed batches, per cell
+    max_time_s: Seconds = 20.0  # per cell, warm-up excluded
+    max_samples: Count = 1000
 
     def decide(self, series: list[list[float]], elapsed_s: float) -> str | None:
         """Why to stop now ('converged', 'max_time', 'max_samples'), or None to go on."""
@@ -48,20 +57,30 @@ class WarmupRule:
     The window reaches back before the cell's first launch (the sampler runs for the worker's
     life), so when the GPU was busy throughout it (no sample with NVML's GPU-idle reason), as when
     the previous cell or this cell's verification ran moments ago, a settled clock ends warm-up at
-    once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`.
+    once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`. A GPU that reports no
+    clock-event reasons is never seen busy, so it always warms up at least `min_s`; one that reports
+    no SM clock (some GeForce laptops and drivers) cannot show a settled clock at all: it warms up a
+    fixed `fixed_s` ('fixed_no_clock'), where waiting for a settled clock it cannot see would cost every
+    cell the full `max_s`.
     """
 
-    min_s: float = 0.05
-    max_s: float = 3.0
-    window_s: float = 0.1
-    tolerance: float = 0.02  # (max - min) / max of the window's SM clocks
+    min_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.05
+    max_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 3.0
+    window_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.1
+    tolerance: Fraction = 0.02  # (max - min) / max of the window's SM clocks
+    fixed_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.5
 
     def settled(self, clocks: list[float]) -> bool:
         return len(clocks) >= 5 and (max(clocks) - min(clocks)) <= self.tolerance * max(clocks)
 
-    def decide(self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False) -> str | None:
-        """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'no_telemetry'), or None
-        to go on. `busy`: no sample of the window had the GPU idle."""
+    def decide(self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False,
+               telemetry: bool = False) -> str | None:
+        """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'fixed_no_clock', 'no_telemetry'),
+        or None to go on. `recent_clocks`: the SM clocks sampled in the window, None where none can be read
+        (`telemetry`: NVML sampling is on, so the GPU itself reports no SM clock). `busy`: every sample of the
+        window had clock-event reasons, none of them GPU-idle."""
+        if recent_clocks is None and telemetry:
+            return "fixed_no_clock" if elapsed_s >= self.fixed_s else None
         if elapsed_s < self.min_s:
             return "clock_settled_earlier" if busy and recent_clocks and self.settled(recent_clocks) else None
         if recent_clocks is None:

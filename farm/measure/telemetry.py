@@ -1,21 +1,36 @@
-"""NVML sampling on a background thread while a cell is timed.
+"""NVML sampling on a background thread while a cell is timed, field by field.
 
-The sampler reads SM and memory clocks, temperature, power, the total energy counter
-and the clock-event reasons every `interval_s`; each sample has a host timestamp so
-the timing loop can attribute it to the batch (kernel or baseline) running then.
-One NVML query costs 2-400 us (more in a virtual machine); the thread sleeps between samples.
+The sampler reads SM and memory clocks, temperature, power and the clock-event reasons every
+`interval_s`, the total energy counter around each timed phase, and the maximum SM clock once; each
+sample has a host timestamp so the timing loop can attribute it to the batch (kernel or baseline)
+running then. One NVML query costs 2-400 us (more in a virtual machine); the thread sleeps between
+samples.
 
-The thread runs from the first cell on, between cells too, so that warm-up can see
-whether the clock was already settled before the cell began (farm.measure.stopping.WarmupRule);
-a cell's samples are those taken since its `start()`.
+Every query stands alone, because GeForce boards, laptops above all, and some drivers answer some of
+them with NOT_SUPPORTED (NVML's API reference promises full support only to data-centre and
+workstation boards): such a field is `None` in every sample from then on and is never asked again; a
+field that fails otherwise is `None` in that sample only, and is given up after `GIVE_UP_AFTER`
+failures in a row. `unreported` says which fields this GPU did not give, and why; the thread never
+dies of a query.
+
+The thread runs from the first cell on, between cells too, so that warm-up can see whether the clock
+was already settled before the cell began (farm.measure.stopping.WarmupRule); a cell's samples are
+those taken since its `start()`.
 """
 from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
+
+from farm.data.throttle import SAMPLED_FIELDS as SAMPLED
 
 _GPU_IDLE = 0x1  # nvmlClocksEventReasonGpuIdle
 _KEEP_S = 2.0  # samples older than this before a cell's start are dropped
+GIVE_UP_AFTER = 10  # failures in a row after which a field counts as not reported
+FIELDS = (*SAMPLED, "energy_mj", "max_sm_clock_mhz")
+# Errors that mean "never": the GPU or driver does not have it, or this binding's library lacks the function.
+_NEVER = ("NVMLError_NotSupported", "NVMLError_FunctionNotFound")
 
 
 class NvmlSampler:
@@ -23,37 +38,58 @@ class NvmlSampler:
         import pynvml
 
         self._nvml = pynvml
-        pynvml.nvmlInit()
-        self._handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
         self.interval_s = interval_s
-        self.max_sm_clock_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._handle, pynvml.NVML_CLOCK_SM))
+        self.unreported: dict[str, str] = {}  # field -> why this GPU gave no value
+        self._failures = dict.fromkeys(FIELDS, 0)
+        self._handle = None
+        try:
+            pynvml.nvmlInit()
+            self._handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+        except pynvml.NVMLError as exc:
+            self.unreported = dict.fromkeys(FIELDS, f"NVML unavailable: {type(exc).__name__}")
+        nv = pynvml
+        self._queries: dict[str, Callable] = {
+            "sm_clock_mhz": lambda h: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
+            "mem_clock_mhz": lambda h: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
+            "temp_c": lambda h: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+            "power_w": lambda h: nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            # nvidia-ml-py before the rename has only the old name
+            "reasons": lambda h: int((getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                                      or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(h)),
+            "energy_mj": lambda h: float(nv.nvmlDeviceGetTotalEnergyConsumption(h)),
+            "max_sm_clock_mhz": lambda h: float(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
+        }
+        self.max_sm_clock_mhz = self._read("max_sm_clock_mhz")
         self._samples: list[dict] = []
         self._lock = threading.Lock()
         self._cell_began = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def _read(self, field: str) -> float | int | None:
+        """One field's value, None where this GPU does not give it (now or for good: see `unreported`)."""
+        if field in self.unreported:
+            return None
+        try:
+            value = self._queries[field](self._handle)
+        except Exception as exc:  # noqa: BLE001 - no query may stop the sampler
+            name = type(exc).__name__
+            if name in _NEVER or isinstance(exc, AttributeError):
+                self.unreported[field] = "not supported" if name != "NVMLError_FunctionNotFound" else "no such NVML function"
+            else:
+                self._failures[field] += 1
+                if self._failures[field] >= GIVE_UP_AFTER:
+                    self.unreported[field] = f"failed {GIVE_UP_AFTER} times in a row ({name})"
+            return None
+        self._failures[field] = 0
+        return value
+
     def energy_mj(self) -> float | None:
         """Total energy counter (mJ since driver load); None where the GPU does not report it."""
-        try:
-            return float(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle))
-        except self._nvml.NVMLError:
-            return None
+        return self._read("energy_mj")
 
     def sample(self) -> dict:
-        nv, h = self._nvml, self._handle
-        try:
-            reasons = nv.nvmlDeviceGetCurrentClocksEventReasons(h)
-        except AttributeError:  # nvidia-ml-py before the rename
-            reasons = nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)
-        return {
-            "t": time.perf_counter(),
-            "sm_clock_mhz": float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
-            "mem_clock_mhz": float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
-            "temp_c": float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
-            "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
-            "reasons": int(reasons),
-        }
+        return {"t": time.perf_counter(), **{field: self._read(field) for field in SAMPLED}}
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -83,9 +119,16 @@ class NvmlSampler:
             self._thread.join()
             self._thread = None
 
-    def recent_sm_clocks(self, seconds: float) -> tuple[list[float], bool]:
-        """SM clocks sampled in the last `seconds`, and whether none of those samples saw the GPU idle."""
+    def recent_sm_clocks(self, seconds: float) -> tuple[list[float] | None, bool]:
+        """SM clocks sampled in the last `seconds` (None: this GPU reports no SM clock), and whether the GPU was
+        seen busy throughout: every one of those samples has clock-event reasons, none of them GPU-idle (a GPU
+        that reports no reasons is never seen busy)."""
         now = time.perf_counter()
         with self._lock:
             recent = [x for x in self._samples if now - x["t"] <= seconds]
-        return [x["sm_clock_mhz"] for x in recent], not any(x["reasons"] & _GPU_IDLE for x in recent)
+        if "sm_clock_mhz" in self.unreported:
+            clocks = None
+        else:
+            clocks = [x["sm_clock_mhz"] for x in recent if x["sm_clock_mhz"] is not None]
+        busy = bool(recent) and all(x["reasons"] is not None and not x["reasons"] & _GPU_IDLE for x in recent)
+        return clocks, busy

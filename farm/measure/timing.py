@@ -18,19 +18,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Annotated, Callable, Literal
 
-from farm.measure.stopping import StoppingRule, WarmupRule
+from pydantic import Field, Strict
+
+from farm.measure.stopping import Count, StoppingRule, WarmupRule
 
 MODES = ("hot", "cold")
 
 
 @dataclass(frozen=True)
 class TimingConfig:
-    mode: str = "hot"
-    target_batch_ms: float = 10.0  # hot: launches per batch chosen so a batch lasts about this long
-    max_launches_per_batch: int = 200
-    use_graphs: bool = True
+    mode: Literal[MODES] = "hot"
+    target_batch_ms: Annotated[float, Strict(), Field(gt=0, le=10_000)] = 10.0  # hot: launches per batch chosen so a batch lasts about this long
+    max_launches_per_batch: Count = 200
+    use_graphs: Annotated[bool, Strict()] = True
     warmup: WarmupRule = field(default_factory=WarmupRule)
     stopping: StoppingRule = field(default_factory=StoppingRule)
 
@@ -160,7 +162,7 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
         if checked is None or now - checked >= 0.01:  # telemetry moves every 10 ms: no need to look more often
             checked = now
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
-            warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy)
+            warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
     for s in series.values():
         s.prepare()
     warm_ended = time.perf_counter()

@@ -1,0 +1,133 @@
+"""Checks sized for the card: the device memory a cell needs (skipped with the reason before anything is allocated
+when it does not fit), and how much of a baseline's output is checked against an FP64 product.
+
+A baseline row (cuBLAS, cuBLASLt, PyTorch, Triton) is checked against the FP64 product of its own inputs. On a
+data-centre chip FP64 runs at half the FP32 rate and the whole product costs milliseconds; GeForce chips run it at
+1/64 (the CUDA guide's throughput table below), so an RTX 3050 Laptop would spend about 10 s on the FP64 product
+of an 8192^3 cell, and the FP64 copies of A, B and C alone (1.5 GiB) would take 40 % of its 3.68 GiB. So the
+product is checked whole only when it is estimated to take at most `FP64_BUDGET_S` at the chip's FP64 peak and
+its operands take at most a quarter of the card's memory; otherwise on blocks of `BLOCK_ROWS` rows of C (the
+first and last blocks, where edge tiles are, and the rest drawn at random for every check), as many as the budget
+buys: each checked element is checked exactly as before (same tolerance, NaN never passes), and the row's
+`verify_reference` says how many rows were checked and what the whole product would have cost. What a block
+check proves: every element of those rows; a wrong element elsewhere is missed, a fault spanning f rows (a
+wrong tile) is caught with probability 1 - (1 - checked/M)^(f/BLOCK_ROWS). Every kernel row is still compared
+with its baseline's output element by element, so a baseline gone wrong in unchecked rows shows up there too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from farm.measure.tolerance import Tolerance
+from kernels.registry import Stage
+
+CUDA_GUIDE = ("CUDA C++ Programming Guide, Arithmetic Instructions throughput table: 64-bit floating-point add, "
+              "multiply, multiply-add results per clock per SM: 32 on 8.0, 2 on 8.6, 8.9 and 12.0, 64 on 9.0 and 10.0, "
+              "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions")
+# FP64 FLOP per clock per SM (an FMA is 2), per architecture (CUDA_GUIDE); an unknown architecture counts as the slowest.
+FP64_FLOP_PER_CLOCK = {"sm_80": 64, "sm_86": 4, "sm_89": 4, "sm_90": 128, "sm_100": 128, "sm_120": 4}
+SLOWEST_FP64 = 4
+FALLBACK_CLOCK_MHZ = 1000.0  # where the device facts lack the max SM clock: low, so the time estimate errs long
+FP64_BUDGET_S = 0.25  # estimated FP64 seconds a baseline's check may cost at the chip's peak
+FULL_MEMORY_SHARE = 0.25  # of the card's memory the whole product's FP64 operands may take
+BLOCK_ROWS = 32
+MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
+
+
+@dataclass(frozen=True)
+class ReferencePlan:
+    """How a baseline's m x n output is checked: `rows` of its m rows (all of them: the whole product)."""
+
+    m: int
+    n: int
+    k: int
+    rows: int  # rows of C checked
+    full: bool  # the whole product at once (else in blocks of BLOCK_ROWS)
+    full_seconds: float  # the whole product's estimated FP64 time at the chip's peak
+    arch: str
+
+    @property
+    def device_bytes(self) -> int:
+        """FP64 memory at the peak of the check: B widened once, and A's rows and the product of one block (or all)."""
+        rows = self.m if self.full else BLOCK_ROWS
+        return 8 * (self.k * self.n + rows * self.k + rows * self.n)
+
+    def blocks(self, rng: np.random.Generator) -> list[tuple[int, int]]:
+        """(first row, rows) of each block to check: the whole of C, or the first and last blocks and the rest at
+        random among the aligned blocks, none twice."""
+        if self.full:
+            return [(0, self.m)]
+        starts = list(range(0, self.m, BLOCK_ROWS))
+        if self.rows == self.m:
+            return [(s, min(BLOCK_ROWS, self.m - s)) for s in starts]
+        middle = starts[1:-1]
+        picked = rng.choice(len(middle), size=min(self.rows // BLOCK_ROWS - 2, len(middle)), replace=False) if middle else []
+        chosen = sorted({starts[0], starts[-1], *(middle[i] for i in picked)})
+        return [(s, min(BLOCK_ROWS, self.m - s)) for s in chosen]
+
+    def describe(self) -> str:
+        what = "fp64 product of the same inputs (cupy float64 matmul)"
+        if self.full:
+            return f"{what}, every element (est. {self.full_seconds:.3g} s of FP64 at the chip's peak)"
+        if self.rows == self.m:
+            return (f"{what}, every element, in blocks of {BLOCK_ROWS} rows: the whole product's FP64 operands would take "
+                    f"over {FULL_MEMORY_SHARE:.0%} of the card's memory (est. {self.full_seconds:.3g} s of FP64)")
+        share = self.rows / self.m
+        tile = 1 - (1 - share) ** (128 / BLOCK_ROWS)
+        return (f"{what} on {self.rows} of {self.m} rows of C, blocks of {BLOCK_ROWS} (first, last, the rest at random): "
+                f"the whole product would take est. {self.full_seconds:.3g} s at {self.arch}'s FP64 rate, "
+                f"{FP64_FLOP_PER_CLOCK.get(self.arch, SLOWEST_FP64)} FLOP/clock/SM; a wrong element elsewhere is missed, "
+                f"a wrong 128-row tile caught with probability {tile:.0%}")
+
+
+def _fp64_flops_per_s(device: dict) -> float:
+    per_clock = FP64_FLOP_PER_CLOCK.get(device.get("arch", ""), SLOWEST_FP64)
+    return per_clock * device["sm_count"] * (device.get("max_sm_clock_mhz") or FALLBACK_CLOCK_MHZ) * 1e6
+
+
+def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_BUDGET_S) -> ReferencePlan:
+    """The FP64 check a baseline of m x n x k gets on `device` (its provenance columns: arch, sm_count,
+    memory_bytes, max_sm_clock_mhz where known)."""
+    rate = _fp64_flops_per_s(device)
+    full_s = 2.0 * m * n * k / rate
+    full_bytes = 8 * (m * k + k * n + m * n)
+    fits = full_bytes <= FULL_MEMORY_SHARE * device["memory_bytes"]
+    if full_s <= budget_s:
+        return ReferencePlan(m, n, k, m, fits, full_s, device.get("arch", "?"))
+    # whole blocks the budget buys, at least the first and the last
+    afford = int(budget_s * rate / (2.0 * n * k)) // BLOCK_ROWS * BLOCK_ROWS
+    return ReferencePlan(m, n, k, min(max(afford, 2 * BLOCK_ROWS), m), False, full_s, device.get("arch", "?"))
+
+
+def bytes_needed(stage: Stage, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
+    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace,
+    a baseline's FP64 check (reference_plan), and cold mode's L2 flush buffer."""
+    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
+    fp64 = reference_plan(m, n, k, device).device_bytes if stage.is_baseline else 0
+    return fp32 + fp64 + flush_bytes
+
+
+def memory_skip_reason(stage: Stage, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0) -> str | None:
+    """Why the cell cannot run in `free_bytes` of device memory (a `skipped` row's reason), None when it fits."""
+    need = bytes_needed(stage, m, n, k, device, flush_bytes)
+    if need <= MEMORY_HEADROOM * free_bytes:
+        return None
+    return f"needs {need / 2**30:.2f} GiB of device memory, {free_bytes / 2**30:.2f} GiB free"
+
+
+def check_fp64(checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePlan, rng: np.random.Generator) -> dict:
+    """Verification columns of a baseline's FP32 output `out` = a.b against the FP64 product, on the rows `plan`
+    says (farm.measure.checks.Checks.compare on each block, merged)."""
+    b64 = checks.to_float64(b, dtype)
+    merged: dict | None = None
+    for first, rows in plan.blocks(rng):
+        exact = checks.to_float64(a[first:first + rows], dtype) @ b64
+        cols = checks.compare(out[first:first + rows], exact, tol)
+        del exact
+        merged = cols if merged is None else {
+            **merged, "verified": merged["verified"] and cols["verified"], "mismatches": merged["mismatches"] + cols["mismatches"],
+            "max_abs_error": max(merged["max_abs_error"], cols["max_abs_error"]),  # compare counts NaN as infinite
+            "max_scaled_error": max(merged["max_scaled_error"], cols["max_scaled_error"])}
+    return {**merged, "verify_reference": plan.describe()}
