@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|geforce|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|geforce|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -176,6 +176,26 @@ print('statuses', dict(Counter(r['status'] for r in t)))"
 print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('repeat'), 'string')).to_pylist())"
     for f in compare-aa1-aa2 compare-aa1-aa2-history compare-aa1-repeats; do echo "== $f"; sed -n '/^Per GPU model/,$p' "$OUT/$f.txt"; done
     echo "== planted (run aa2's samples x (1+x))"; cat "$OUT/plant.txt" ;;
+  aaruns)  # issue 26: four runs of one commit, one repeat each (plans/aa-runs.toml, 316 cells, about 85 s a run on an
+    # H100), compared as sides of two runs (r1,r3 against r2,r4: the run is the unit of noise), then single runs (r1
+    # against r2: what one run a side gives), and slowdowns planted in side B. With the aa step's results resumed
+    # (.resume/results.tgz holding runs aa1 and aa2) their repeats and their run pair are the noise history, and
+    # aa1,r1,r3 against aa2,r2,r4 is compared too (three runs a side; aa1/aa2 came from an earlier commit of the same
+    # measurement code).
+    prewarm
+    node 0 head; sleep 3
+    for i in 1 2 3 4; do PLAN=plans/aa-runs.toml sweep "r$i" || break; done
+    ray stop --force > /dev/null 2>&1
+    python3 -m farm compare r1,r3 r2,r4 --data "$RES" > "$OUT/compare-runs2.txt"
+    python3 -m farm compare r1 r2 --data "$RES" > "$OUT/compare-r1-r2.txt"
+    python3 -m farm compare r1,r3 r2,r4 --data "$RES" --plant 1,2,3,5 > "$OUT/plant-runs2.txt"
+    names=(compare-runs2 compare-r1-r2 plant-runs2)
+    if [ -d "$RES/rows" ] && ls "$RES"/rows/*/ | grep -q "run_id=aa1"; then
+      python3 -m farm compare aa1,r1,r3 aa2,r2,r4 --data "$RES" > "$OUT/compare-runs3.txt"
+      python3 -m farm compare aa1,r1,r3 aa2,r2,r4 --data "$RES" --plant 1,2,3,5 > "$OUT/plant-runs3.txt"
+      names+=(compare-runs3 plant-runs3)
+    fi
+    for f in "${names[@]}"; do echo "== $f"; sed -n '/^Common shift\|^ planted/,$p' "$OUT/$f.txt"; done ;;
   geforce)  # issue 29: the FP64 check sized for the card still catches the planted errors, whole and in row blocks
     # (each check's time and verify_reference printed in the log); then plans/laptop.toml end to end on this GPU
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"

@@ -201,10 +201,14 @@ def _dataset_rows(path: str) -> list[dict]:
     return [{**r, "dataset": path} for r in read_table(path).to_pylist()]
 
 
-def _run_rows(rows: list[dict], run: str, path: str) -> list[dict]:
-    picked = [r for r in rows if r["run_id"] == run]
-    if not picked:
-        raise ValueError(f"no rows for run {run} in {path}; runs there: {', '.join(sorted({r['run_id'] for r in rows})) or 'none'}")
+def _run_rows(rows: list[dict], runs: str, path: str) -> list[dict]:
+    """Rows of one run, or of several (comma-separated: a side of several runs)."""
+    picked = []
+    for run in _split(runs):
+        mine = [r for r in rows if r["run_id"] == run]
+        if not mine:
+            raise ValueError(f"no rows for run {run} in {path}; runs there: {', '.join(sorted({r['run_id'] for r in rows})) or 'none'}")
+        picked += mine
     return picked
 
 
@@ -225,6 +229,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history, apart=(rows_a, rows_b))
     extra: dict = {}
     if args.aa or args.gpu_to_gpu:
+        if len(_split(args.run_a)) > 1:
+            raise ValueError("--aa and --gpu-to-gpu take one run")
         result = (compare.compare_repeats if args.aa else compare.compare_gpus)(rows_a, args.run_a, args.tolerance, model)
         if not result:
             print(f"run {args.run_a} has no cell measured {'twice on one GPU' if args.aa else 'on two GPUs of one model'} "
@@ -244,6 +250,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
     stats = compare.summary(result)
     extra["rates"] = compare.rates(result)
+    if args.run_b:
+        extra["common_shift"] = compare.common_shift(result)
     if args.json:
         print(json.dumps({"summary": stats, **extra, "cells": [
             {"key": list(c.key), "a_ms": c.a.median_ms, "b_ms": c.b.median_ms, "diff": c.diff, "band": c.band, "verdict": c.verdict,
@@ -251,6 +259,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             for c in result]}, indent=2, default=str))
     else:
         print(compare.format_table(result))
+        if args.run_b:
+            print("\n" + compare.format_shift(compare.common_shift(result)))
         print("\nPer GPU model and family (between repeats, or runs of identical code, every FASTER/SLOWER is a false difference):")
         print(compare.format_rates(extra["rates"]))
         print(json.dumps(stats))
@@ -403,8 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
                                    "and runs of one commit); a verdict needs the 99% band of the difference to clear the "
                                    "tolerance, SAME the equivalence test's 90% band to lie within it: see farm/analysis/compare.py.")
-    p.add_argument("run_a")
-    p.add_argument("run_b", nargs="?")
+    p.add_argument("run_a", help="run id, or run ids separated by commas: a side of several runs (the run is then the "
+                                 "unit of noise: run-level noise shrinks with the number of runs, not of repeats)")
+    p.add_argument("run_b", nargs="?", help="as RUN_A")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
     p.add_argument("--gpu-to-gpu", action="store_true", help="compare the same-model GPUs of RUN_A with each other")
     p.add_argument("--tolerance", type=float, default=0.01, help="relative difference that counts as practically nil (default 0.01)")

@@ -186,7 +186,12 @@ def test_change_points_on_the_shipped_series_mark_card_changes_as_environment(tm
     pipe = marked[(marked["stage"] == "h_wmma_pipe_bf16") & (marked["m"] == 8192)]
     assert len(pipe) == 1 and pipe["diff_pct"].iloc[0] == pytest.approx(25.5, abs=1)
     assert not pipe["change"].iloc[0] and pipe["environment"].iloc[0].startswith("card ")
-    assert (marked["environment"] != "").all(), "every step in the shipped data crosses a card change"
+    aa = marked["dataset"] == "h100-aa"
+    assert (marked.loc[~aa, "environment"] != "").all(), "every other step in the shipped data crosses a card change"
+    # the H100 A/A pair (identical code, one card): 19 of its 316 series step between the runs, 15 with a clock or
+    # power-cap change named; 4 moved beyond the run noise learned over all of them with nothing else differing
+    # (triton_fp16 1024^3 +18 %, regblock 1024^3 -4.5 %...): heavy-tailed run-level noise, 1.3 % of the series
+    assert (aa & (marked["environment"] == "")).sum() <= 0.02 * 316
     per_series = hist.groupby(history.SERIES, dropna=False)["verdict"].apply(lambda v: (v != "").sum())
     assert isinstance(per_series, pd.Series) and per_series.max() <= 2
 
@@ -215,6 +220,12 @@ def test_compare_across_two_dataset_paths(tmp_path, capsys):
     assert "measured no cell in common" in capsys.readouterr().err
     assert main(["compare", "nope", "ref", "--data", same_id]) == 2
     assert "no rows for run nope" in capsys.readouterr().err
+    several = _write(tmp_path, "several", [r for side in _sides_of_runs(12, 2, cells=12) for r in side])
+    assert main(["compare", "a0,a1", "b0,b1", "--data", several]) == 0
+    out = capsys.readouterr().out
+    assert "Common shift: B is" in out and "over all 12 cells" in out
+    assert main(["compare", "a0,a1", "--aa", "--data", several]) == 2
+    assert "--aa and --gpu-to-gpu take one run" in capsys.readouterr().err
 
 
 def test_aa_prints_the_false_difference_rate_per_gpu_model_and_family(tmp_path, capsys):
@@ -225,3 +236,58 @@ def test_aa_prints_the_false_difference_rate_per_gpu_model_and_family(tmp_path, 
     single = _write(tmp_path, "single", history_runs(0, runs=1, cells=3, repeats=1))
     assert main(["compare", "h0", "--aa", "--data", single]) == 1
     assert "no cell measured twice on one GPU" in capsys.readouterr().err
+
+
+def _sides_of_runs(seed: int, runs: int, step: float = 0.0, **kw) -> tuple[list[dict], list[dict]]:
+    rng = random.Random(seed)
+    a = [r for i in range(runs) for r in run_rows(f"a{i}", rng, commit="c1", **kw)]
+    b = [r for i in range(runs) for r in run_rows(f"b{i}", rng, commit="c1", step=step, **kw)]
+    return a, b
+
+
+def test_sides_of_several_runs_average_run_level_noise():
+    """As on the H100's A/A (plans/aa.toml): repeats within a run agree to 0.1 % while the run moves a cell by 0.5 %
+    (the robust spread of that A/A's run-to-run differences). One run a side seldom tells a 3 % step from that; three
+    runs a side (one repeat each) do, at least 90 % of the time, and identical code stays at or under 1 % false
+    differences. History: A/A runs of the same noise (their run pairs teach the run variance)."""
+    noise = dict(repeat_sd=0.001, run_sd=0.005, within_sd=0.001)
+    history = history_runs(7, runs=4, repeats=2, **noise)
+    aa = []
+    for seed in range(4):
+        a, b = _sides_of_runs(seed, 3, repeats=1, **noise)
+        comps = compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))
+        assert all(c.noise.startswith("runs 3 vs 3") for c in comps)
+        aa += comps
+    assert compare.summary(aa)["difference_rate"] <= 0.01
+    found = {}
+    for runs in (1, 3):
+        detected = []
+        for seed in range(4):
+            a, b = _sides_of_runs(50 + seed, runs, step=0.03, repeats=1 if runs > 1 else 2, **noise)
+            detected += [c.verdict == "SLOWER" for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))]
+        found[runs] = sum(detected) / len(detected)
+    assert found[3] >= 0.9 and found[1] <= found[3] - 0.2, found
+
+
+def test_common_shift_reports_what_every_cell_shares():
+    a, b = _sides_of_runs(3, 1, step=0.02)
+    model = NoiseModel.learn(history_runs(2, runs=4) + a + b, apart=(a, b))
+    shift = compare.common_shift(compare.compare_rows(a, b, model=model))
+    assert shift["cells"] == 60 and shift["low"] < 0.02 < shift["high"] and shift["shift"] == pytest.approx(0.02, abs=0.004)
+    assert "B is 2." in compare.format_shift(shift) and "% slower than A over all 60 cells" in compare.format_shift(shift)
+    same = compare.common_shift(compare.compare_rows(*_sides_of_runs(4, 1), model=model))
+    assert same["low"] < 0 < same["high"]
+    assert compare.common_shift(compare.compare_rows(a[:9], b[:9], model=model)) is None
+
+
+def test_single_runs_get_no_verdict_on_unmeasured_run_noise():
+    """Run-level noise is the GPU model's own: an H200's A/A run pairs say nothing of an H100's, and a single run a
+    side whose run noise was never measured is UNCLEAR with the reason, not SAME on a guessed prior."""
+    quiet = dict(repeat_sd=0.002, run_sd=0.001)  # the first A/A test's quiet cells: 95 % SAME with history
+    a, b = _sides_of_runs(5, 1, **quiet)
+    h200 = [{**r, "gpu_model": "H200"} for r in history_runs(6, runs=4, **quiet)]
+    comps = compare.compare_rows(a, b, model=NoiseModel.learn(h200 + a + b, apart=(a, b)))
+    assert {c.verdict for c in comps} == {"UNCLEAR"}
+    assert all("run-to-run noise never measured on this GPU model" in c.reason and c.noise.endswith("run: prior") for c in comps)
+    learned = compare.compare_rows(a, b, model=NoiseModel.learn(history_runs(6, runs=4, **quiet) + a + b, apart=(a, b)))
+    assert sum(c.verdict == "SAME" for c in learned) >= 0.85 * len(learned)

@@ -18,7 +18,13 @@ With a tolerance `tol` (default 1 %), on the log scale:
   SAME     the whole band d +- u lies within +-tol: any difference is practically nil;
   SLOWER   the band excludes 0 and d > tol (FASTER: the band excludes 0 and d < -tol);
   UNCLEAR  anything else (the reason says so where it is not the noise: no samples, one repeat of a cell whose class
-           has no history). More repeats narrow the band (farm/cluster/repeats.py adds them where a cell needs them).
+           has no history, one run a side where v is the prior: no A/A run pair of that GPU model measured it, and
+           an H100's short kernels showed runs 0.5 % apart and up to 17 %, far beyond any prior). More repeats
+           narrow the repeat term (farm/cluster/repeats.py adds them where a cell needs them), never 2v.
+
+Sides of several runs (k each): the run is the unit. A run's mean carries v + s2/n; the run means' own spread
+(kA-1 + kB-1 df) is shrunk towards that, and var(d) = w* (1/kA + 1/kB). `common_shift` reports the median ratio over
+all compared cells, with its interval: what a run-level factor shared by every cell moved; verdicts include it.
 Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
 GPU model (`rates`, `farm compare --aa`) show how far it does.
 
@@ -43,13 +49,15 @@ DEFAULT_TOLERANCE = 0.01
 ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
+UNMEASURED_RUN_NOISE = ("run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
+                        "compare sides of two runs or more, or give A/A history (plans/aa.toml)")
 
 
 @dataclass(frozen=True)
 class Side:
     median_ms: float  # geometric mean of the rows' medians
     rel_se: float  # standard error of the side's log mean (its repeat variance over its rows)
-    rows: int
+    rows: int  # rows of the side (runs, where the run is the unit)
 
 
 @dataclass(frozen=True)
@@ -138,6 +146,9 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     if equal_clocks:
         shift, note = attribution.log_clock_shift(rows_a, rows_b)
         yb = [y + shift for y in yb]
+    runs_a, runs_b = _run_means(rows_a, ya), _run_means(rows_b, yb)
+    if between_runs and cell_rows is None and len(runs_a) > 1 and len(runs_b) > 1:
+        return _compare_run_means(key, runs_a, runs_b, noise, tol, note, extra)
     if cell_rows is not None:
         ss, df = _ss([math.log(r["median_ms"]) for r in _timed(cell_rows)])
     else:
@@ -155,6 +166,37 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
     a, b = _side(ya, s2), _side(yb, s2)
     source = noise.repeat_source + (f"; run: {noise.run_source}" if between_runs else "")
+    call = verdict(d, band, tol, same_band)
+    if between_runs and noise.run_source == "prior":
+        call, note = "UNCLEAR", "; ".join(filter(None, (note, UNMEASURED_RUN_NOISE)))
+    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, **extra)
+
+
+def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
+    """Per run of a side (dataset, run id, card): the mean of its log medians and how many repeats it holds."""
+    runs: dict[tuple, list[float]] = defaultdict(list)
+    for r, y in zip(rows, ys):
+        runs[(r.get("dataset"), r.get("run_id"), r.get("gpu_uuid"))].append(y)
+    return [(statistics.fmean(v), len(v)) for v in runs.values()]
+
+
+def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[float, int]], noise, tol: float, note: str,
+                       extra: dict) -> Comparison:
+    """Sides of two runs or more each: the run is the unit. Each run's mean carries v + s2/n of noise (run level, and
+    its n repeats' share); the run means' own spread on both sides (kA-1 + kB-1 df) is shrunk towards that, as repeats
+    are towards their class's, and var(d) = w* (1/kA + 1/kB): run-level noise, which no number of repeats in one run
+    averages away, shrinks with the number of runs."""
+    ma, mb = [m for m, _ in runs_a], [m for m, _ in runs_b]
+    repeats = statistics.fmean(n for _, n in (*runs_a, *runs_b))
+    (ssa, dfa), (ssb, dfb) = _ss(ma), _ss(mb)
+    d0 = 0.0 if noise.run_source == "prior" else PRIOR_DF  # a prior never measured on this GPU model carries no weight
+    w = (d0 * (noise.run_var + noise.repeat_var / repeats) + ssa + ssb) / (d0 + dfa + dfb)
+    var_d = w * (1 / len(ma) + 1 / len(mb))
+    d = statistics.fmean(mb) - statistics.fmean(ma)
+    band = student_t_quantile(1 - ALPHA / 2, d0 + dfa + dfb) * math.sqrt(var_d)
+    same_band = student_t_quantile(1 - ALPHA_SAME, d0 + dfa + dfb) * math.sqrt(var_d)
+    a, b = _side(ma, w), _side(mb, w)
+    source = f"runs {len(ma)} vs {len(mb)}: {noise.repeat_source}; run: {noise.run_source}"
     return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
 
 
@@ -225,6 +267,31 @@ def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
         f"median_abs_diff_ge_{min_ms:g}ms": statistics.median(long) if long else None,
         f"cells_ge_{min_ms:g}ms": len(long),
     }
+
+
+def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dict | None:
+    """The shift every cell of B shares against A: the median log ratio over the compared cells, with a
+    distribution-free confidence interval (order statistics of the median, normal approximation to the binomial).
+    A run-level factor (clocks, temperature, the host's or driver's state, or a change that slows every kernel alike)
+    shows here; None with fewer than 10 cells (too few for the interval)."""
+    ds = sorted(math.log1p(c.diff) for c in comparisons if math.isfinite(c.diff))
+    n = len(ds)
+    if n < 10:
+        return None
+    half = statistics.NormalDist().inv_cdf(1 - (1 - level) / 2) * math.sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half) - 1)
+    return {"cells": n, "shift": math.expm1(statistics.median(ds)), "low": math.expm1(ds[lo]), "high": math.expm1(ds[hi]),
+            "level": level}
+
+
+def format_shift(shift: dict | None) -> str:
+    if shift is None:
+        return "Common shift: fewer than 10 cells compared, none estimated."
+    way = "slower" if shift["shift"] > 0 else "faster"
+    return (f"Common shift: B is {100 * abs(shift['shift']):.2f} % {way} than A over all {shift['cells']} cells (median ratio; "
+            f"{100 * shift['level']:.0f} % interval {100 * shift['low']:+.2f} % to {100 * shift['high']:+.2f} %).\n  A shift shared by "
+            "every cell (clocks, temperature, host or driver state, or a change that slows every kernel alike) shows here; "
+            "the verdicts per cell include it.")
 
 
 def rates(comparisons: list[Comparison]) -> list[dict]:

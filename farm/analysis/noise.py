@@ -19,10 +19,9 @@ Learned from rows (the dataset's A/A history), per class of cells:
       halved, and never below 0.
 A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
 the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
-family, then the GPU model, then any GPU, at that mode and band (the run variance too: where measured it is small in
-every family, so the GPU model's is a better guess for an unmeasured family than a fixed prior); where nothing is
-known, the priors below (set from the shipped H100/H200 data, rounded up, so that an unknown class is treated as
-noisy rather than quiet). A lookup says which class it used.
+family, then the GPU model, then (the repeat variance only) any GPU, at that mode and band; where nothing is
+known, the priors below. A lookup says which class it used. A run variance that is the prior was never measured for
+that GPU model: `compare` gives no verdict between single runs that rests on it (farm/analysis/compare.py).
 """
 from __future__ import annotations
 
@@ -36,11 +35,15 @@ BANDS_MS = (0.03, 0.1, 0.3, 1.0, 3.0)
 # moderated t, Smyth 2004): with 2-3 repeats a cell's own variance has 1-2 df and is shrunk towards its class's.
 PRIOR_DF = 4.0
 # Where nothing is learned: repeat and run standard deviations of log time. The shipped data show a repeat SD of
-# 0.1-0.5 % (unthrottled cells) to 1-2 % (power-capped tensor-core and vendor cells) and, where a commit was run
-# twice (walk A and the baselines, on H100s and H200s), a run-to-run excess under 0.1 %: the run prior is twice the
-# largest learned, for GPUs no A/A run pair has measured.
+# 0.1-0.5 % (unthrottled cells) to 1-2 % (power-capped tensor-core and vendor cells). The run prior (twice the largest
+# run-to-run excess of walk A's H100 and H200 run pairs) only sizes the band shown: the H100 A/A over short kernels
+# found 0.5 % and more, so no single-run verdict rests on it.
 PRIOR_REPEAT_SD = 0.01
 PRIOR_RUN_SD = 0.002
+# The run variance is never borrowed from another GPU model: on an H100 two runs of one commit over short kernels
+# (plans/aa.toml) differed by 0.5 % (robust spread) and up to 3-4 % per cell, against 0.05-0.1 % between the H200 runs
+# of walk A in the same duration bands; what a run draws (memory placement, clock state) is the card's and host's own.
+RUN_LEVELS = 3  # stage, family, GPU model (class_keys' first three)
 MIN_REPEAT_DF = 20  # history a class needs before its repeat variance replaces the next coarser class's
 MIN_RUN_PAIRS = 20  # ... and cells of A/A run pairs before its run variance does
 
@@ -149,7 +152,7 @@ class NoiseModel:
                 repeat_var, repeat_source = total / df, describe(key)
                 break
         run_var, run_source = PRIOR_RUN_SD**2, "prior"
-        for key in class_keys(r):
+        for key in class_keys(r)[:RUN_LEVELS]:
             total, pairs = self._run.get(key, (0.0, 0.0))
             if pairs >= MIN_RUN_PAIRS:
                 run_var, run_source = max(0.0, total / pairs / 2), describe(key)
