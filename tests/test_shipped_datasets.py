@@ -40,7 +40,7 @@ def test_shipped_datasets_compare_like_with_like(path):
 
 
 def test_archived_datasets_unpack_valid_and_described(tmp_path):
-    """The schema-2 datasets ship in one .tar.xz (not read by default); it unpacks into four valid datasets, each of
+    """The schema-2 datasets ship in one .tar.xz (not read by default); it unpacks into three valid datasets, each of
     them described in the dataset card."""
     import tarfile
 
@@ -50,7 +50,7 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
     with tarfile.open(ARCHIVE[0]) as tar:
         tar.extractall(tmp_path, filter="data")
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["h200-ladders", "h200-tuning", "h200x2-reproducibility", "h200x4-scaling"]
+    assert names == ["h200-ladders", "h200-tuning", "h200x4-scaling"]
     for name in names:
         assert validate(str(tmp_path / name)) == [] and _schema_versions(tmp_path / name) == {"2"}
         assert f"### `{name}`" in archive_section
@@ -111,9 +111,9 @@ def _runs_hold_the_default_plan(name: str, runs_expected: dict[str, list[str]]) 
 
 
 def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
-    """The default plan as a new user runs it (cold caches, a Ray of its own): on an H100 and an H200 before this
-    wave's start-up work, on an H100 twice after, and on both H200s of one host."""
-    _runs_hold_the_default_plan("cold-start", {"cold1": ["H100-80GB-HBM3", "H200"], "cold6": ["H100-80GB-HBM3"],
+    """The default plan as a new user runs it (cold caches, a Ray of its own): on an H100 twice and on both H200s of
+    one host."""
+    _runs_hold_the_default_plan("cold-start", {"cold6": ["H100-80GB-HBM3"],
                                                "cold7": ["H100-80GB-HBM3"], "cold-all": ["H200", "H200"]})
 
 
