@@ -227,7 +227,11 @@ def load_plan(path: str | Path | None = None, **overrides: Any) -> Plan:
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise PlanError(f"plan file {path}: {exc}") from None
     flags = overrides.pop("measure", None) or {}
-    raw.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if given.keys() & {"kernels", "families"}:  # a selection on the command line replaces the file's, never adds to it
+        raw.pop("kernels", None)
+        raw.pop("families", None)
+    raw.update(given)
     if flags:  # flags refine the file's table (a file's table that is no table stays as it is: an error)
         raw["measure"] = {**raw["measure"], **flags} if isinstance(raw.get("measure"), dict) else raw.get("measure", flags)
     return _validate(raw)

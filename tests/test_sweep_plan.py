@@ -44,6 +44,15 @@ def test_overrides_replace_file_fields_and_none_is_ignored(tmp_path):
     assert load_plan(path).run_id != load_plan(path).run_id  # a fresh id each time none is given
 
 
+def test_a_selection_flag_replaces_the_file_s_selection(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('families = ["simt_fp32"]\nkernels = ["c_naive"]\nsizes = [64]\n')
+    assert {s.name for s in load_plan(path).stages()} >= {"naive", "tiled", "c_naive"}  # the file's union
+    only = {s.name for s in load_plan(path, kernels="naive").stages()}
+    assert only == {"naive", "cublas_fp32"}  # the flag's selection alone, its baseline brought along
+    assert {s.family for s in load_plan(path, families="tf32").stages()} == {"tf32", "baseline"}
+
+
 def test_unknown_kernel_lists_the_valid_ones():
     with pytest.raises(PlanError) as err:
         load_plan(kernels="naive,warp_drive", sizes=[64])
