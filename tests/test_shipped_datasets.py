@@ -1,7 +1,6 @@
 """The shipped datasets pass validation and read through pyarrow, pandas and DuckDB; validation and compaction work."""
 from pathlib import Path
 
-import pyarrow.dataset as ds
 import pytest
 
 from farm.cells import Cell
