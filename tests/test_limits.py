@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from farm.cells import Cell
-from farm.data import limits
+from farm.data import limits, peak
 from farm.data.dataset import write_rows
 from farm.data.rows import cell_row
 from kernels.registry import stage_named
@@ -44,7 +44,7 @@ def test_geforce_boards_get_their_halved_tensor_rate():
 
 def test_cold_mode_below_the_dram_floor_is_implausible():
     size = 4096  # FP16 A and B: 64 MiB, 20 us at 3.35 TB/s
-    floor_ms = limits.operand_bytes(size, size, size, "fp16") / 3.35e12 * 1e3
+    floor_ms = peak.operand_bytes(size, size, size, "fp16") / 3.35e12 * 1e3
     row = {**timed(H100, "fp16", size, 500.0, mode="cold")}
     assert limits.check(row) == (None, "peak+dram")
     row["median_ms"], row["flops"] = floor_ms * 0.5, 1  # a tiny FLOP count keeps the peak out of it

@@ -13,19 +13,9 @@ so in `limit_check`: never a silent pass.
 """
 from __future__ import annotations
 
-from farm.data.peak import OPERAND_BYTES, arch_of, bandwidth_tbs, peak_tflops
+from farm.data.peak import OPERAND_BYTES, bandwidth_tbs, operand_bytes, row_peak_tflops
 
 MARGIN = 0.05
-
-
-def operand_bytes(m: int, n: int, k: int, dtype: str) -> int:
-    """Bytes of A and B in their storage precision: what a launch from a cold L2 must read from DRAM."""
-    return (m * k + k * n) * OPERAND_BYTES[dtype]
-
-
-def row_peak_tflops(row: dict) -> float | None:
-    return peak_tflops(arch_of(row.get("arch"), row.get("compute_capability")), row.get("dtype") or "",
-                       row.get("sm_count"), row.get("max_sm_clock_mhz"), row.get("gpu_name"))
 
 
 def row_bandwidth_tbs(row: dict) -> float | None:
@@ -53,7 +43,7 @@ def check(row: dict) -> tuple[str | None, str]:
             missing.append("no memory bandwidth for the cold-mode DRAM floor")
         else:
             checked.append("dram")
-            floor_ms = operand_bytes(row["m"], row["n"], row["k"], dtype) / (tbs * 1e12) * 1e3
+            floor_ms = operand_bytes(row["m"], row["n"], row["k"], dtype) / (tbs * 1e12) * 1e3  # a cold launch reads A and B from DRAM
             if ms < floor_ms * (1 - MARGIN):
                 return (f"{ms * 1e3:.2f} us from a cold L2 is below the {floor_ms * 1e3:.2f} us that reading A and B "
                         f"once from DRAM needs at {tbs:.2f} TB/s, by more than {MARGIN:.0%}"), "+".join(checked)

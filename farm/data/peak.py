@@ -119,9 +119,14 @@ def bandwidth_tbs(gpu_name: str | None) -> float | None:
     return entry[0] if entry else None
 
 
+def operand_bytes(m: int, n: int, k: int, dtype: str) -> int:
+    """Bytes of A and B in their storage precision."""
+    return (m * k + k * n) * OPERAND_BYTES[dtype]
+
+
 def compulsory_bytes(m: int, n: int, k: int, dtype: str) -> int:
     """DRAM bytes a GEMM cannot avoid: A and B read once, C written once (beta = 0, so C is never read)."""
-    return (m * k + k * n) * OPERAND_BYTES[dtype] + m * n * OUTPUT_BYTES
+    return operand_bytes(m, n, k, dtype) + m * n * OUTPUT_BYTES
 
 
 def intensity(m: int, n: int, k: int, dtype: str) -> float:
@@ -129,10 +134,15 @@ def intensity(m: int, n: int, k: int, dtype: str) -> float:
     return 2.0 * m * n * k / compulsory_bytes(m, n, k, dtype)
 
 
+def row_peak_tflops(row: dict) -> float | None:
+    """The dense peak of a result row's GPU for its precision, from the row's own columns."""
+    return peak_tflops(arch_of(row.get("arch"), row.get("compute_capability")), row.get("dtype") or "",
+                       row.get("sm_count"), row.get("max_sm_clock_mhz"), row.get("gpu_name"))
+
+
 def pct_of_peak(row: dict) -> float | None:
     """A result row's TFLOP/s (flops / median_ms) as % of its GPU's dense peak for its precision."""
-    peak = peak_tflops(arch_of(row.get("arch"), row.get("compute_capability")), row.get("dtype") or "",
-                       row.get("sm_count"), row.get("max_sm_clock_mhz"), row.get("gpu_name"))
+    peak = row_peak_tflops(row)
     ms = row.get("median_ms")
     if peak is None or not ms:
         return None

@@ -5,7 +5,10 @@ import socket
 
 
 def _nvml_facts(pci_bus_id: str) -> dict:
-    """UUID and driver version from NVML; 'unknown' where NVML cannot answer."""
+    """UUID and driver version from NVML ('unknown' where NVML cannot answer), and the clock and bandwidth behind the
+    physical-limit check (farm/data/limits.py), each None where NVML cannot say: the maximum SM clock, and the DRAM
+    bandwidth as bus width x maximum memory clock x 2 (double data rate: H100 SXM 5120 bits x 2619 MHz -> 3.35 TB/s,
+    RTX 4090 384 bits x 10501 MHz -> 1.01 TB/s, as their data sheets)."""
     try:
         import pynvml
 
@@ -13,17 +16,9 @@ def _nvml_facts(pci_bus_id: str) -> dict:
         handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
         uuid = pynvml.nvmlDeviceGetUUID(handle)
         driver = pynvml.nvmlSystemGetDriverVersion()
-        return {"gpu_uuid": uuid if isinstance(uuid, str) else uuid.decode(),
-                "driver_version": driver if isinstance(driver, str) else driver.decode()}
     except Exception as exc:  # noqa: BLE001 - provenance must not stop a measurement
-        return {"gpu_uuid": f"unknown ({type(exc).__name__})", "driver_version": "unknown"}
-
-
-def _nvml_limits(pci_bus_id: str) -> dict:
-    """The clock and bandwidth behind the physical-limit check (farm/data/limits.py), each None where NVML cannot
-    say: the maximum SM clock, and the DRAM bandwidth as bus width x maximum memory clock x 2 (double data rate:
-    H100 SXM 5120 bits x 2619 MHz -> 3.35 TB/s, RTX 4090 384 bits x 10501 MHz -> 1.01 TB/s, as their data sheets)."""
-    import pynvml
+        return {"gpu_uuid": f"unknown ({type(exc).__name__})", "driver_version": "unknown",
+                "max_sm_clock_mhz": None, "memory_bandwidth_tbs": None}
 
     def query(fn, *args):
         try:
@@ -31,14 +26,12 @@ def _nvml_limits(pci_bus_id: str) -> dict:
         except Exception:  # noqa: BLE001 - a field this GPU or driver does not report
             return None
 
-    query(pynvml.nvmlInit)
-    handle = query(pynvml.nvmlDeviceGetHandleByPciBusId, pci_bus_id)
-    if handle is None:
-        return {"max_sm_clock_mhz": None, "memory_bandwidth_tbs": None}
     sm = query(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_SM)
     mem = query(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_MEM)
     width = query(pynvml.nvmlDeviceGetMemoryBusWidth, handle)
-    return {"max_sm_clock_mhz": float(sm) if sm else None,
+    return {"gpu_uuid": uuid if isinstance(uuid, str) else uuid.decode(),
+            "driver_version": driver if isinstance(driver, str) else driver.decode(),
+            "max_sm_clock_mhz": float(sm) if sm else None,
             "memory_bandwidth_tbs": width / 8 * mem * 1e6 * 2 / 1e12 if mem and width else None}
 
 
@@ -76,5 +69,4 @@ def describe_device(ordinal: int = 0) -> dict:
         "nvrtc_version": nvrtc_version(),
         "cupy_version": cupy.__version__,
         **_nvml_facts(pci),
-        **_nvml_limits(pci),
     }

@@ -119,18 +119,12 @@ class _Series:
         except Exception:  # noqa: BLE001 - any capture failure means: time direct launches
             self.graph, self.method = None, "direct_cold" if self.cfg.mode == "cold" else "direct"
 
-    def _body(self) -> None:
-        """What a timed batch runs between its events: the captured graph, else the launches themselves."""
-        if self.graph is not None:
-            self.graph.launch(self.stream)
-        else:
-            self._loop()
-
     def batch_ms(self) -> float:
         if self.cfg.mode == "cold":
             with self.stream:
                 self.flush()  # outside the events: only the launch is timed
-        return self.timed_ms(self._body) / self.per_batch
+        body = (lambda: self.graph.launch(self.stream)) if self.graph is not None else self._loop
+        return self.timed_ms(body) / self.per_batch
 
 
 def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
@@ -171,12 +165,16 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
     batches: dict[str, list[Batch]] = {name: [] for name in series}
     read_energy = energy_mj or (lambda: None)
     energy_start = read_energy()
+
+    def timed_batch(name: str) -> None:
+        t0 = time.perf_counter()
+        samples[name].append(series[name].batch_ms())
+        batches[name].append(Batch(t0, time.perf_counter(), series[name].per_batch))
+
     began = time.perf_counter()
     while True:
-        for name, s in series.items():
-            t0 = time.perf_counter()
-            samples[name].append(s.batch_ms())
-            batches[name].append(Batch(t0, time.perf_counter(), s.per_batch))
+        for name in series:
+            timed_batch(name)
         stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
         if stop_reason:
             break
@@ -184,9 +182,7 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
         name, prepare = last
         prepare()
         cupy.cuda.get_current_stream().synchronize()
-        t0 = time.perf_counter()
-        samples[name].append(series[name].batch_ms())
-        batches[name].append(Batch(t0, time.perf_counter(), series[name].per_batch))
+        timed_batch(name)
     energy_end = read_energy()
     return CellTiming(
         series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
