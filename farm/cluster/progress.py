@@ -85,7 +85,7 @@ class Progress:
 
     def finished(self, gpu: str, cells: list[Cell], expected: list[float], rows: pa.RecordBatch,
                  seconds: float) -> None:
-        """Rows (farm.data.schema columns) for the next `cells` `gpu` was running, in order; `expected` their
+        """Outcomes (farm.data.row_batch.OUTCOME) of the next `cells` `gpu` was running, in order; `expected` their
         expected seconds, `seconds` the wall time they took together. A worker sends rows in groups, so the wall
         time is shared among them in proportion to their cell_seconds (evenly when one lacks it)."""
         g = self._gpus[gpu]
@@ -137,11 +137,12 @@ class Progress:
             log.info("%s: %d/%d cells%s, now %s, ETA %s", g.name, q.done, q.total, shared, now_running,
                      "?" if eta is None else _duration(eta))
 
-    def summary(self) -> str:
-        """Cells per status per GPU, resumed and unrun cells, wall time and summed timed GPU time."""
-        lines = ["sweep summary:"]
+    def summary(self, what: str = "sweep") -> str:
+        """Cells per status per GPU (a profile's statuses too), resumed and unrun cells, wall time and summed timed
+        GPU time."""
+        lines = [f"{what} summary:"]
         for g in self._gpus.values():
-            counts = ", ".join(f"{s} {g.statuses[s]}" for s in STATUSES)
+            counts = ", ".join(f"{s} {g.statuses[s]}" for s in (*STATUSES, *sorted(set(g.statuses) - set(STATUSES))))
             lines.append(f"  {g.name}: {counts}" + (f", not run {g.not_run}" if g.not_run else "")
                          + (f"; given up: {g.lost}" if g.lost else ""))
         resumed = sum(q.already_done for q in self._queues.values())
@@ -157,6 +158,10 @@ class Progress:
     def resumed(self, gpu: str) -> int:
         """Cells of `gpu`'s queue done before this sweep."""
         return self._queues[self._gpus[gpu].queue].already_done
+
+    def statuses(self) -> Counter[str]:
+        """Cells by status, every GPU together."""
+        return sum((g.statuses for g in self._gpus.values()), Counter())
 
     def not_run(self) -> int:
         return sum(g.not_run for g in self._gpus.values())

@@ -20,6 +20,8 @@ ADDED_COLUMNS = {
 def added_after(version: str) -> set[str]:
     """Columns a file of this schema version lacks (added by a later version)."""
     return {c for v, cols in ADDED_COLUMNS.items() if int(v) > int(version) for c in cols}
+# The tables of a dataset, each a folder of its own (farm/data/dataset.py).
+ROWS, TELEMETRY, PROFILE, RUNS = "rows", "telemetry", "profile", "runs"
 # Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "implausible", "skipped", "error", "timeout")
