@@ -60,6 +60,7 @@ from farm.cluster.repeats import AdaptiveRepeats
 from farm.data.dataset import PROFILE, ROWS, completed_keys
 from farm.data.row_batch import RowBatch, profile_batch, row_batches, with_constant
 from farm.data.rows import cell_row
+from farm.data.schema import PROFILE_STATUSES
 from farm.data.writer import BufferedWriter
 from farm.measure.profiler import ProfileOptions, status_records
 from farm.plan import Plan
@@ -256,7 +257,7 @@ class Dispatcher:
                 self._recruiter.stop()
             self._writer.flush()
         self._progress.maybe_log(force=True)
-        log.info("%s", self._progress.summary("profile pass" if self._profile else "sweep"))
+        log.info("%s", self._progress.summary(*(("profile pass", PROFILE_STATUSES) if self._profile else ())))
         if self._writer.fallback:
             log.error("the output %s failed mid-sweep: rows written since are in %s; a sweep with the same --output "
                       "and --run-id moves them back and finishes the run", self._plan.output, self._writer.fallback)

@@ -137,12 +137,12 @@ class Progress:
             log.info("%s: %d/%d cells%s, now %s, ETA %s", g.name, q.done, q.total, shared, now_running,
                      "?" if eta is None else _duration(eta))
 
-    def summary(self, what: str = "sweep") -> str:
-        """Cells per status per GPU (a profile's statuses too), resumed and unrun cells, wall time and summed timed
-        GPU time."""
+    def summary(self, what: str = "sweep", statuses: tuple[str, ...] = STATUSES) -> str:
+        """Cells per status (of `statuses`: a profile's are others) per GPU, resumed and unrun cells, wall time and
+        summed timed GPU time."""
         lines = [f"{what} summary:"]
         for g in self._gpus.values():
-            counts = ", ".join(f"{s} {g.statuses[s]}" for s in (*STATUSES, *sorted(set(g.statuses) - set(STATUSES))))
+            counts = ", ".join(f"{s} {g.statuses[s]}" for s in statuses)
             lines.append(f"  {g.name}: {counts}" + (f", not run {g.not_run}" if g.not_run else "")
                          + (f"; given up: {g.lost}" if g.lost else ""))
         resumed = sum(q.already_done for q in self._queues.values())

@@ -72,8 +72,8 @@ class GpuWorker:
         """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each, then
         None, then setting `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
         Stops after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
-        restarts it and queues its cells again)."""
-        poisoned = self._measurer.needs_restart()
+        restarts it and queues its cells again). A profiler that raises gives the cell an "error" record."""
+        poisoned = not profile and self._measurer.needs_restart()  # a profile's ncu child has a context of its own
         for cell in cells:
             if poisoned:
                 break
