@@ -203,29 +203,29 @@ def run_sweep(plan: Plan, workers: list[Worker], clock: Clock, max_gpu_hours: fl
     than `max_gpu_hours` (None: no bound). `recruiter`: GPUs joining mid-sweep (shard mode)."""
     cost = CostModel({s.name: s for s in plan.stages()}, rates_from_dataset(plan.output, {w.model for w in workers}))
     writer = BufferedWriter(plan.output, plan.flush_s)
-    everyone = list(workers)
+    started, dispatchers = list(workers), []
     try:
         result = None
         if measure:
             progress = Progress(PROGRESS_EVERY_S, clock.started)
             dispatcher = Dispatcher(plan, workers, progress, cost, writer, recruiter)
+            dispatchers.append(dispatcher)
             hours = _log_cost(plan, workers, dispatcher.expected_s)
             if max_gpu_hours is not None and hours > max_gpu_hours:
                 raise SweepError(f"the plan is expected to take {hours:.1f} GPU-hours, more than --max-gpu-hours "
                                  f"{max_gpu_hours:g}: run it with --yes (or a larger --max-gpu-hours), or choose fewer "
                                  "cells")
             result = _recorded(plan, dispatcher, progress, writer, clock)
-            everyone, workers, recruiter = dispatcher.workers, dispatcher.live_workers, None
+            workers, recruiter = dispatcher.live_workers, None
         if profile:
             log.info("profile pass, run %s: %d cells per %s on %d GPUs", plan.run_id, len(plan.cells(repeats=1)),
                      "GPU" if plan.mode == "replicate" else "model", len(workers))
-            dispatcher = Dispatcher(plan, workers, Progress(PROGRESS_EVERY_S, time.monotonic()), cost, writer, recruiter,
-                                    profile)
-            profiled = dispatcher.run()
-            everyone = list({id(w): w for w in (*everyone, *dispatcher.workers)}.values())
+            dispatchers.append(Dispatcher(plan, workers, Progress(PROGRESS_EVERY_S, time.monotonic()), cost, writer,
+                                          recruiter, profile))
+            profiled = dispatchers[-1].run()
             result = result or profiled
-    finally:
-        for w in everyone:
+    finally:  # every worker, those that joined mid-sweep included
+        for w in {id(w): w for w in (*started, *(w for d in dispatchers for w in d.workers))}.values():
             ray.kill(w.actor)
     return replace(result, files=writer.files, flushes=writer.flushes, fallback=writer.fallback)
 
