@@ -139,7 +139,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if why:
         print(f"error: farm bench needs an NVIDIA GPU and its driver on this machine: {why}", file=sys.stderr)
         return 2
-    sweep.log_to_stderr()
+    sweep.log_to_stderr(each_cell=True)
     ended = sweep.drive(plan, local=True)
     failed = ended.statuses["error"] + ended.statuses["failed_verification"]
     return 1 if ended.status == sweep.OK and failed else ended.status
@@ -160,7 +160,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         print(f"error: farm profile needs an NVIDIA GPU and its driver on this machine: {why}", file=sys.stderr)
         return 2
     ncu = os.path.abspath(args.ncu) if args.ncu and os.sep in args.ncu else args.ncu  # the workers' cwd is Ray's
-    sweep.log_to_stderr()
+    sweep.log_to_stderr(each_cell=True)
     ended = sweep.drive(plan, local=True, measure=False,
                         profile=ProfileOptions(ncu=ncu, timeout_s=args.timeout or plan.cell_timeout_s))
     return 1 if ended.status == sweep.OK and set(ended.statuses) - {"ok", "skipped"} else ended.status

@@ -35,7 +35,7 @@ import ray
 from farm.cluster.cost import CostModel, rates_from_dataset
 from farm.cluster.dispatch import PROGRESS_EVERY_S, Dispatcher, SweepResult
 from farm.cluster.fleet import Recruiter, SweepError, Worker, WorkerSpec, start_workers
-from farm.cluster.progress import Progress
+from farm.cluster.progress import Progress, cell_log
 from farm.cluster.runs import Clock, run_records
 from farm.data.dataset import RUNS, resolve
 from farm.data.rows import COMMIT_ENV, REPO_ROOT, git_commit
@@ -278,10 +278,12 @@ def main(argv: list[str] | None = None, prog: str = "farm/sweep.py") -> int:
                  max_gpu_hours=None if args.yes else args.max_gpu_hours).status
 
 
-def log_to_stderr() -> None:
-    """The driver's log lines (progress, faults, summary) on stderr, with their time."""
+def log_to_stderr(each_cell: bool = False) -> None:
+    """The driver's log lines (progress, faults, summary) on stderr, with their time; `each_cell`: a line per cell
+    as it finishes too (farm bench, farm profile), not only every PROGRESS_EVERY_S."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     log.setLevel(logging.INFO)
+    cell_log.setLevel(logging.INFO if each_cell else logging.WARNING)
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ def test_bench_is_the_sweep_on_a_local_ray_and_resumes_a_run_on_another_card_of_
     assert len(rows) == 6 and sorted((r["stage"], r["m"]) for r in second) == [("cublas_fp32", 512), ("naive", 512)]
     assert {r["gpu_model"] for r in rows} == {"Standin-GPU"}
     assert "already done before this run (resumed): 4" in caplog.text
+    assert "/2] naive 512x512x512 r0  ok  " in caplog.text  # a line per cell as it finishes
 
 
 def test_sweep_is_a_subcommand_with_the_scripts_flags(capsys):

@@ -496,7 +496,7 @@ def test_cli_has_a_profile_command_with_clear_errors(capsys):
     assert out.returncode == 0 and "--ncu" in out.stdout and "--run-id" in out.stdout
 
 
-def test_profile_command_is_the_sweeps_driver_on_a_local_ray(tmp_path, monkeypatch):
+def test_profile_command_is_the_sweeps_driver_on_a_local_ray(tmp_path, monkeypatch, caplog):
     """`farm profile` hands its cells to the sweep's dispatcher on a Ray of its own (declaring one GPU here, for the
     stand-in's worker): every cell gets its record, a cell not profiled makes the exit status 1, and a second pass
     with the same run id (the plan's shard mode: on a new Ray the stand-in is another card of its model) has nothing
@@ -515,6 +515,7 @@ def test_profile_command_is_the_sweeps_driver_on_a_local_ray(tmp_path, monkeypat
     assert sorted((r["stage"], r["m"], r["status"]) for r in profile) == [
         ("cublas_fp32", 30, "no_ncu"), ("cublas_fp32", 64, "no_ncu"), ("naive", 30, "no_ncu"), ("naive", 64, "no_ncu")]
     assert not exists(str(tmp_path / "ds"))  # profiling measures nothing: no rows table
+    assert "/4] naive 30x30x30 r0  no_ncu  " in caplog.text  # a line per cell, with why
     assert main(argv) == 0 and len(read_table(str(tmp_path / "ds"), PROFILE)) == 4
 
 

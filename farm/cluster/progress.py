@@ -19,6 +19,8 @@ from farm.cluster.cost import Eta
 from farm.data.schema import STATUSES
 
 log = logging.getLogger("farm.sweep")
+# A line per cell as it finishes, for `farm bench` and `farm profile` (farm/sweep.py log_to_stderr turns it on).
+cell_log = logging.getLogger("farm.sweep.cells")
 
 
 def _duration(seconds: float) -> str:
@@ -103,6 +105,21 @@ class Progress:
             # Another repeat of the cell: its own time (the worker's, else its wall time) less the first-time verification.
             wall = seconds * share
             q.eta.add(cell.key()[:4], e, wall, max((own or wall) - (verify or 0.0), 0.0))
+        if cell_log.isEnabledFor(logging.INFO):
+            self._log_cells(g, q, cells, rows)
+
+    @staticmethod
+    def _log_cells(g: GpuTally, q: _Queue, cells: list[Cell], rows: pa.RecordBatch) -> None:
+        """A line per cell: its status and median, TFLOPS and % of its baseline (a profiled cell: how many values),
+        or why it has none."""
+        names = ("status", "status_reason", "median_ms", "tflops", "pct_of_baseline", "baseline")
+        columns = {n: rows.column(n).to_pylist() if n in rows.schema.names else [None] * len(cells) for n in names}
+        for i, cell in enumerate(cells):
+            status, reason, ms, tflops, pct, baseline = (columns[n][i] for n in names)
+            timed = f"{ms:.4f} ms  {tflops or 0:.2f} TFLOPS  {pct or 0:.1f}% of {baseline}" if ms else ""
+            detail = timed if status == "ok" and ms else (reason or "")[:120]
+            cell_log.info("%s [%d/%d] %s %dx%dx%d r%d  %s  %s", g.name, q.done - len(cells) + i + 1, q.total,
+                          cell.stage, cell.m, cell.n, cell.k, cell.repeat, status, detail)
 
     def lost(self, gpu: str, cells_left: int, why: str = "") -> None:
         """`gpu` is gone (`why`); `cells_left` cells only it could run stay unrun."""

@@ -22,8 +22,8 @@ from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE, PROFILE_FILE
 
 _FILE_SCHEMAS = {ROWS: FILE_SCHEMA, PROFILE: PROFILE_FILE_SCHEMA}
 # What the driver counts of each cell (farm.cluster.progress, farm.cluster.repeats): rows-table columns.
-OUTCOME = pa.schema([FILE_SCHEMA.field(name) for name in ("status", "median_ms", "timed_seconds", "cell_seconds",
-                                                           "verify_seconds")])
+OUTCOME = pa.schema([FILE_SCHEMA.field(name) for name in ("status", "status_reason", "median_ms", "timed_seconds",
+                                                           "cell_seconds", "verify_seconds")])
 
 
 def _read(message: pa.Buffer | None, schema: pa.Schema) -> pa.RecordBatch | None:
@@ -46,12 +46,14 @@ class RowBatch:
 
     def outcomes(self) -> pa.RecordBatch:
         """A row per cell (OUTCOME's columns): a rows-table batch's own rows; a profiled cell's status (ok where
-        any counter was read, else its records' status), with no seconds."""
+        any counter was read, with how many, else its records' status and reason), with no seconds."""
         if self.table == ROWS:
             return self.rows
         statuses = self.rows.column("status").to_pylist()
-        status = "ok" if "ok" in statuses else statuses[0]
-        return pa.RecordBatch.from_pylist([{"status": status}], schema=OUTCOME)
+        ok = statuses.count("ok")
+        outcome = ({"status": "ok", "status_reason": f"{ok} values"} if ok else
+                   {"status": statuses[0], "status_reason": self.rows.column("status_reason")[0].as_py()})
+        return pa.RecordBatch.from_pylist([outcome], schema=OUTCOME)
 
 
 def _restore(partition: tuple, rows: pa.Buffer, telemetry: pa.Buffer | None, table: str) -> RowBatch:
