@@ -380,8 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("profile", help="run each stage once under Nsight Compute (ncu) on this machine's GPUs (the sweep's "
-                                       "driver on a local Ray); metrics to the dataset's profile table (no timing)")
+    p = sub.add_parser("profile", help="run each stage once under Nsight Compute (ncu) on this machine's GPUs (the "
+                                       "sweep's driver on a local Ray); metrics to the dataset's profile table (no timing)")
     p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
     p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
     p.add_argument("--families", help="comma-separated families")
@@ -390,7 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(default: a new one)")
     p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.add_argument("--ncu", help="path to ncu (default: $GEMM_FARM_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)")
-    p.add_argument("--timeout", type=float, help="seconds one cell may take under ncu before it is killed (default: the plan's cell_timeout_s, 600)")
+    p.add_argument("--timeout", type=float,
+                   help="seconds one cell may take under ncu before it is killed (default: the plan's cell_timeout_s, 600)")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("report", help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset, then "

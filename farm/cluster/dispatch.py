@@ -168,7 +168,8 @@ class Dispatcher:
     """Runs a plan's cells on started workers; see the module docstring for the batches and fault rules."""
 
     def __init__(self, plan: Plan, workers: list[Worker], progress: Progress, cost: CostModel,
-                 writer: BufferedWriter, recruiter: Recruiter | None = None, profile: ProfileOptions | None = None) -> None:
+                 writer: BufferedWriter, recruiter: Recruiter | None = None,
+                 profile: ProfileOptions | None = None) -> None:
         """`recruiter`: finds GPUs that join mid-sweep (shard mode only: replicate's set of GPUs is the plan's).
         `profile`: profile each (stage, shape) of the plan once instead of measuring its cells."""
         self._plan = plan
@@ -307,8 +308,8 @@ class Dispatcher:
         while not slot.lost and not slot.restarting() and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells, expected = self._next_batch(slot.queue)
             # As lists of their fields, which Ray packs natively (msgpack): a Cell, or a tuple, is pickled apart.
-            stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id, self._gather_s,
-                                                            self._profile)
+            stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id,
+                                                            self._gather_s, self._profile)
             slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.key, cells[0])
@@ -482,7 +483,8 @@ class Dispatcher:
             elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._cell_timeout_s:
                 log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name,
                             self._running(slot), self._cell_timeout_s)
-                self._fail_running(slot, "timeout", f"no result within {self._cell_timeout_s:.0f} s; worker killed and restarted")
+                self._fail_running(slot, "timeout",
+                                   f"no result within {self._cell_timeout_s:.0f} s; worker killed and restarted")
                 self._restart(slot)
 
     def _lose(self, slot: _Slot, why: str, detail: str = "") -> None:

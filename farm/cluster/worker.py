@@ -83,7 +83,8 @@ class GpuWorker:
             try:
                 row = self._measurer.measure(cell, run_id)
             except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
-                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", f"measurer raised: {_why(exc)}")
+                why = f"measurer raised: {_why(exc)}"
+                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why)
             else:
                 row["gpu_model"] = self._device["gpu_model"]
                 poisoned = self._measurer.needs_restart()
@@ -99,7 +100,8 @@ class GpuWorker:
                 self._profiler = Profiler(self._device, ncu=options.ncu, timeout_s=options.timeout_s)
             return self._profiler.profile(cell, run_id)
         except Exception as exc:  # noqa: BLE001 - as a measurer's: the cell's error record
-            return status_records(self._device, stage_named(cell.stage), cell, run_id, "error", f"profiler raised: {_why(exc)}")
+            why = f"profiler raised: {_why(exc)}"
+            return status_records(self._device, stage_named(cell.stage), cell, run_id, "error", why)
 
     @ray.method(num_returns="streaming")
     def measure_batch(self, cells: list[list], run_id: str, gather_s: float,
