@@ -351,7 +351,7 @@ def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
 
     if args.host not in LOCAL_HOSTS:
         print(f"warning: the dashboard listens on {args.host}:{args.port} with no login: anyone who can reach it reads "
-              "every dataset it shows and can download them (README, Dashboard)", file=sys.stderr)
+              "every dataset it shows and can download them (docs/dashboard.md)", file=sys.stderr)
     os.execv(sys.executable, dashboard_command(args))  # the server takes this process over: Ctrl-C stops it
 
 
@@ -462,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("dashboard", help="the Streamlit dashboard over result datasets, on this machine only unless --host "
-                                         "says otherwise (README, Dashboard)")
+                                         "says otherwise (docs/dashboard.md)")
     p.add_argument("--data", action="append", default=[], metavar="PATH",
                    help="a dataset or a folder of datasets, repeatable (default: $GEMM_FARM_DATA, else the shipped "
                         "datasets/ and the sweep's default output)")

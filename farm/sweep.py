@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _runtime_env() -> dict | None:
     """Ship the repo and its commit to the workers, unless a job submitted with --working-dir already did (its
-    submitter passes the commit: README, "On a mixed cluster, by hand")."""
+    submitter passes the commit: docs/running.md, "On a mixed cluster, by hand")."""
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
     if (job.get("runtime_env") or {}).get("working_dir"):
         return None
