@@ -114,6 +114,8 @@ def _runtime_env() -> dict | None:
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
     if (job.get("runtime_env") or {}).get("working_dir"):
         return None
+    if not (REPO_ROOT / "pyproject.toml").is_file():  # an installed package (site-packages): each host imports its own
+        return {"env_vars": {COMMIT_ENV: git_commit()}}
     return {"working_dir": str(REPO_ROOT), "env_vars": {COMMIT_ENV: git_commit()}}
 
 

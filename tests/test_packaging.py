@@ -169,3 +169,12 @@ def test_a_missing_plan_names_the_shipped_ones(tmp_path, monkeypatch):
         load_plan("nowhere.toml")
     with pytest.raises(PlanError, match="not found"):
         load_plan(tmp_path / "absent.toml")
+
+
+def test_an_installed_package_ships_no_working_dir_to_a_cluster(tmp_path, monkeypatch):
+    import farm.sweep
+
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    assert farm.sweep._runtime_env()["working_dir"] == str(ROOT)  # a checkout: the repo travels to the workers
+    monkeypatch.setattr(farm.sweep, "REPO_ROOT", tmp_path)  # site-packages: no pyproject.toml beside farm/
+    assert "working_dir" not in farm.sweep._runtime_env()
