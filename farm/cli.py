@@ -100,6 +100,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     archs = _split(args.arch) or list(CI_ARCHS)
     for arch in archs:
         check_arch(arch)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     work = []
     for arch in archs:
         if not args.kernels and not args.families:  # the whole catalog: with the kernels every cell runs to check it
@@ -432,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per kernel and arch")
     p.add_argument("--tuning", action="store_true", help="also compile every valid tile configuration of the selected tunable kernels")
-    p.add_argument("--jobs", type=_at_least(1), default=1, help="compile in this many processes (default 1); fills the same CUBIN cache sweeps use")
+    p.add_argument("--jobs", type=int, default=1, help="compile in this many processes (default 1); fills the same CUBIN cache sweeps use")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("bench", help="compile, verify and time stages on this machine's GPU (no Ray); write Parquet")

@@ -166,7 +166,6 @@ def test_options_a_mode_would_ignore_are_refused(argv, message, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["crosscheck", "--plan", "quick", "--sizes", "256"], "not allowed with argument"),
-    (["compile", "--jobs", "0"], "--jobs: 0 is below 1"),
     (["compare", "a", "b", "--tolerance", "0"], "--tolerance: 0 is not above 0"),
     (["compare", "a", "b", "--tolerance", "x"], "--tolerance: 'x' is not a number"),
     (["validate", "x", "--max-problems", "-1"], "--max-problems: -1 is below 0"),
