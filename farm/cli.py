@@ -254,7 +254,7 @@ def _compare_options(args: argparse.Namespace) -> None:
         if ignored:
             raise ValueError(f"{mode} compares within RUN_A alone: {', '.join(ignored)} would be ignored")
         if len(_split(args.run_a)) > 1:
-            raise ValueError(f"{mode} takes one run")
+            raise ValueError("--aa and --gpu-to-gpu take one run")
     elif not args.run_b:
         raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
     if args.plant and args.equal_clocks:

@@ -153,7 +153,7 @@ def test_validate_counts_a_missing_dataset_as_a_problem(tmp_path, capsys):
      "--gpu-to-gpu compares within RUN_A alone: --data-b, --equal-clocks would be ignored"),
     (["compare", "aa1", "--aa", "--plant", "1,2"], "--plant would be ignored"),
     (["compare", "aa1", "--aa", "--gpu-to-gpu"], "two comparisons: give one"),
-    (["compare", "aa1,aa2", "--aa"], "--aa takes one run"),
+    (["compare", "aa1,aa2", "--aa"], "--aa and --gpu-to-gpu take one run"),
     (["compare", "aa1", "aa2", "--plant", "1", "--equal-clocks"], "--equal-clocks would be ignored"),
     (["compare", "aa1"], "give two runs, or one run with --aa or --gpu-to-gpu"),
     (["compile", "--families", "baseline"], "nothing to compile"),
