@@ -160,7 +160,7 @@ class NoiseModel:
         return Noise(repeat_var, run_var, repeat_source, run_source)
 
     def classes(self) -> list[dict]:
-        """Every learned class with its repeat and run standard deviations (relative), for tables and the README."""
+        """Every learned class with its repeat and run standard deviations (relative), for tables and docs/verdicts.md."""
         out = []
         for key in sorted(set(self._repeat) | set(self._run), key=str):
             total, df = self._repeat.get(key, (0.0, 0.0))
