@@ -43,9 +43,9 @@ from farm.data.writer import BufferedWriter, OutputError, adopt_fallback, probe_
 from farm.measure import measurers
 from farm.measure.prefetch import prefetch_libraries
 from farm.measure.profiler import ProfileOptions
-from farm.plan import MODES, Plan, PlanError, load_plan
+from farm.plan import MODES, PLANS, Plan, PlanError, load_plan
 
-DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
+DEFAULT_PLAN = PLANS / "default.toml"
 MAX_GPU_HOURS = 2.0  # a plan expected to take longer needs --yes
 CONNECT_TIMEOUT_S = 10.0  # a named Ray address that does not answer within this is an error
 LOCAL_RAY = {"include_dashboard": False, "num_cpus": 1}  # a Ray of the sweep's own: see connect()
@@ -115,10 +115,12 @@ def build_parser(prog: str = "farm/sweep.py") -> argparse.ArgumentParser:
 
 def runtime_env() -> dict | None:
     """Ship the repo and its commit to the workers, unless a job submitted with --working-dir already did (its
-    submitter passes the commit: README, "On a mixed cluster, by hand")."""
+    submitter passes the commit: docs/running.md, "On a mixed cluster, by hand")."""
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
     if (job.get("runtime_env") or {}).get("working_dir"):
         return None
+    if not (REPO_ROOT / "pyproject.toml").is_file():  # an installed package (site-packages): each host imports its own
+        return {"env_vars": {COMMIT_ENV: git_commit()}}
     return {"working_dir": str(REPO_ROOT), "env_vars": {COMMIT_ENV: git_commit()}}
 
 
