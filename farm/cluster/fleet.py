@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ray
 from ray.actor import ActorHandle
@@ -86,7 +86,7 @@ class WorkerSpec:
     stages while its first cells run."""
 
     measurer: str
-    options: MeasureOptions = MeasureOptions()
+    options: MeasureOptions = field(default_factory=MeasureOptions)
     prewarm: tuple[str, ...] = ()
 
 

@@ -73,7 +73,7 @@ def _fire_once(spec: Path, index: int) -> bool:
 class StandinMeasurer:
     """Implements farm.cells.Measurer without a GPU."""
 
-    def __init__(self, options: MeasureOptions = MeasureOptions(), prewarm: tuple[str, ...] = ()) -> None:
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
         path, entries = _faults()
         for index, entry in enumerate(entries):
             if entry["action"] == "fail_start" or (entry["action"] == "fail_start_once" and _fire_once(path, index)):
@@ -161,7 +161,7 @@ class EmulatedGpuMeasurer(StandinMeasurer):
     time as its timed phase; its timings are the stand-in's.
     """
 
-    def __init__(self, options: MeasureOptions = MeasureOptions(), prewarm: tuple[str, ...] = ()) -> None:
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
         super().__init__(options, prewarm)
         card = CARDS.get(self._device["gpu_name"])
         if card is None:

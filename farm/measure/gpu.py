@@ -122,7 +122,7 @@ class _Steps:
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
-    def __init__(self, options: MeasureOptions = MeasureOptions(), prewarm: tuple[str, ...] = (), ordinal: int = 0,
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = (), ordinal: int = 0,
                  extra_stages: tuple[Stage, ...] = ()):
         """`options`: how cells are measured (a plan's [measure] table, validated where the plan was read).
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the

@@ -47,7 +47,16 @@ from farm.cells import Cell
 from farm.data.profile_metrics import DERIVED, METRICS
 from farm.data.rows import REPO_ROOT, git_commit
 from farm.measure.extra_baselines import unavailable_reason
-from farm.measure.ncu import NcuMissing, ProfiledKernel, classify_failure, find_ncu, named_metrics, ncu_version, parse_raw_csv, query_metrics
+from farm.measure.ncu import (
+    NcuMissing,
+    ProfiledKernel,
+    classify_failure,
+    find_ncu,
+    named_metrics,
+    ncu_version,
+    parse_raw_csv,
+    query_metrics,
+)
 from farm.measure.profile_child import CHILD_ERROR, CHILD_MARKER
 from kernels.registry import stage_named
 
