@@ -20,6 +20,8 @@ import sys
 import time
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository root: farm
+
 CELLS = [("regblock", 1024, 1024, 1024), ("ldg_super", 1024, 1024, 1024), ("geom_64x64x16_8x8", 256, 256, 256),
          ("tf32_bt", 256, 256, 256), ("h_wmma_pipe_bf16", 2048, 2048, 2048), ("d_wgmma_fp16", 1024, 1024, 1024),
          ("d_warp_specialized_fp16", 2048, 2048, 2080), ("cublas_fp32", 1024, 1024, 1024),
@@ -167,7 +169,7 @@ def main() -> None:
         if os.path.exists(path):
             with open(path) as f:
                 rows += [json.loads(line) for line in f]
-    text = table(rows)
+    text = table(rows) if rows else "no rows: every process failed (see above)"
     print(text)
     with open(os.path.join(outdir, "placement.txt"), "w") as f:
         f.write(text + "\n")
