@@ -411,14 +411,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "repeats of one run on each GPU, and the false-difference rate per GPU model and family "
                                    "(how often identical code is called different). With --gpu-to-gpu: every pair of "
                                    "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
-                                   "and runs of one commit); a verdict needs the 99% band of the difference to clear the "
-                                   "tolerance, SAME the equivalence test's 90% band to lie within it: see farm/analysis/compare.py.")
+                                   "and runs of one commit); FASTER/SLOWER needs the 99% band of the difference to exclude 0 and the "
+                                   "difference to exceed half the tolerance, SAME the equivalence test's 90% band to lie within the "
+                                   "tolerance: see farm/analysis/compare.py.")
     p.add_argument("run_a", help="run id, or run ids separated by commas: a side of several runs (the run is then the "
                                  "unit of noise: run-level noise shrinks with the number of runs, not of repeats)")
     p.add_argument("run_b", nargs="?", help="as RUN_A")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
     p.add_argument("--gpu-to-gpu", action="store_true", help="compare the same-model GPUs of RUN_A with each other")
-    p.add_argument("--tolerance", type=float, default=0.01, help="relative difference that counts as practically nil (default 0.01)")
+    p.add_argument("--tolerance", type=float, default=0.02, help="the smallest relative change that matters (default 0.02): SAME "
+                   "means shown within it, FASTER/SLOWER a difference beyond the noise and at least half of it")
     p.add_argument("--data", help="dataset path or URI of RUN_A (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.add_argument("--data-b", help="dataset path or URI of RUN_B, where it is another dataset (default: --data)")
     p.add_argument("--history", metavar="PATH,...", help="more datasets to learn the noise from (their repeats and their runs "

@@ -73,8 +73,10 @@ class Noise:
 
 
 def class_keys(r: dict) -> list[tuple]:
-    """The classes of a row's cell, most specific first."""
-    mode = (r.get("timing_mode") or "hot") + (" power-capped" if r.get("throttle_power") else "")
+    """The classes of a row's cell, most specific first. Rows timed at several operand placements (schema 5) are a
+    class of their own: a run no longer draws one placement per cell size, so their run noise is another's."""
+    mode = ((r.get("timing_mode") or "hot") + (" power-capped" if r.get("throttle_power") else "")
+            + (" placed" if (r.get("placements") or 1) > 1 else ""))
     b, model = band(r["median_ms"]), r.get("gpu_model")
     return [("stage", model, r.get("stage"), mode, b), ("family", model, r.get("family"), mode, b),
             ("gpu model", model, mode, b), ("any GPU", mode, b)]
@@ -135,8 +137,11 @@ class NoiseModel:
                 for run_b, commit_b, yb, _ in measured[i + 1:]:
                     if commit_a != commit_b or not _identical_code(commit_a) or {run_a, run_b} & sides[0] and {run_a, run_b} & sides[1]:
                         continue
-                    noise = model.lookup(first)  # repeat variance of the class: what the runs' means carry of it
-                    excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - noise.repeat_var * (1 / len(ya) + 1 / len(yb))
+                    # What the runs' means carry of the class's repeat variance; where none is learned (runs of one
+                    # repeat each), nothing: the run variance then holds all of a run's noise, repeat level included.
+                    noise = model.lookup(first)
+                    repeat_var = noise.repeat_var if noise.learned else 0.0
+                    excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - repeat_var * (1 / len(ya) + 1 / len(yb))
                     for key in class_keys(first):
                         acc = model._run[key]
                         acc[0] += excess
@@ -157,6 +162,8 @@ class NoiseModel:
             if pairs >= MIN_RUN_PAIRS:
                 run_var, run_source = max(0.0, total / pairs / 2), describe(key)
                 break
+        if repeat_source == "prior" and run_source != "prior":  # learned from runs of one repeat: it holds the repeats' noise
+            repeat_var, repeat_source = 0.0, f"within the run noise ({run_source})"
         return Noise(repeat_var, run_var, repeat_source, run_source)
 
     def classes(self) -> list[dict]:
