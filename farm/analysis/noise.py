@@ -73,10 +73,8 @@ class Noise:
 
 
 def class_keys(r: dict) -> list[tuple]:
-    """The classes of a row's cell, most specific first. Rows timed at several operand placements (schema 5) are a
-    class of their own: a run no longer draws one placement per cell size, so their run noise is another's."""
-    mode = ((r.get("timing_mode") or "hot") + (" power-capped" if r.get("throttle_power") else "")
-            + (" placed" if (r.get("placements") or 1) > 1 else ""))
+    """The classes of a row's cell, most specific first."""
+    mode = (r.get("timing_mode") or "hot") + (" power-capped" if r.get("throttle_power") else "")
     b, model = band(r["median_ms"]), r.get("gpu_model")
     return [("stage", model, r.get("stage"), mode, b), ("family", model, r.get("family"), mode, b),
             ("gpu model", model, mode, b), ("any GPU", mode, b)]

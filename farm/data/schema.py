@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "4"
 # Versions `farm validate` and the readers accept; an older file lacks the columns added after it, which read
 # as null there.
-SUPPORTED_VERSIONS = ("2", "3", "4", "5")
+SUPPORTED_VERSIONS = ("2", "3", "4")
 ADDED_COLUMNS = {
     "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
     "4": ("post_checked", "memory_bandwidth_tbs", "limit_check", "cells_implausible", "library_algorithm", "nvml_unreported",
           "flush_bytes", "plan_cells"),
-    "5": ("placements",),
 }
 
 
@@ -102,7 +101,6 @@ _F = [
     ("warmup_reason", pa.string(), "clock_settled: SM clock spread < 2% over 100 ms; clock_settled_earlier: so already in the 100 ms before the cell's first launch, with the GPU busy throughout; max_time: never settled in 3 s; fixed_no_clock: the GPU reports no SM clock (nvml_unreported), so a fixed 0.5 s (schema 4); no_telemetry: NVML sampling off"),
     ("warmup_seconds", pa.float64(), "host time from the first warm-up launch to the first timed batch (graph capture included), s"),
     ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
-    ("placements", pa.int32(), "placements of the operands in device memory the batches took in turn, each allocated behind a pad of random size (farm/measure/placement.py); the post-timing check ran at the first (schema 5; null before: one placement, shared by every cell of one size in a worker)"),
     ("batches", pa.int32(), "timed batches (= samples)"),
     ("launches_timed", pa.int64(), "launches inside timed batches"),
     ("timed_seconds", pa.float64(), "GPU time inside the timed batches of this cell, its interleaved baseline's included, s"),
@@ -120,7 +118,7 @@ _F = [
     ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, timed in alternating batches with this stage"),
     ("pct_of_baseline", pa.float64(), "100 * baseline_median_ms / median_ms"),
     ("limit_check", pa.string(), "which physical limits the timed row was checked against (farm/data/limits.py): peak, dram (cold mode: the time to read A and B from DRAM), and what could not be checked and why (schema 4)"),
-    ("library_algorithm", pa.string(), "cuBLAS/cuBLASLt/Triton baseline rows: the library version and the algorithm it ran (cuBLASLt: its heuristic's pick, every algorithm configuration attribute; cuBLAS: the call, its kernel being chosen inside the library; Triton: its autotuner's pick, schema 5); null for other rows (schema 4)"),
+    ("library_algorithm", pa.string(), "cuBLAS/cuBLASLt/Triton baseline rows: the library version and the algorithm it ran (cuBLASLt: its heuristic's pick, every algorithm configuration attribute; cuBLAS: the call, its kernel being chosen inside the library; Triton: its autotuner's pick, which may differ between runs); null for other rows (schema 4)"),
     # telemetry over this stage's own timed batches (NVML, sampled every 10 ms)
     ("telemetry", pa.bool_(), "NVML sampling was on"),
     ("telemetry_samples", pa.int32(), "NVML samples inside this stage's timed batches"),

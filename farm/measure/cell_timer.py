@@ -44,8 +44,6 @@ class MeasureOptions:
     telemetry_interval_s: Annotated[float, Strict(), Field(ge=0.001, le=1.0)] = 0.01  # NVML updates every few ms
     throttle_policy: Literal[POLICIES] = "flag"
     max_remeasures: Annotated[int, Strict(), Field(ge=0, le=10)] = 2
-    # Operand placements a cell's batches take in turn (farm/measure/placement.py: fewer where memory is short).
-    placements: Annotated[int, Strict(), Field(ge=1, le=64)] = 8
 
     def __post_init__(self):
         if self.throttle_policy not in POLICIES:

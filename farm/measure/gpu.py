@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,14 +17,13 @@ from farm.cells import Cell
 from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
-from farm.measure import placement
 from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
 from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import launcher, unavailable_reason
-from farm.measure.sizing import check_fp64, memory_skip_reason, operand_bytes, reference_plan
+from farm.measure.sizing import check_fp64, memory_skip_reason, reference_plan
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
 from kernels.baselines import ExtraBaselineStage
@@ -106,32 +104,6 @@ class _Kernel:
                 fn(grid, block, args, shared_mem=smem)
 
         return run
-
-
-@dataclass
-class _Placed:
-    """One placement of a cell's operands: inputs A and B, the baseline's output `ref`, the measured output `out` (a
-    kernel's C; `ref` itself for a baseline cell), the launcher of the measured series and the baseline's, and
-    check(tol): the measured output verified (a kernel's against `ref`, a baseline's against an FP64 product)."""
-
-    a: object
-    b: object
-    ref: object
-    out: object
-    measured: object
-    baseline: Stage
-    baseline_run: object
-    passed_over: str
-    check: object
-    checks: Checks
-    operands: dict | None = None  # a kernel's, workspace included: alive as long as its launcher
-
-    def poison_output(self) -> None:
-        """The measured output filled with NaN; for a kernel, after the reference from a direct library call."""
-        self.checks.poison(self.ref)
-        if self.out is not self.ref:
-            self.baseline_run()
-            self.checks.poison(self.out)
 
 
 class _Steps:
@@ -253,56 +225,70 @@ class GpuMeasurer:
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
     def _run(self, stage: Stage, cell: Cell) -> dict:
-        """Verify, then time at each placement of the operands (farm/measure/placement.py); the last timed batch runs
-        on fresh inputs with the output poisoned, at the first placement, and is verified too (what was timed is what
-        was checked)."""
+        """Verify, then time; the last timed batch runs on fresh inputs with the output poisoned and is verified
+        too (what was timed is what was checked)."""
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
         began = time.perf_counter()
         checks = self._loaded_checks()
+        a, b = checks.random_operands(stage.dtype, m, n, k, self._seed())  # fresh for every cell
+        ref = cupy.empty((m, n), dtype=cupy.float32)
+        baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
         tol = tolerance(stage.dtype, k)
-        kernel = None
-        if not stage.is_baseline:
+
+        def fresh_inputs() -> None:  # into the same buffers: the captured graphs launch with their pointers
+            checks.refill(a, b, stage.dtype, self._seed())
+
+        if stage.is_baseline:
+            def check() -> dict:  # the library's output against an FP64 product of the inputs as they are now, sized for the card
+                return check_fp64(checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng)
+
+            def prepare() -> None:
+                fresh_inputs()
+                checks.poison(ref)
+
+            checks.poison(ref)
+            baseline_run()
+            out = {**check(),
+                   "library_algorithm": baseline_run.algorithm() if hasattr(baseline_run, "algorithm") else None}
+            launches, own = {"baseline": baseline_run}, "baseline"
+        else:
             if stage.name not in self._compiled:
                 self._compiled[stage.name] = self._compiling.result(stage)
             kernel = _Kernel(stage, self._compiled[stage.name], self._device["sm_count"])
             began = time.perf_counter()
-        free = cupy.cuda.runtime.memGetInfo()[0]
-        sets = []
-        for _ in range(placement.count(self._timer.options.placements, operand_bytes(stage, m, n, k), free)):
-            with placement.elsewhere(self._rng, free):
-                sets.append(self._operands(stage, kernel, checks, m, n, k))
-        first = sets[0]
-        baseline, passed_over = first.baseline, first.passed_over
-        for placed in sets:
-            placed.poison_output()
-            placed.measured()
-        cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-        checked = [placed.check(tol) for placed in sets]
-        out = {**checked[0], "verified": all(c["verified"] for c in checked), "mismatches": sum(c["mismatches"] for c in checked),
-               "max_abs_error": max(c["max_abs_error"] for c in checked), "max_scaled_error": max(c["max_scaled_error"] for c in checked),
-               "placements": len(sets)}
-        if stage.is_baseline:
-            out["library_algorithm"] = first.baseline_run.algorithm() if hasattr(first.baseline_run, "algorithm") else None
-            launches, own = {"baseline": tuple(p.measured for p in sets)}, "baseline"
-        else:
-            out.update({**kernel.columns, "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
-                        "baseline": baseline.name, "verify_reference": f"{baseline.name} output for the same inputs"})
+            c = cupy.empty((m, n), dtype=cupy.float32)
+            operands = {"A": a, "B": b, "C": c}
+            if stage.workspace_floats_per_mn:
+                operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
+            run = kernel.launcher(operands, m, n, k)
+
+            def check() -> dict:  # the kernel's output against the baseline library's on the same inputs
+                return checks.compare(c, ref, tol)
+
+            def reference_then_poison() -> None:  # the reference from a direct library call, then C poisoned
+                checks.poison(ref)
+                baseline_run()
+                checks.poison(c)
+
+            def prepare() -> None:
+                fresh_inputs()
+                reference_then_poison()
+
+            reference_then_poison()
+            run()
+            cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
+            out = {**kernel.columns, "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
+                   "baseline": baseline.name, **check(), "verify_reference": f"{baseline.name} output for the same inputs"}
             if passed_over:
                 out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
-            launches, own = {"kernel": tuple(p.measured for p in sets), "baseline": tuple(p.baseline_run for p in sets)}, "kernel"
+            launches, own = {"kernel": run, "baseline": baseline_run}, "kernel"
         out["verify_seconds"] = time.perf_counter() - began
         if not out["verified"]:
             return {**out, "status": "failed_verification", "post_checked": False,
-                    "status_reason": f"{out['mismatches']} of {m * n * len(sets)} elements outside tolerance at {len(sets)} placement(s) "
-                                     f"(max scaled error {out['max_scaled_error']:.3g}); not timed"}
-
-        def prepare() -> None:  # fresh inputs into the first placement's buffers (its graphs launch with their pointers)
-            checks.refill(first.a, first.b, stage.dtype, self._seed())
-            first.poison_output()
-
-        columns, samples, post = self._timer.time(launches, own, stage.flops(m, n, k), PostCheck(prepare, lambda: first.check(tol)))
+                    "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}
+        columns, samples, post = self._timer.time(launches, own, stage.flops(m, n, k), PostCheck(prepare, check))
         out = {**out, **columns, TELEMETRY_KEY: samples, "post_checked": True,
                "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
                "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"])}
@@ -312,24 +298,6 @@ class GpuMeasurer:
                 f"launches), run on fresh inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} "
                 f"elements outside tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result")[:4000])
         return out
-
-    def _operands(self, stage: Stage, kernel: _Kernel | None, checks: Checks, m: int, n: int, k: int) -> _Placed:
-        """Fresh inputs, the reference buffer, and for a kernel its output and workspace, with their launchers."""
-        import cupy
-
-        a, b = checks.random_operands(stage.dtype, m, n, k, self._seed())
-        ref = cupy.empty((m, n), dtype=cupy.float32)
-        baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
-        if kernel is None:
-            plan = reference_plan(m, n, k, self._device)
-            return _Placed(a, b, ref, ref, baseline_run, baseline, baseline_run, passed_over,
-                           lambda tol: check_fp64(checks, ref, a, b, stage.dtype, tol, plan, self._rng), checks)
-        c = cupy.empty((m, n), dtype=cupy.float32)
-        operands = {"A": a, "B": b, "C": c}
-        if stage.workspace_floats_per_mn:
-            operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
-        return _Placed(a, b, ref, c, kernel.launcher(operands, m, n, k), baseline, baseline_run, passed_over,
-                       lambda tol: checks.compare(c, ref, tol), checks, operands)
 
     def _seed(self) -> int:
         return int(self._rng.integers(2**63))

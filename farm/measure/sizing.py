@@ -101,18 +101,12 @@ def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_
     return ReferencePlan(m, n, k, min(max(afford, 2 * BLOCK_ROWS), m), False, full_s, device.get("arch", "?"))
 
 
-def operand_bytes(stage: Stage, m: int, n: int, k: int) -> int:
-    """Device memory of one placement of a cell's operands: inputs (FP32 before any narrowing), output, reference
-    and workspace."""
-    return 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
-
-
 def bytes_needed(stage: Stage, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
-    """Device memory one cell needs at least: one placement of its operands, a baseline's FP64 check
-    (reference_plan), and cold mode's L2 flush buffer (further placements take only memory left free:
-    farm/measure/placement.py)."""
+    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace,
+    a baseline's FP64 check (reference_plan), and cold mode's L2 flush buffer."""
+    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
     fp64 = reference_plan(m, n, k, device).device_bytes if stage.is_baseline else 0
-    return operand_bytes(stage, m, n, k) + fp64 + flush_bytes
+    return fp32 + fp64 + flush_bytes
 
 
 def memory_skip_reason(stage: Stage, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0) -> str | None:

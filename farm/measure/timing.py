@@ -13,10 +13,6 @@ its numbers (a kernel row also says how its baseline was launched).
 Series (a kernel and its cuBLAS baseline) alternate batch by batch, so both see the
 same clocks and temperature. Each batch's host-time window is kept so that telemetry
 samples can be attributed to the series that ran.
-
-A series may launch at several placements (the same launch on operands allocated at
-different places in device memory, one graph each): its batches take them in turn, so
-a cell's samples cover every placement alike (farm/measure/gpu.py says why).
 """
 from __future__ import annotations
 
@@ -71,14 +67,11 @@ class CellTiming:
 
 
 class _Series:
-    """One launchable thing on a dedicated stream, at one placement or several, with its batch (graph or loop) at
-    each; batches take the placements in turn."""
+    """One launchable thing on a dedicated stream, with its batch (graph or loop)."""
 
-    def __init__(self, launches: tuple[Callable[[], None], ...], stream, cfg: TimingConfig, flush: Callable[[], None] | None):
-        self.launches, self.stream, self.cfg, self.flush = launches, stream, cfg, flush
-        self.launch = launches[0]
-        self.graphs: list = []
-        self.turn = 0  # placement of the next batch
+    def __init__(self, launch: Callable[[], None], stream, cfg: TimingConfig, flush: Callable[[], None] | None):
+        self.launch, self.stream, self.cfg, self.flush = launch, stream, cfg, flush
+        self.graph = None
         self.per_batch = 1
         self.warmup = 0
         self.method = "direct_cold" if cfg.mode == "cold" else "direct"
@@ -96,9 +89,8 @@ class _Series:
 
     def warm_launch(self) -> None:
         with self.stream:
-            for launch in self.launches:
-                launch()
-        self.warmup += len(self.launches)
+            self.launch()
+        self.warmup += 1
 
     def prepare(self) -> None:
         """Size the hot batch from one warm launch (cold: one launch a sample) and capture it as a graph."""
@@ -109,59 +101,49 @@ class _Series:
         if self.cfg.use_graphs:
             self._capture()
 
-    def _loop(self, launch: Callable[[], None]) -> None:
+    def _loop(self) -> None:
         for _ in range(self.per_batch):
-            launch()
+            self.launch()
 
     def _capture(self) -> None:
         try:
-            graphs = []
-            for launch in self.launches:
-                with self.stream:
-                    self.stream.begin_capture()
-                    try:
-                        self._loop(launch)
-                    finally:
-                        graph = self.stream.end_capture()
-                graph.launch(self.stream)  # first replay uploads the graph: keep it out of the samples
-                graphs.append(graph)
+            with self.stream:
+                self.stream.begin_capture()
+                try:
+                    self._loop()
+                finally:
+                    graph = self.stream.end_capture()
+            graph.launch(self.stream)  # first replay uploads the graph: keep it out of the samples
             self.stream.synchronize()
-            self.graphs, self.method = graphs, "cuda_graph"
+            self.graph, self.method = graph, "cuda_graph"
         except Exception:  # noqa: BLE001 - any capture failure means: time direct launches
-            self.graphs, self.method = [], "direct_cold" if self.cfg.mode == "cold" else "direct"
+            self.graph, self.method = None, "direct_cold" if self.cfg.mode == "cold" else "direct"
 
-    def batch_ms(self, placement: int | None = None) -> float:
-        """One timed batch at `placement` (the next in turn where None), per launch."""
-        if placement is None:
-            placement, self.turn = self.turn, (self.turn + 1) % len(self.launches)
+    def batch_ms(self) -> float:
         if self.cfg.mode == "cold":
             with self.stream:
                 self.flush()  # outside the events: only the launch is timed
-        graph = self.graphs[placement] if self.graphs else None
-        body = (lambda: graph.launch(self.stream)) if graph is not None else (lambda: self._loop(self.launches[placement]))
+        body = (lambda: self.graph.launch(self.stream)) if self.graph is not None else self._loop
         return self.timed_ms(body) / self.per_batch
 
 
-def time_interleaved(launches: dict[str, Callable[[], None] | tuple[Callable[[], None], ...]], cfg: TimingConfig,
+def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
                      recent_clocks: Callable[[float], tuple[list[float], bool]] | None = None,
                      energy_mj: Callable[[], float | None] | None = None,
                      flush: Callable[[], None] | None = None,
                      last: tuple[str, Callable[[], None]] | None = None) -> CellTiming:
-    """Time each launch callable (they launch on the current stream; a tuple: one per placement, taken in turn);
-    batches alternate between them.
+    """Time each launch callable (they launch on the current stream); batches alternate between them.
 
     recent_clocks(seconds) -> (SM clocks sampled lately, whether the GPU was busy throughout) decides
     when warm-up ends; energy_mj() reads the energy counter around each batch; flush() evicts L2 (cold).
     last = (series, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited for)
-    and that series times one more batch at its first placement, kept as its last sample: the batch whose output
-    the caller checks.
+    and that series times one more batch, kept as its last sample: the batch whose output the caller checks.
     """
     import cupy
 
     if cfg.mode == "cold" and flush is None:
         raise ValueError("cold timing needs an L2 flush")
-    series = {name: _Series(fn if isinstance(fn, tuple) else (fn,), cupy.cuda.Stream(non_blocking=True), cfg, flush)
-              for name, fn in launches.items()}
+    series = {name: _Series(fn, cupy.cuda.Stream(non_blocking=True), cfg, flush) for name, fn in launches.items()}
     warm_began = time.perf_counter()
     checked = None
     warmup_reason = None
@@ -184,9 +166,9 @@ def time_interleaved(launches: dict[str, Callable[[], None] | tuple[Callable[[],
     read_energy = energy_mj or (lambda: None)
     energy_start = read_energy()
 
-    def timed_batch(name: str, placement: int | None = None) -> None:
+    def timed_batch(name: str) -> None:
         t0 = time.perf_counter()
-        samples[name].append(series[name].batch_ms(placement))
+        samples[name].append(series[name].batch_ms())
         batches[name].append(Batch(t0, time.perf_counter(), series[name].per_batch))
 
     began = time.perf_counter()
@@ -200,7 +182,7 @@ def time_interleaved(launches: dict[str, Callable[[], None] | tuple[Callable[[],
         name, prepare = last
         prepare()
         cupy.cuda.get_current_stream().synchronize()
-        timed_batch(name, 0)
+        timed_batch(name)
     energy_end = read_energy()
     return CellTiming(
         series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
