@@ -57,7 +57,7 @@ from farm.measure.stats import student_t_quantile
 from farm.measure.stopping import relative_noise
 
 DEFAULT_TOLERANCE = 0.02  # the smallest change that matters: SAME within it, FASTER/SLOWER from REPORTED of it
-REPORTED = 0.5
+REPORTED = 0.5  # of the tolerance: the smallest difference called FASTER or SLOWER (a 2 % step is caught, a 0.5 % shift is not)
 ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
