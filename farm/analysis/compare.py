@@ -165,10 +165,11 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     else:
         (ssa, dfa), (ssb, dfb) = _ss(ya), _ss(yb)
         ss, df = ssa + ssb, dfa + dfb
-    if df == 0 and not noise.learned:
+    in_run_noise = between_runs and noise.run_holds_repeats
+    if df == 0 and not noise.learned and not in_run_noise:
         return _unclear(key, ya, yb, "one repeat a side and no A/A history for this class: its repeat noise is "
                         "unknown (measure two repeats or more)", noise="prior", **extra)
-    s2 = _shrunk(noise.repeat_var, ss, df)
+    s2 = _shrunk(0.0 if in_run_noise else noise.repeat_var, ss, df)
     within = [relative_noise(r["samples_ms"]) for r in (*rows_a, *rows_b)]
     s2 = max(s2, statistics.fmean(w * w for w in within if math.isfinite(w)) if any(map(math.isfinite, within)) else 0.0)
     var_d = s2 * (1 / len(ya) + 1 / len(yb)) + (2 * noise.run_var if between_runs else 0.0)
@@ -176,7 +177,7 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
     band = student_t_quantile(1 - ALPHA / 2, PRIOR_DF + df) * math.sqrt(var_d)
     same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
     a, b = _side(ya, s2), _side(yb, s2)
-    source = noise.repeat_source + (f"; run: {noise.run_source}" if between_runs else "")
+    source = ("repeat: within the run noise" if in_run_noise else noise.repeat_source) + (f"; run: {noise.run_source}" if between_runs else "")
     call = verdict(d, band, tol, same_band)
     if between_runs and noise.run_source == "prior":
         call, note = "UNCLEAR", "; ".join(filter(None, (note, UNMEASURED_RUN_NOISE)))
@@ -201,7 +202,7 @@ def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[
     repeats = statistics.fmean(n for _, n in (*runs_a, *runs_b))
     (ssa, dfa), (ssb, dfb) = _ss(ma), _ss(mb)
     d0 = 0.0 if noise.run_source == "prior" else PRIOR_DF  # a prior never measured on this GPU model carries no weight
-    w = (d0 * (noise.run_var + noise.repeat_var / repeats) + ssa + ssb) / (d0 + dfa + dfb)
+    w = (d0 * (noise.run_var + (0.0 if noise.run_holds_repeats else noise.repeat_var / repeats)) + ssa + ssb) / (d0 + dfa + dfb)
     var_d = w * (1 / len(ma) + 1 / len(mb))
     d = statistics.fmean(mb) - statistics.fmean(ma)
     band = student_t_quantile(1 - ALPHA / 2, d0 + dfa + dfb) * math.sqrt(var_d)

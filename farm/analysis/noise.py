@@ -16,7 +16,9 @@ Learned from rows (the dataset's A/A history), per class of cells:
       of freedom), pooled over the class;
   v   per pair of runs of the same commit on the same GPU model (identical code: an A/A pair), per cell both
       measured: (mean_A - mean_B)^2 less what the repeats explain (s2_A/n_A + s2_B/n_B), averaged over the class,
-      halved, and never below 0.
+      halved, and never below 0. Where the class has no repeats measured (runs of one repeat each, as
+      plans/aa-runs.toml makes), nothing is taken off: v then holds a run's whole noise (`run_holds_repeats`), and
+      a comparison between runs adds no repeat term for it.
 A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
 the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
 family, then the GPU model, then (the repeat variance only) any GPU, at that mode and band; where nothing is
@@ -70,6 +72,12 @@ class Noise:
     @property
     def learned(self) -> bool:
         return self.repeat_source != "prior"
+
+    @property
+    def run_holds_repeats(self) -> bool:
+        """No repeats measured in the class, its run variance learned all the same (from runs of one repeat): that
+        variance holds a run's whole noise, repeat level included, so between runs nothing is to be added for it."""
+        return self.repeat_source == "prior" and self.run_source != "prior"
 
 
 def class_keys(r: dict) -> list[tuple]:
@@ -160,8 +168,6 @@ class NoiseModel:
             if pairs >= MIN_RUN_PAIRS:
                 run_var, run_source = max(0.0, total / pairs / 2), describe(key)
                 break
-        if repeat_source == "prior" and run_source != "prior":  # learned from runs of one repeat: it holds the repeats' noise
-            repeat_var, repeat_source = 0.0, f"within the run noise ({run_source})"
         return Noise(repeat_var, run_var, repeat_source, run_source)
 
     def classes(self) -> list[dict]:
