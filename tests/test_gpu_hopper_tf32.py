@@ -1,6 +1,7 @@
 """On a real GPU: walk D's TF32 stages (kernels/hopper_tf32) at the edges test_gpu.py's shapes do not reach:
 a last B panel partly past N, K ending mid-tile, a tile pair (03's clusters) whose second row lies past M,
 a single k tile. `ok` and verified on an sm_90 chip, skipped with the reason elsewhere. Run with `pytest -m gpu`."""
+
 import pytest
 
 from farm.cells import Cell

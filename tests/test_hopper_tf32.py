@@ -1,6 +1,7 @@
 """Walk D in TF32 (kernels/hopper_tf32): in the catalog, compiled for sm_90a alone, skipped elsewhere with the
 reason; tensor maps sized for FP32 (boxes one 128-byte swizzle row wide) while walk D's 16-bit boxes stay as
 they were."""
+
 import json
 
 import numpy as np
@@ -41,17 +42,29 @@ def test_compiles_for_sm90a_alone_without_spills(capsys):
 def test_skipped_with_the_reason_off_hopper_and_on_unaligned_rows():
     for s in _family():
         assert s.unsupported_reason(1000, 1000, 1000, 90) is None
-        assert s.unsupported_reason(1024, 1024, 1024, 89) == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        assert (
+            s.unsupported_reason(1024, 1024, 1024, 89)
+            == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        )
         assert s.unsupported_reason(1024, 1024, 1024, 100).endswith("this GPU is sm_100")
         assert "N=255 is not a multiple of 4" in s.unsupported_reason(127, 255, 32, 90)
         assert "K=33 is not a multiple of 4" in s.unsupported_reason(128, 256, 33, 90)
 
 
-@pytest.mark.parametrize("stage,storage,width", [("tf32_persistent", np.float32, 32), ("tf32_wgmma", np.float32, 32),
-                                                 ("d_persistent_bf16", np.uint16, 64), ("d_tma_fp16", np.float16, 64)])
+@pytest.mark.parametrize(
+    "stage,storage,width",
+    [
+        ("tf32_persistent", np.float32, 32),
+        ("tf32_wgmma", np.float32, 32),
+        ("d_persistent_bf16", np.uint16, 64),
+        ("d_tma_fp16", np.float16, 64),
+    ],
+)
 def test_tensor_map_boxes_are_one_swizzle_row_wide(monkeypatch, stage, storage, width):
     built = {}
-    monkeypatch.setattr(tma, "tensor_map", lambda matrix, dtype, rows, cols: built.setdefault(id(matrix), (dtype, rows, cols)))
+    monkeypatch.setattr(
+        tma, "tensor_map", lambda matrix, dtype, rows, cols: built.setdefault(id(matrix), (dtype, rows, cols))
+    )
     launch = stage_named(stage).launches[0]
     a, b = np.zeros((300, 200), storage), np.zeros((200, 100), storage)
     args = tma.tensor_map_args(launch, stage_named(stage).dtype, {"A": a, "B": b, "C": None})
