@@ -13,7 +13,7 @@ import numpy as np
 
 SWIZZLE_BYTES = 128  # CU_TENSOR_MAP_SWIZZLE_128B: a box's inner extent is at most one 128-byte row
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
-# tf32: FP32 in memory, handed to the tensor cores as it is (they read the top 19 bits)
+# tf32: FP32 storage; TMA moves it as FP32 and the tensor cores read what lands as TF32
 _TYPES = {"bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
           "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
 
