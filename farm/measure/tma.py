@@ -1,22 +1,29 @@
-"""TMA tensor maps for the kernels that take them (walk D): launch args TMA_A and TMA_B.
+"""TMA tensor maps for the kernels that take them (walk D, hopper_fp8): launch args TMA_A and TMA_B.
 
 Built on the host by the driver's cuTensorMapEncodeTiled through cuda-python, and passed
 by value: CuPy hands a NumPy structured scalar to a kernel as a struct of its bytes, so
 the 128-byte CUtensorMap travels as a 128-byte record (the kernel's TensorMap,
-kernels/common/hopper.cuh). A is read in boxes of tile_m rows x 64 columns, B in 64 x 64
-boxes, both 128-byte swizzled; out-of-range elements arrive as zeros.
+kernels/common/hopper.cuh). Boxes are one 128-byte swizzle row wide along the contiguous
+dimension; out-of-range elements arrive as zeros. 16-bit operands (walk D): A in boxes of
+tile_m rows x 64 columns, B (K x N) in 64 x 64 boxes. FP8 operands, both K-major (B stored
+N x K, farm/measure/checks.py): A in boxes of tile_m rows x 128 bytes of K, B in tile_n
+rows x 128 bytes.
 """
 from __future__ import annotations
 
 import numpy as np
 
-K_BOX = 64  # 64 16-bit elements: one 128-byte swizzle row
+from farm.measure.checks import FP8
+
+SWIZZLE_BYTES = 128  # one 128-byte swizzle row: a box's extent along the contiguous dimension
+K_BOX = SWIZZLE_BYTES // 2  # 64 16-bit elements
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
-_TYPES = {"bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"}
+_TYPES = {"bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+          "fp8_e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8"}  # FP8 bytes: TMA copies them, never converts
 
 
 def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
-    """A row-major 16-bit device matrix as a 2-D tiled tensor map, ready to pass as a kernel argument."""
+    """A row-major device matrix (16-bit or FP8) as a 2-D tiled tensor map, ready to pass as a kernel argument."""
     from cuda.bindings import driver
 
     rows, cols = matrix.shape
@@ -35,5 +42,8 @@ def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
 
 def tensor_map_args(launch, dtype: str, operands: dict) -> dict:
     """TMA_A / TMA_B for a launch that names them, built over operands A and B."""
-    boxes = {"TMA_A": ("A", launch.tile_m, K_BOX), "TMA_B": ("B", K_BOX, K_BOX)}
+    if dtype in FP8:  # B stored N x K
+        boxes = {"TMA_A": ("A", launch.tile_m, SWIZZLE_BYTES), "TMA_B": ("B", launch.tile_n, SWIZZLE_BYTES)}
+    else:
+        boxes = {"TMA_A": ("A", launch.tile_m, K_BOX), "TMA_B": ("B", K_BOX, K_BOX)}
     return {arg: tensor_map(operands[boxes[arg][0]], dtype, *boxes[arg][1:]) for arg in launch.args if arg in boxes}

@@ -16,6 +16,21 @@ tf32 (FP32 inputs rounded to a 10-bit mantissa inside the tensor cores): each si
   product carries a relative error up to ~2^-10 with random sign and the difference
   grows like 2^-11*sqrt(K) (std ~1.2*2^-11*sqrt(K) between two roundings); at 6 sigma
   over a large C, atol = 10 * 2^-11 * sqrt(K): 0.31 at K = 4096, where |C| ~ 64.
+fp8_e4m3 (E4M3 inputs with a per-tensor scale each, FP32 accumulate and output; farm/measure/checks.py): the
+  reference is the FP64 product of the dequantised inputs, exact, and a product of two FP8 values (8 significant
+  bits at most) is exact in FP32, so again only the accumulation differs; the scales multiply once at the end
+  (relative 2^-23). But Hopper's FP8 tensor cores do not accumulate in full FP32: the sum they keep across
+  instructions holds about 13 mantissa bits, truncated (SageAttention2 measured an FP22 accumulator in
+  mma.f32.e4m3.e4m3.f32; DeepSeek-V3 reports "around 14 bits" on the H800 and nearly 2 % worst relative error at
+  K = 4096). A kernel that keeps the whole K in wgmma's accumulators (cuBLASLt promotes to FP32 every few
+  instructions unless told CUBLASLT_MATMUL_DESC_FAST_ACCUM, which the farm leaves off) loses up to 2^-13 |s_j| at
+  each of its K/32 instructions (k32), s_j the running sum, |s_j| ~ sqrt(32 j): summed, at most about
+  2^-13 * (K/32) * max|s|, max|s| ~ 4 sqrt(K) at the worst of a large C's elements. atol = 2 * 2^-13 * (K/32) *
+  sqrt(K) is half that worst-case bound (truncation loses half an ulp on average, the largest partial sums come
+  late): 2.0 at K = 4096 (|C| ~ 64), 5.7 at K = 8192 (|C| ~ 91), still below one missing k32 instruction's 32
+  terms (~5.7 rms per element, so most of a tile's elements fail). rtol = 2^-13: the truncation scales with |C|.
+  The rows' max_scaled_error shows how close each kernel and library comes: a two-level-accumulating kernel sits
+  far inside this bound, one that accumulates everything in wgmma near it.
 """
 from __future__ import annotations
 
@@ -24,6 +39,8 @@ from dataclasses import dataclass
 
 EPS_FP32 = 2.0**-23
 TF32_UNIT = 2.0**-11
+HOPPER_FP8_ACCUMULATOR_UNIT = 2.0**-13  # the ~13 mantissa bits Hopper's FP8 tensor cores keep in their sums
+FP8_INSTRUCTION_K = 32  # wgmma m64nNk32: one truncation of the running sum per 32 k
 
 
 @dataclass(frozen=True)
@@ -40,4 +57,7 @@ def tolerance(dtype: str, k: int) -> Tolerance:
         return Tolerance(atol=16 * EPS_FP32 * k, rtol=1e-4)
     if dtype == "tf32":
         return Tolerance(atol=10 * TF32_UNIT * math.sqrt(k), rtol=2 * TF32_UNIT)
+    if dtype == "fp8_e4m3":
+        return Tolerance(atol=2 * HOPPER_FP8_ACCUMULATOR_UNIT * (k / FP8_INSTRUCTION_K) * math.sqrt(k),
+                         rtol=HOPPER_FP8_ACCUMULATOR_UNIT)
     raise KeyError(f"no tolerance rule for dtype {dtype!r}")
