@@ -46,18 +46,20 @@ def _hopper() -> bool:
 def test_fp8_operands_are_scaled_normals_rounded_to_nearest_even(checks):
     import cupy
 
-    scales = cupy.empty(2, dtype=cupy.float32)
+    from farm.measure.checks import new_scales
+
+    scales = new_scales()
     a, b = checks.random_operands("fp8_e4m3", 300, 200, 500, seed=7, scales=scales)
     assert a.shape == (300, 500) and b.shape == (200, 500) and a.dtype == b.dtype == cupy.uint8  # B stored N x K
     a32 = cupy.empty((300, 500), dtype=cupy.float32)
     checks._normals_into(a32, 2 * 7)  # the FP32 normals A was made from
     a32 = a32.get()
-    scale_a, scale_b = (float(s) for s in scales.get())
+    scale_a, scale_b = (float(s) for s in scales[:, 0].get())
     assert scale_a == np.float32(np.abs(a32).max()) / np.float32(E4M3_MAX)  # amax lands on 448
     assert 0.005 < scale_a < 0.02 and 0.005 < scale_b < 0.02 and scale_a != scale_b
     expected = e4m3_round(a32 / np.float32(scale_a))
     assert np.array_equal(a.get(), expected)
-    wide = checks.to_float64(a, "fp8_e4m3", scales[0:1], operand=0).get()
+    wide = checks.to_float64(a, "fp8_e4m3", scales, operand=0).get()
     assert np.array_equal(wide, e4m3_values()[expected] * scale_a)  # exact dequantised values
     assert np.abs(wide - a32).max() <= 2.0**-4 * np.abs(a32).max()  # within E4M3's half-ulp at the top binade
     again = cupy.empty_like(a)
@@ -101,14 +103,15 @@ def test_a_kernel_that_ignores_the_scales_fails_verification(checks):
 
     if not _hopper():
         pytest.skip("FP8 baselines need Hopper")
+    from farm.measure.checks import new_scales
     from farm.measure.cublas import CublasLtGemm, VendorContext
     from farm.measure.sizing import check_fp64, reference_plan
     from farm.measure.tolerance import tolerance
 
     m = n = k = 512
-    scales = cupy.empty(2, dtype=cupy.float32)
+    scales = new_scales()
     a, b = checks.random_operands("fp8_e4m3", m, n, k, seed=3, scales=scales)
-    ones = cupy.ones(2, dtype=cupy.float32)
+    ones = new_scales() + 1
     c = cupy.empty((m, n), dtype=cupy.float32)
     CublasLtGemm(VendorContext.on_current_device(), "CUBLAS_COMPUTE_32F", "fp8_e4m3", m, n, k, scales=ones)(a, b, c)
     device = {"arch": "sm_90", "sm_count": 132, "memory_bytes": 80 << 30, "max_sm_clock_mhz": 1980}

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from farm.measure.checks import scale_of
+
 # cuBLAS's guide recommends 32 MiB of workspace on Hopper (4 MiB on earlier chips); we give every chip
 # the larger size so that no library algorithm is ruled out for want of scratch space, and cuBLASLt's
 # heuristic is told the same bound, as PyTorch does.
@@ -151,7 +153,7 @@ class CublasLtGemm:
     library = "cuBLASLt"
 
     def __init__(self, ctx: VendorContext, compute_type: str, dtype: str, m: int, n: int, k: int, scales=None):
-        """`scales`: FP8 only, the float32[2] device array of A's and B's dequantisation factors."""
+        """`scales`: FP8 only, the device array of A's and B's dequantisation factors (farm.measure.checks.new_scales)."""
         lt_handle = ctx.lt_handle()
         lt = ctx.lt
         self._ctx, self._handle = ctx, lt_handle
@@ -161,8 +163,8 @@ class CublasLtGemm:
             b_type, a_type = FP8_DATA_TYPES[dtype][1], FP8_DATA_TYPES[dtype][0]
             self._set(lt.MatmulDescAttribute.TRANSA, np.int32(_OP_T))
             self._set(lt.MatmulDescAttribute.FAST_ACCUM, np.int8(0))
-            self._set(lt.MatmulDescAttribute.A_SCALE_POINTER, np.int64(_ptr(scales) + scales.itemsize))  # B's factor
-            self._set(lt.MatmulDescAttribute.B_SCALE_POINTER, np.int64(_ptr(scales)))  # A's factor
+            self._set(lt.MatmulDescAttribute.A_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 1))))  # B's factor
+            self._set(lt.MatmulDescAttribute.B_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 0))))  # A's factor
             # TN: B stored N x K read as column-major K x N (ld K) and transposed, A^T (k x m), C^T (n x m).
             self._layouts = (lt.matrix_layout_create(b_type, k, n, k), lt.matrix_layout_create(a_type, k, m, k),
                              lt.matrix_layout_create(_CUDA_R_32F, n, m, n))

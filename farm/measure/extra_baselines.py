@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from farm.measure.checks import FP8
+from farm.measure.checks import FP8, scale_of
 from farm.measure.cublas import Unavailable
 from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage
@@ -72,7 +72,7 @@ def unavailable_reason(stage: Stage) -> str | None:
 
 def launcher(stage: ExtraBaselineStage, a, b, c, m: int, n: int, k: int, scales=None) -> Callable[[], None]:
     """A no-argument callable computing c = a.b with the stage's library on CuPy's current stream (at call time);
-    FP8: B stored N x K, `scales` the float32[2] device array of A's and B's dequantisation factors."""
+    FP8: B stored N x K, `scales` the device array of A's and B's dequantisation factors (checks.new_scales)."""
     reason = unavailable_reason(stage)
     if reason:
         raise Unavailable(reason)
@@ -144,9 +144,8 @@ def _scaled_mm_launcher(a, b, c, scales, dtype: str) -> Callable[[], None]:
     import torch
 
     formats = {"__NV_E4M3": torch.float8_e4m3fn, "__NV_E5M2": torch.float8_e5m2}
-    ta, tb, tc, ts = (torch.from_dlpack(x) for x in (a, b, c, scales))
+    ta, tb, tc, scale_a, scale_b = (torch.from_dlpack(x) for x in (a, b, c, scale_of(scales, 0), scale_of(scales, 1)))
     ta, tb = ta.view(formats[FP8[dtype][0]]), tb.view(formats[FP8[dtype][1]])
-    scale_a, scale_b = ts[0:1], ts[1:2]
 
     def run() -> None:
         with torch.cuda.stream(_current_torch_stream(torch, tc.device)):

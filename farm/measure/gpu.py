@@ -18,7 +18,7 @@ from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
-from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks
+from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_of
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
@@ -236,7 +236,7 @@ class GpuMeasurer:
         began = time.perf_counter()
         checks = self._loaded_checks()
         # FP8: the operands' dequantisation factors, on the device where kernels and libraries read them
-        scales = cupy.empty(2, dtype=cupy.float32) if stage.dtype in FP8 else None
+        scales = new_scales() if stage.dtype in FP8 else None
         a, b = checks.random_operands(stage.dtype, m, n, k, self._seed(), scales)  # fresh for every cell
         ref = cupy.empty((m, n), dtype=cupy.float32)
         baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k, scales)
@@ -266,7 +266,7 @@ class GpuMeasurer:
             c = cupy.empty((m, n), dtype=cupy.float32)
             operands = {"A": a, "B": b, "C": c}
             if scales is not None:
-                operands.update(SCALE_A=scales[0:1], SCALE_B=scales[1:2])
+                operands.update(SCALE_A=scale_of(scales, 0), SCALE_B=scale_of(scales, 1))
             if stage.workspace_floats_per_mn:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
             run = kernel.launcher(operands, m, n, k)

@@ -126,8 +126,8 @@ def check_fp64(checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePla
         b64 = checks.to_float64(b, dtype)
         widen_a = lambda rows: checks.to_float64(rows, dtype)  # noqa: E731
     else:
-        b64 = checks.to_float64(b, dtype, scales[1:2], operand=1).T
-        widen_a = lambda rows: checks.to_float64(rows, dtype, scales[0:1], operand=0)  # noqa: E731
+        b64 = checks.to_float64(b, dtype, scales, operand=1).T
+        widen_a = lambda rows: checks.to_float64(rows, dtype, scales, operand=0)  # noqa: E731
     merged: dict | None = None
     for first, rows in plan.blocks(rng):
         exact = widen_a(a[first:first + rows]) @ b64
