@@ -18,12 +18,16 @@ ARCH = "sm_90a"
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
 ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
 SMEM_128x128_4 = 4 * (128 * 128 + 128 * 128)
+SMEM_128x256_4 = 4 * (128 * 128 + 256 * 128)
 
 # (name, file, launch, what changed), in ladder order
 _KERNELS = [
     ("f_wgmma_fp8", "00_wgmma_fp8.cu", Launch("f_wgmma_fp8", 256, 128, 128, ARGS, dynamic_smem=SMEM_128x128_4),
      "wgmma m64n128k32 E4M3 from TMA-loaded, 128-byte-swizzled K-major tiles (128x128x128, 4 stages, 2 warpgroups), "
      "one barrier per k tile, the whole K in wgmma's accumulators, per-tensor scales in the epilogue"),
+    ("f_warp_specialized_fp8", "01_warp_specialized_fp8.cu",
+     Launch("f_warp_specialized_fp8", 384, 128, 256, ARGS, dynamic_smem=SMEM_128x256_4),
+     "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k32), full/empty mbarriers, setmaxnreg"),
 ]
 
 STAGES = [Stage(name=name, family=FAMILY, walk="F", group="ladder", position=position, source=f"hopper_fp8/{file}",
