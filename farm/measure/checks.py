@@ -51,6 +51,11 @@ def scale_of(scales, operand: int):
     return scales[operand, :1]
 
 
+def scale_args(scales) -> dict:
+    """An FP8 stage's SCALE_A / SCALE_B launch args (kernels.registry.Launch); none where `scales` is None."""
+    return {} if scales is None else {"SCALE_A": scale_of(scales, 0), "SCALE_B": scale_of(scales, 1)}
+
+
 def compile_checks(arch: str) -> Compiled:
     """checks.cu for `arch` (cached on disk like every stage)."""
     return compile_timed(SOURCE, arch, KERNELS)

@@ -18,7 +18,7 @@ from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
-from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_of
+from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_args
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
@@ -264,9 +264,7 @@ class GpuMeasurer:
             kernel = _Kernel(stage, self._compiled[stage.name], self._device["sm_count"])
             began = time.perf_counter()
             c = cupy.empty((m, n), dtype=cupy.float32)
-            operands = {"A": a, "B": b, "C": c}
-            if scales is not None:
-                operands.update(SCALE_A=scale_of(scales, 0), SCALE_B=scale_of(scales, 1))
+            operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
             if stage.workspace_floats_per_mn:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
             run = kernel.launcher(operands, m, n, k)
