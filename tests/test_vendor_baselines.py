@@ -260,3 +260,12 @@ def test_each_library_names_the_algorithm_it_ran():
     assert "tile_id=503 stages_id=? workspace" in CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", "bf16", 3, 5, 7).algorithm
     blas = CublasGemm(ctx, "CUBLAS_COMPUTE_32F", "fp32", 3, 5, 7).algorithm
     assert blas.startswith("cuBLAS 12.8.0 cublasGemmEx CUBLAS_GEMM_DEFAULT")
+
+
+def test_fp8_baselines_skip_before_hopper_with_the_reason():
+    from kernels.registry import stage_named
+
+    for name in ("cublaslt_fp8_e4m3", "torch_fp8_e4m3"):
+        stage = stage_named(name)
+        assert stage.dtype == "fp8_e4m3" and stage.unsupported_reason(4096, 4096, 4096, 90) is None
+        assert stage.unsupported_reason(4096, 4096, 4096, 89) == "needs compute capability 9.0, device has 8.9"
