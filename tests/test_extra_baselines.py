@@ -80,3 +80,27 @@ def test_version_parsing():
     assert eb._version("2.8.0+cu128") == (2, 8, 0)
     assert eb._version("3.1.0rc1") == (3, 1, 0)
     assert eb._version("2.10.0.dev20250101") == (2, 10, 0)
+
+
+def test_an_fp8_kernel_whose_cublaslt_has_no_algorithm_is_measured_against_scaled_mm(monkeypatch):
+    """cuBLASLt without an FP8 algorithm for a shape: the kernel's reference becomes the next FP8 library
+    (torch._scaled_mm), the note saying why; both are handed the cell's scales."""
+    from types import SimpleNamespace
+
+    from farm.measure import gpu
+    from kernels.registry import catalog
+
+    calls = []
+
+    def library_call(spec, a, b, out, m, n, k, vendor=None, scales=None):
+        calls.append((spec.name, scales))
+        if spec.library == "cuBLASLt":
+            raise Unavailable("cuBLASLt's heuristic offers no algorithm for fp8_e4m3 4096x4096x4096")
+        return "scaled_mm"
+
+    monkeypatch.setattr(gpu, "library_call", library_call)
+    host = SimpleNamespace(_stages={s.name: s for s in catalog()}, _vendor_context=lambda: None)
+    spec, run, note = gpu.GpuMeasurer._baseline_call(host, stage_named("f_wgmma_fp8"), None, None, None, 4096, 4096, 4096, "scales")
+    assert spec.name == "torch_fp8_e4m3" and run == "scaled_mm"
+    assert note == "cublaslt_fp8_e4m3 unavailable: cuBLASLt's heuristic offers no algorithm for fp8_e4m3 4096x4096x4096"
+    assert calls == [("cublaslt_fp8_e4m3", "scales"), ("torch_fp8_e4m3", "scales")]
