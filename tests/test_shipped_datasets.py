@@ -58,6 +58,9 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
 # Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times,
 # by the runs named (walk D's h100-walkd / h200-walkd, plans/walkd.toml, came after the catalog gained it), every %
 # comparing two CUDA-graph timings (schema 3).
+# The FP8 class (issue 32) came after these runs: its cells join the reference datasets with the next reference run
+# on an H100 and an H200; until then the shipped runs are checked for the plan as it was.
+NEWER_THAN_THE_REFERENCE_RUNS = {s.name for s in catalog() if s.dtype == "fp8_e4m3"}
 REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
                   "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
                   "h200x2-reference": ("H200", {"h200x2-ref3"})}
@@ -82,6 +85,8 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
     for cell in _plan_cells("reference.toml", repeats=False):
+        if cell[0] in NEWER_THAN_THE_REFERENCE_RUNS:
+            continue
         assert measured[cell] >= 3, (cell, measured[cell])
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
     assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
