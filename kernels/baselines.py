@@ -31,7 +31,13 @@ def _baseline(prefix: str, library: str, first: int, call: str, i: int, dtype: s
                  cublas_compute=compute, min_cc=min_cc, library=library)
 
 
-VENDOR_BASELINES = [_baseline(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)]
+# FP8 (E4M3 A and B, per-tensor scales, FP32 out): cuBLASLt alone (cublasGemmEx has no FP8), Hopper on. Operand layout
+# of the class: B stored N x K, both operands K-major, the "TN" cuBLASLt and wgmma need (farm/measure/checks.py).
+_FP8 = Stage(name="cublaslt_fp8_e4m3", family="baseline", walk="-", group="baseline", position=8, source="", launches=(),
+             what_changed="cublasLtMatmul, heuristic's best algorithm, E4M3 A (M x K) and B (stored N x K) as TN, per-tensor "
+                          "scale pointers, FP32 out, CUBLAS_COMPUTE_32F, FAST_ACCUM off",
+             dtype="fp8_e4m3", baseline="cublaslt_fp8_e4m3", cublas_compute="CUBLAS_COMPUTE_32F", min_cc=90, library="cuBLASLt")
+VENDOR_BASELINES = [*(_baseline(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)), _FP8]
 CUBLAS_BASELINES = [s for s in VENDOR_BASELINES if s.library == "cuBLAS"]
 
 
@@ -72,6 +78,9 @@ EXTRA_BASELINES: list[ExtraBaselineStage] = [
            "persistent Triton matmul, FP32 in/out, tl.dot(input_precision='ieee'): no TF32"),
     _extra(15, "triton_fp16", "Triton", "fp16", 80, "persistent Triton matmul, FP16 in, FP32 accumulate and out"),
     _extra(16, "triton_bf16", "Triton", "bf16", 80, "persistent Triton matmul, BF16 in, FP32 accumulate and out"),
+    _extra(17, "torch_fp8_e4m3", "PyTorch", "fp8_e4m3", 90,
+           "torch._scaled_mm, E4M3 A (M x K) and B (stored N x K, passed as its column-major transpose), per-tensor "
+           "scales, FP32 out, use_fast_accum=False"),
 ]
 
 BASELINES = [*VENDOR_BASELINES, *EXTRA_BASELINES]

@@ -64,7 +64,8 @@ class Launch:
     """One kernel launch of a stage. Arguments are named, resolved by the harness:
 
     A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints;
-    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py).
+    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py); SCALE_A, SCALE_B: FP8 stages' per-tensor
+    dequantisation factors, one float each on the device.
     The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits); a persistent
     launch is one block per SM (fewer if there are fewer tiles), each looping over tiles.
     """

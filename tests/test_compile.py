@@ -123,21 +123,38 @@ def test_compile_in_parallel_processes_reports_the_same(capsys):
     assert "--jobs must be at least 1" in capsys.readouterr().err
 
 
-def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
-    """Walk D (hopper_d) is in the catalog as BF16/FP16 pairs, compiled for sm_90a on sm_90 (no spills, within the
-    227 KB a Hopper block may have) and left out on every other arch, where its cells are skipped with the reason."""
-    walk_d = [s for s in catalog() if s.family == "hopper_d"]
-    assert len(walk_d) >= 2 and {s.walk for s in walk_d} == {"D"}
-    assert {(s.dtype, s.baseline) for s in walk_d} == {("bf16", "cublas_bf16"), ("fp16", "cublas_fp16")}
-    assert main(["compile", "--arch", "sm_90", "--families", "hopper_d", "--json"]) == 0
+def _compiles_for_sm90a_alone(family: str, capsys) -> list:
+    """The family's stages, after checking that `farm compile` builds them for sm_90a on sm_90 (no spills, within the
+    227 KB a Hopper block may have), leaves them out on sm_89, and that their cells are skipped there with the reason."""
+    stages = [s for s in catalog() if s.family == family]
+    assert main(["compile", "--arch", "sm_90", "--families", family, "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
-    assert {r["stage"] for r in results} == {s.name for s in walk_d}
+    assert {r["stage"] for r in results} == {s.name for s in stages}
     for r in results:
         assert r["ok"] and r["arch"] == "sm_90a" and r["spill_bytes"] == 0 and r["stack_frame_bytes"] == 0, r
         assert r["static_smem_bytes"] + r["dynamic_smem_bytes"] <= SMEM_LIMIT["sm_90"], r
-    assert main(["compile", "--arch", "sm_89", "--families", "hopper_d", "--json"]) == 0
+    assert main(["compile", "--arch", "sm_89", "--families", family, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
-    for stage in walk_d:
-        assert stage.unsupported_reason(1024, 1024, 1024, 90) is None
-        assert stage.unsupported_reason(1024, 1024, 1024, 89) == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
-        assert stage.unsupported_reason(1024, 1024, 1024, 100).endswith("this GPU is sm_100")
+    for stage in stages:
+        assert stage.unsupported_reason(4096, 4096, 4096, 90) is None
+        assert stage.unsupported_reason(4096, 4096, 4096, 89) == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        assert stage.unsupported_reason(4096, 4096, 4096, 100).endswith("this GPU is sm_100")
+    return stages
+
+
+def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
+    """Walk D (hopper_d) is in the catalog as BF16/FP16 pairs, sm_90a alone."""
+    walk_d = _compiles_for_sm90a_alone("hopper_d", capsys)
+    assert len(walk_d) >= 2 and {s.walk for s in walk_d} == {"D"}
+    assert {(s.dtype, s.baseline) for s in walk_d} == {("bf16", "cublas_bf16"), ("fp16", "cublas_fp16")}
+
+
+def test_hopper_fp8_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
+    """The FP8 family (hopper_fp8), sm_90a alone (Ada's FP8 included among the skipped); odd shapes outside TMA's
+    16-byte strides are refused before anything runs."""
+    fp8 = _compiles_for_sm90a_alone("hopper_fp8", capsys)
+    assert fp8 and {(s.dtype, s.baseline) for s in fp8} == {("fp8_e4m3", "cublaslt_fp8_e4m3")}
+    assert [s.position for s in fp8] == list(range(len(fp8)))
+    for stage in fp8:
+        assert stage.unsupported_reason(1001, 264, 272, 90) is None  # any M
+        assert stage.unsupported_reason(1024, 1024, 1000, 90) == "K=1000 is not a multiple of 16"

@@ -12,7 +12,8 @@ from kernels.registry import stage_named
 
 def test_entries_state_library_and_precision():
     by_name = {s.name: s for s in EXTRA_BASELINES}
-    assert set(by_name) == {"torch_fp32", "torch_tf32", "torch_fp16", "torch_bf16", "triton_fp32", "triton_fp16", "triton_bf16"}
+    assert set(by_name) == {"torch_fp32", "torch_tf32", "torch_fp16", "torch_bf16", "triton_fp32", "triton_fp16", "triton_bf16",
+                            "torch_fp8_e4m3"}
     for s in EXTRA_BASELINES:
         assert isinstance(s, ExtraBaselineStage) and s.is_baseline and s.family == "baseline" and s.group == "baseline_extra"
         assert s.baseline == s.name  # its own baseline, like the cuBLAS entries
@@ -22,13 +23,14 @@ def test_entries_state_library_and_precision():
     assert "TF32 off" in by_name["torch_fp32"].precision and by_name["torch_fp32"].dtype == "fp32"
     assert by_name["torch_tf32"].dtype == "tf32" and by_name["torch_tf32"].min_cc == 80
     assert "ieee" in by_name["triton_fp32"].precision
-    assert all("FP32 out" in by_name[n].precision for n in ("torch_fp16", "torch_bf16"))
+    assert all("FP32 out" in by_name[n].precision for n in ("torch_fp16", "torch_bf16", "torch_fp8_e4m3"))
+    assert "_scaled_mm" in by_name["torch_fp8_e4m3"].precision and by_name["torch_fp8_e4m3"].min_cc == 90
     from kernels.registry import catalog
 
     names = [s.name for s in catalog()]
     # In the catalog right after the vendor (cuBLAS, cuBLASLt) entries, so an unfiltered plan runs them too.
-    vendor = [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")]
-    assert names[:15] == [*vendor, *by_name]
+    vendor = [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + ["cublaslt_fp8_e4m3"]
+    assert names[:17] == [*vendor, *by_name]
 
 
 def test_missing_libraries_give_a_skip_reason(monkeypatch):
@@ -57,6 +59,7 @@ def test_old_libraries_give_a_skip_reason(monkeypatch):
         by_name = {s.name: s for s in EXTRA_BASELINES}
         assert eb.unavailable_reason(by_name["torch_fp32"]) is None
         assert "older than 2.8" in eb.unavailable_reason(by_name["torch_fp16"])
+        assert "older than 2.5 (needed: torch._scaled_mm" in eb.unavailable_reason(by_name["torch_fp8_e4m3"])
         assert "triton 2.3.0 is older than 3.0" in eb.unavailable_reason(by_name["triton_bf16"])
     finally:
         eb._import_reason.cache_clear()
@@ -77,3 +80,27 @@ def test_version_parsing():
     assert eb._version("2.8.0+cu128") == (2, 8, 0)
     assert eb._version("3.1.0rc1") == (3, 1, 0)
     assert eb._version("2.10.0.dev20250101") == (2, 10, 0)
+
+
+def test_an_fp8_kernel_whose_cublaslt_has_no_algorithm_is_measured_against_scaled_mm(monkeypatch):
+    """cuBLASLt without an FP8 algorithm for a shape: the kernel's reference becomes the next FP8 library
+    (torch._scaled_mm), the note saying why; both are handed the cell's scales."""
+    from types import SimpleNamespace
+
+    from farm.measure import gpu
+    from kernels.registry import catalog
+
+    calls = []
+
+    def library_call(spec, a, b, out, m, n, k, vendor=None, scales=None):
+        calls.append((spec.name, scales))
+        if spec.library == "cuBLASLt":
+            raise Unavailable("cuBLASLt's heuristic offers no algorithm for fp8_e4m3 4096x4096x4096")
+        return "scaled_mm"
+
+    monkeypatch.setattr(gpu, "library_call", library_call)
+    host = SimpleNamespace(_stages={s.name: s for s in catalog()}, _vendor_context=lambda: None)
+    spec, run, note = gpu.GpuMeasurer._baseline_call(host, stage_named("f_wgmma_fp8"), None, None, None, 4096, 4096, 4096, "scales")
+    assert spec.name == "torch_fp8_e4m3" and run == "scaled_mm"
+    assert note == "cublaslt_fp8_e4m3 unavailable: cuBLASLt's heuristic offers no algorithm for fp8_e4m3 4096x4096x4096"
+    assert calls == [("cublaslt_fp8_e4m3", "scales"), ("torch_fp8_e4m3", "scales")]

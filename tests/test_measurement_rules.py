@@ -133,5 +133,9 @@ def test_tolerances_per_precision_class():
     assert tolerance("fp16", 1024).atol == tolerance("bf16", 1024).atol == pytest.approx(16 * 2**-23 * 1024)
     assert tolerance("tf32", 4096).atol == pytest.approx(10 * 2**-11 * 64)  # grows with sqrt(K)
     assert tolerance("tf32", 16384).atol == pytest.approx(2 * tolerance("tf32", 4096).atol)
+    # FP8: Hopper's ~13-bit accumulator truncated once per k32 instruction, at most 4 sqrt(K) deep: K^1.5
+    assert tolerance("fp8_e4m3", 4096).atol == pytest.approx(2**-13 * (4096 / 32) * 4 * 64) == 4.0
+    assert tolerance("fp8_e4m3", 16384).atol == pytest.approx(8 * tolerance("fp8_e4m3", 4096).atol)
+    assert tolerance("fp8_e4m3", 4096).atol < 32**0.5  # below one missing k32 instruction's rms error
     with pytest.raises(KeyError):
         tolerance("fp8", 128)

@@ -27,6 +27,8 @@ PUBLISHED = [
     ("sm_90", "fp16", "NVIDIA H100 80GB HBM3", 132, 1830, 989.4),
     ("sm_90", "tf32", "NVIDIA H100 80GB HBM3", 132, 1830, 494.7),
     ("sm_90", "fp32", "NVIDIA H100 80GB HBM3", 132, 1980, 66.9),
+    ("sm_90", "fp8_e4m3", "NVIDIA H100 80GB HBM3", 132, 1830, 1978.9),  # dense; 3957.8 with 2:4 sparsity
+    ("sm_90", "fp8_e4m3", "NVIDIA H200", 132, 1830, 1978.9),  # its data sheet: 3,958 with sparsity
     ("sm_80", "fp16", "NVIDIA A100-SXM4-80GB", 108, 1410, 312.0),
     ("sm_80", "tf32", "NVIDIA A100-SXM4-80GB", 108, 1410, 156.0),
     ("sm_80", "fp32", "NVIDIA A100-SXM4-80GB", 108, 1410, 19.5),
@@ -50,6 +52,7 @@ def test_peak_matches_the_published_figure_at_its_clock(arch, dtype, name, sms, 
 def test_no_peak_without_an_entry_or_a_clock():
     assert peak.peak_tflops("sm_75", "fp16", 40, 1590) is None
     assert peak.peak_tflops("sm_90", "fp8", 132, 1980) is None
+    assert peak.peak_tflops("sm_89", "fp8_e4m3", 128, 2520) is None  # FP8 known for Hopper alone so far
     assert peak.peak_tflops("sm_90", "fp32", 132, None) is None and peak.peak_tflops("sm_90", "fp32", 132, float("nan")) is None
     assert peak.arch_of(None, "10.0") == "sm_100" and peak.arch_of("sm_90", "9.0") == "sm_90"
 
@@ -94,3 +97,5 @@ def test_the_dataset_card_shows_the_table_in_the_code():
         for cell, dtype in zip(cells, PRECISIONS):
             r = rates[dtype]
             assert cell == (f"{r.flop} (GeForce {r.geforce})" if r.geforce else str(r.flop)), (arch, dtype)
+        fp8 = line.split("|")[6].strip()
+        assert fp8 == (str(rates["fp8_e4m3"].flop) if "fp8_e4m3" in rates else "-"), arch

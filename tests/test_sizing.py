@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 
 from farm.cluster.emulated_geforce import CARDS
+from farm.measure.checks import SCALE_SLOT
 from farm.measure.sizing import (BLOCK_ROWS, FP64_BUDGET_S, bytes_needed, check_fp64, memory_skip_reason,
                                  reference_plan)
 from farm.measure.tolerance import tolerance
+from fp8_host import e4m3_values
 from kernels.registry import stage_named
 
 
@@ -78,7 +80,9 @@ def test_the_stated_tile_catch_rate_is_what_the_blocks_give():
 class NumpyChecks:
     """farm.measure.checks.Checks' contract on the host, to test the blocks' merging without a GPU."""
 
-    def to_float64(self, x, dtype):
+    def to_float64(self, x, dtype, scales=None, operand=0):
+        if scales is not None:  # FP8: E4M3 codes times the operand's factor
+            return e4m3_values()[x] * float(scales[operand, 0])
         return np.asarray(x, dtype=np.float64)
 
     def compare(self, out, ref, tol):
@@ -108,6 +112,21 @@ def test_block_checks_catch_what_they_cover_and_say_what_they_missed():
         assert got["max_scaled_error"] == (np.inf if caught else clean["max_scaled_error"])
     full = check_fp64(NumpyChecks(), bad, a, b, "fp32", tol, reference_plan(m, n, k, H100), np.random.default_rng(1))
     assert not full["verified"] and "every element" in full["verify_reference"]
+
+
+def test_fp8_baselines_are_checked_against_the_dequantised_product_with_b_stored_n_by_k():
+    m, n, k = 64, 40, 96
+    rng = np.random.default_rng(8)
+    a, b = (rng.integers(0, 0x7F, size=shape).astype(np.uint8) | np.uint8(0x80) * rng.integers(0, 2, size=shape).astype(np.uint8)
+            for shape in ((m, k), (n, k)))
+    scales = np.zeros((2, SCALE_SLOT), dtype=np.float32)
+    scales[:, 0] = 0.0123, 0.0071
+    exact = (e4m3_values()[a] * float(scales[0, 0])) @ (e4m3_values()[b] * float(scales[1, 0])).T
+    tol, plan = tolerance("fp8_e4m3", k), reference_plan(m, n, k, H100)
+    clean = check_fp64(NumpyChecks(), exact.astype(np.float32), a, b, "fp8_e4m3", tol, plan, np.random.default_rng(1), scales)
+    assert clean["verified"] and clean["max_scaled_error"] < 1e-3
+    unscaled = (e4m3_values()[a] @ e4m3_values()[b].T).astype(np.float32)  # the scales forgotten
+    assert check_fp64(NumpyChecks(), unscaled, a, b, "fp8_e4m3", tol, plan, np.random.default_rng(1), scales)["mismatches"] > 0.99 * m * n
 
 
 def test_memory_rule_skips_before_allocating_on_a_4gb_card():

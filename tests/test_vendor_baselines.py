@@ -9,7 +9,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from farm.measure.checks import SCALE_SLOT
 from farm.measure.cublas import COMPUTE_TYPES, DATA_TYPES, CublasGemm, CublasLtGemm, Unavailable, VendorContext
+from fp8_host import e4m3_values
 
 _NUMPY = {0: np.float32, 2: np.float16}  # cudaDataType_t -> storage; 14 (bf16) is uint16 bits
 
@@ -23,13 +25,21 @@ class _Memory:
     def array(self, values: np.ndarray):
         address = next(self._next)
         self._arrays[address] = values
-        return SimpleNamespace(data=SimpleNamespace(ptr=address))
+        return SimpleNamespace(data=SimpleNamespace(ptr=address), itemsize=values.itemsize)
 
     def __getitem__(self, address: int) -> np.ndarray:
         return self._arrays[address]
 
+    def element(self, address: int) -> float:
+        """The element at `address`, which may point inside an array."""
+        base = max(b for b in self._arrays if b <= address)
+        values = self._arrays[base]
+        return float(values[(address - base) // values.itemsize])
+
 
 def _values(flat: np.ndarray, dtype: int) -> np.ndarray:
+    if dtype == 28:  # CUDA_R_8F_E4M3 codes
+        return e4m3_values()[flat]
     if dtype == 14:
         return (flat.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return flat.astype(np.float64)
@@ -84,6 +94,9 @@ class FakeCublasLt:
         self.MatmulHeuristicResult = lambda size: SimpleNamespace(ptr=0xBEEF, workspace_size=4096, waves_count=0.97)
         self.MatmulAlgoConfigAttribute = enum.IntEnum("MatmulAlgoConfigAttribute", ["ID", "TILE_ID", "STAGES_ID"], start=0)
         self.config = {0: 21, 1: 503, 2: 37}  # what the heuristic's pick reports, per attribute
+        self.MatmulDescAttribute = enum.IntEnum("MatmulDescAttribute", {"TRANSA": 3, "A_SCALE_POINTER": 17,
+                                                                        "B_SCALE_POINTER": 18, "FAST_ACCUM": 25})
+        self.attributes: dict[int, dict[str, int]] = {}  # per matmul descriptor, by attribute name
 
     def get_version(self):
         return 130201
@@ -106,6 +119,10 @@ class FakeCublasLt:
     def matmul_desc_create(self, compute, scale):
         return self._new(("desc", compute, scale))
 
+    def matmul_desc_set_attribute(self, desc, attr, buf, size):
+        value = int.from_bytes(ctypes.string_at(buf, size), "little", signed=True)
+        self.attributes.setdefault(desc, {})[self.MatmulDescAttribute(attr).name] = value
+
     def matrix_layout_create(self, dtype, rows, cols, ld):
         return self._new(("layout", dtype, rows, cols, ld))
 
@@ -123,12 +140,16 @@ class FakeCublasLt:
         _, compute, scale = self._objects[desc]
         layouts = [self._objects[x] for x in (adesc, bdesc, cdesc, ddesc)]
         self.calls.append(("matmul", compute, scale, *[layout[1:] for layout in layouts], algo, ws_bytes))
-        (_, at, m, k, lda), (_, bt, k2, n, ldb), (_, ct, mc, nc, ldc), _ = layouts
+        (_, at, rows_a, cols_a, lda), (_, bt, k2, n, ldb), (_, ct, mc, nc, ldc), _ = layouts
+        attributes = self.attributes.get(desc, {})
+        op_a = _values(_column_major(self.memory[a], rows_a, cols_a, lda), at)
+        op_a = op_a.T if attributes.get("TRANSA") == 1 else op_a
+        m, k = op_a.shape
         assert k == k2 and (mc, nc) == (m, n) and ct == 0
-        op_a = _values(_column_major(self.memory[a], m, k, lda), at)
         op_b = _values(_column_major(self.memory[b], k, n, ldb), bt)
+        scale = np.prod([self.memory.element(attributes[p]) for p in ("A_SCALE_POINTER", "B_SCALE_POINTER") if p in attributes])
         out = _column_major(self.memory[d], m, n, ldc)
-        out[...] = _scalar(alpha) * op_a @ op_b + _scalar(beta) * np.nan_to_num(_column_major(self.memory[c], m, n, ldc))
+        out[...] = _scalar(alpha) * scale * (op_a @ op_b) + _scalar(beta) * np.nan_to_num(_column_major(self.memory[c], m, n, ldc))
 
     def matmul_preference_destroy(self, pref):
         del self._objects[pref]
@@ -178,6 +199,41 @@ def test_row_major_product_by_operand_swap(library, dtype, compute, shape):
         assert next(c for c in calls if c[0] == "matmul")[1:3] == (COMPUTE_TYPES[compute], 0)
 
 
+class _Slots:
+    """A new_scales() array as fake memory holds it: scales[i, :1] is the address of factor i's slot."""
+
+    def __init__(self, base: int):
+        self.base = base
+
+    def __getitem__(self, index):
+        operand, _ = index
+        return SimpleNamespace(data=SimpleNamespace(ptr=self.base + 4 * SCALE_SLOT * operand))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_cublaslt_fp8_is_tn_with_each_operands_scale(shape):
+    """The FP8 class: A (M x K) and B stored N x K, E4M3 codes, C = scale_a scale_b A.B^T; cuBLASLt is asked for its
+    TN form (its A, our B, transposed), each scale pointer aimed at the right operand's factor, fast accumulation off."""
+    memory = _Memory()
+    ctx = VendorContext(blas=None, lt=FakeCublasLt(memory), workspace_ptr=0xAAAA, workspace_bytes=32 << 20)
+    m, n, k = shape
+    rng = np.random.default_rng(sum(shape))
+    codes = lambda rows: (rng.integers(0, 0x7F, size=(rows, k)) | rng.choice([0, 0x80], size=(rows, k))).astype(np.uint8)  # noqa: E731
+    a, b = codes(m), codes(n)  # 0x7F and 0xFF are NaN: never drawn
+    c = np.full((m, n), np.nan, dtype=np.float32)
+    slots = np.zeros((2, SCALE_SLOT), dtype=np.float32)
+    slots[:, 0] = 0.011, 0.0173
+    base = memory.array(slots.ravel()).data.ptr
+    scales = _Slots(base)
+    gemm = CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", "fp8_e4m3", m, n, k, scales=scales)
+    gemm(memory.array(a.ravel()), memory.array(b.ravel()), memory.array(c.ravel()), stream=5)
+    expected = np.float32(0.011) * np.float32(0.0173) * (e4m3_values()[a] @ e4m3_values()[b].T)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+    (attributes,) = ctx.lt.attributes.values()
+    assert attributes["TRANSA"] == 1 and attributes["FAST_ACCUM"] == 0
+    assert attributes["A_SCALE_POINTER"] == base + 4 * SCALE_SLOT and attributes["B_SCALE_POINTER"] == base
+
+
 def test_cublaslt_without_an_algorithm_is_unavailable():
     memory = _Memory()
     ctx = VendorContext(blas=None, lt=FakeCublasLt(memory, algorithms=0), workspace_ptr=0, workspace_bytes=1 << 20)
@@ -204,3 +260,12 @@ def test_each_library_names_the_algorithm_it_ran():
     assert "tile_id=503 stages_id=? workspace" in CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", "bf16", 3, 5, 7).algorithm
     blas = CublasGemm(ctx, "CUBLAS_COMPUTE_32F", "fp32", 3, 5, 7).algorithm
     assert blas.startswith("cuBLAS 12.8.0 cublasGemmEx CUBLAS_GEMM_DEFAULT")
+
+
+def test_fp8_baselines_skip_before_hopper_with_the_reason():
+    from kernels.registry import stage_named
+
+    for name in ("cublaslt_fp8_e4m3", "torch_fp8_e4m3"):
+        stage = stage_named(name)
+        assert stage.dtype == "fp8_e4m3" and stage.unsupported_reason(4096, 4096, 4096, 90) is None
+        assert stage.unsupported_reason(4096, 4096, 4096, 89) == "needs compute capability 9.0, device has 8.9"

@@ -3,8 +3,9 @@ arithmetic intensity, the ceilings behind `% of peak` and the roofline.
 
 peak (TFLOP/s) = FLOP per clock per SM x SMs x max SM clock, all three from the row itself except the FLOP
 per clock, which comes from RATES (per architecture and precision, each entry citing its source). FP32 is the
-CUDA cores (FFMA = 2 FLOP); TF32, FP16 and BF16 are the tensor cores, dense (no 2:4 sparsity), FP32 accumulate
-(what every kernel here and cuBLAS's FP32-output GEMMs use). The max SM clock is NVML's (`max_sm_clock_mhz`),
+CUDA cores (FFMA = 2 FLOP); TF32, FP16, BF16 and FP8 are the tensor cores, dense (no 2:4 sparsity), FP32 accumulate
+(what every kernel here and cuBLAS's FP32-output GEMMs use). FP8 has an entry for Hopper alone so far: elsewhere its
+peak is unknown and its rows' limit check says so. The max SM clock is NVML's (`max_sm_clock_mhz`),
 the highest the card may run: NVIDIA quotes some tensor peaks at a lower boost clock (H100 SXM: 1830 MHz, against
 NVML's 1980), so this peak can sit above the datasheet's and a % of it is the harder one to reach.
 """
@@ -28,6 +29,10 @@ ADA = ("NVIDIA Ada GPU Architecture whitepaper: RTX 4090, 128 SMs at 2520 MHz, d
 HOPPER = ("NVIDIA H100 Tensor Core GPU Architecture whitepaper: H100 SXM5, 132 SMs, dense TF32 494.7 and FP16/BF16 "
           "989.4 TFLOPS at 1830 MHz (4th-generation tensor core: twice A100's dense FMA rate per SM), "
           "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper")
+HOPPER_FP8 = ("NVIDIA H100 Tensor Core GPU Architecture whitepaper: H100 SXM5, 132 SMs, dense FP8 (E4M3/E5M2) 1978.9 "
+              "TFLOPS with FP16 or FP32 accumulate at 1830 MHz (3957.8 with 2:4 sparsity): twice its FP16 rate, "
+              "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper; H200 data sheet: FP8 Tensor Core "
+              "3,958 TFLOPS with sparsity (the same GH100 tensor cores), https://www.nvidia.com/en-us/data-center/h200/")
 BLACKWELL = ("NVIDIA Blackwell Architecture Technical Brief / HGX B200 data: B200, 148 SMs, dense TF32 1.1 and FP16/BF16 "
              "2.25 PFLOPS per GPU (5th-generation tensor core: twice Hopper's dense rate per SM), "
              "https://resources.nvidia.com/en-us-blackwell-architecture")
@@ -52,12 +57,14 @@ RATES: dict[str, dict[str, Rate]] = {
     "sm_86": {"fp32": Rate(256, CUDA_GUIDE), "tf32": Rate(256, GA102),
               "fp16": Rate(1024, f"{A40}; GeForce: {GA102}", geforce=512), "bf16": Rate(1024, f"{A40}; GeForce: {GA102}", geforce=512)},
     "sm_89": {"fp32": Rate(256, CUDA_GUIDE), "tf32": Rate(256, ADA), "fp16": Rate(512, ADA), "bf16": Rate(512, ADA)},
-    "sm_90": {"fp32": Rate(256, CUDA_GUIDE), "tf32": Rate(2048, HOPPER), "fp16": Rate(4096, HOPPER), "bf16": Rate(4096, HOPPER)},
+    "sm_90": {"fp32": Rate(256, CUDA_GUIDE), "tf32": Rate(2048, HOPPER), "fp16": Rate(4096, HOPPER), "bf16": Rate(4096, HOPPER),
+              "fp8_e4m3": Rate(8192, HOPPER_FP8)},
     "sm_100": {"fp32": Rate(256, CUDA_GUIDE), "tf32": Rate(4096, BLACKWELL), "fp16": Rate(8192, BLACKWELL), "bf16": Rate(8192, BLACKWELL)},
     "sm_120": {"fp32": Rate(256, CUDA_GUIDE), "tf32": Rate(256, RTX_BLACKWELL), "fp16": Rate(512, RTX_BLACKWELL),
                "bf16": Rate(512, RTX_BLACKWELL)},
 }
-UNIT = {"fp32": "CUDA cores (FFMA)", "tf32": "tensor cores", "fp16": "tensor cores", "bf16": "tensor cores"}
+UNIT = {"fp32": "CUDA cores (FFMA)", "tf32": "tensor cores", "fp16": "tensor cores", "bf16": "tensor cores",
+        "fp8_e4m3": "tensor cores"}
 
 # Rows carry no memory bus width, so the memory roof comes from the data sheets, keyed by NVML's device name.
 BANDWIDTH_TBS: dict[str, tuple[float, str]] = {
@@ -71,7 +78,7 @@ BANDWIDTH_TBS: dict[str, tuple[float, str]] = {
     "NVIDIA GeForce RTX 5090": (1.792, RTX_BLACKWELL),
 }
 
-OPERAND_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+OPERAND_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1}
 OUTPUT_BYTES = 4  # C is FP32 for every precision
 
 

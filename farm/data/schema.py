@@ -65,7 +65,7 @@ _F = [
     ("walk", pa.string(), "write-up the stage comes from (A, B, C) or '-' for baselines"),
     ("stage_group", pa.string(), "ladder | traits | did_not_pan_out | geometry | baseline"),
     ("position", pa.int32(), "ladder position within the family"),
-    ("dtype", pa.string(), "input precision (fp32, tf32, fp16, bf16); output is fp32"),
+    ("dtype", pa.string(), "input precision (fp32, tf32, fp16, bf16, fp8_e4m3: E4M3 A and B with a per-tensor scale each, B stored N x K); output is fp32"),
     ("baseline", pa.string(), "the baseline stage this row's % is against (the catalog's, unless this host could not run it: status_reason then says why)"),
     ("m", pa.int32(), "rows of A and C"),
     ("n", pa.int32(), "columns of B and C"),

@@ -3,6 +3,7 @@
 // in the background when a worker starts), so that no cell waits for CuPy to generate and compile its generic
 // element-wise kernels, seconds of a fresh machine's first cell. All take a grid-stride loop over n elements.
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 // N(0,1) normals, element i a function of (seed, i) alone: splitmix64 of the counter gives two 24-bit uniforms
 // at the midpoints of their bins, so neither is 0 or 1 and no normal is exactly zero (|z| < 5.8), then Box-Muller.
@@ -35,6 +36,40 @@ __global__ void to_bf16_bits(const float* __restrict__ x, unsigned short* __rest
         const unsigned int u = __float_as_uint(x[i]);
         y[i] = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
     }
+}
+
+// FP8 with a per-tensor scale, in two passes over the FP32 normals: amax finds the largest |x| (zeroed by the caller,
+// an FP32 bit pattern: non-negative floats order as their bits), then to_fp8 takes the dequantisation factor
+// scale = amax / FP8_MAX (written to *scale by one thread) and stores each element as q = x / scale rounded to
+// nearest even, saturating at the format's largest finite value; q * scale is the element's value.
+__global__ void amax(const float* __restrict__ x, long long n, unsigned int* __restrict__ amax_bits) {
+    float m = 0.0f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        m = fmaxf(m, fabsf(x[i]));
+    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, offset));
+    if (threadIdx.x % 32 == 0) atomicMax(amax_bits, __float_as_uint(m));
+}
+
+// The formats' largest finite values (OCP 8-bit floating point: E4M3 448, E5M2 57344).
+template <__nv_fp8_interpretation_t F>
+__device__ __forceinline__ float fp8_max() { return F == __NV_E4M3 ? 448.0f : 57344.0f; }
+
+template <__nv_fp8_interpretation_t F>
+__global__ void to_fp8(const float* __restrict__ x, unsigned char* __restrict__ y, long long n,
+                       const unsigned int* __restrict__ amax_bits, float* __restrict__ scale) {
+    const float s = __uint_as_float(*amax_bits) / fp8_max<F>();
+    if (blockIdx.x == 0 && threadIdx.x == 0) *scale = s;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = __nv_cvt_float_to_fp8(x[i] / s, __NV_SATFINITE, F);
+}
+
+// The exact dequantised values q * scale of FP8 storage as FP64 (an FP8 value has at most 4 significant bits and
+// the scale 24, so the product is exact).
+template <__nv_fp8_interpretation_t F>
+__global__ void widen_fp8(const unsigned char* __restrict__ x, const float* __restrict__ scale, double* __restrict__ y, long long n) {
+    const double s = *scale;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = (double)__half2float(__half(__nv_cvt_fp8_to_halfraw(x[i], F))) * s;
 }
 
 __device__ __forceinline__ double exact(float v) { return v; }

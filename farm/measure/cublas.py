@@ -12,12 +12,22 @@ capture once the handle has a workspace of its own (it may not allocate one duri
 
 Each worker process owns one cuBLAS handle, one cuBLASLt handle and one workspace, bound to the
 stream of every call (the timer gives each series its own stream).
+
+FP8 (fp8_e4m3; cuBLASLt only, cublasGemmEx has no FP8): cuBLASLt on Hopper takes FP8 only as "TN", its A
+transposed and its B not, i.e. both operands K-major. The farm's FP8 class stores B as N x K (farm/measure/checks.py),
+so the same operand swap gives exactly that: column-major C^T (N x M) = op_T(B_stored read as K x N, ld K) .
+(A read as K x M, ld K). Each operand's dequantisation factor is a device pointer (A_SCALE_POINTER for B's,
+B_SCALE_POINTER for A's), read when the matmul runs, so a captured graph uses the scales of whatever inputs the
+buffers hold. FAST_ACCUM is set off explicitly: cuBLASLt then promotes its tensor-core partial sums to FP32 at
+intervals instead of keeping the whole K in Hopper's ~13-bit FP8 accumulator (farm/measure/tolerance.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from farm.measure.checks import scale_of
 
 # cuBLAS's guide recommends 32 MiB of workspace on Hopper (4 MiB on earlier chips); we give every chip
 # the larger size so that no library algorithm is ruled out for want of scratch space, and cuBLASLt's
@@ -27,8 +37,11 @@ WORKSPACE_BYTES = 32 * 2**20
 # cublasComputeType_t and cudaDataType_t values (cublas_api.h, library_types.h)
 COMPUTE_TYPES = {"CUBLAS_COMPUTE_32F": 68, "CUBLAS_COMPUTE_32F_FAST_TF32": 77}
 DATA_TYPES = {"fp32": 0, "tf32": 0, "fp16": 2, "bf16": 14}  # TF32 is FP32 storage, a compute mode
+# FP8 classes: cudaDataType_t of A and of B (CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29)
+FP8_DATA_TYPES = {"fp8_e4m3": (28, 28)}
 _CUDA_R_32F = 0
 _OP_N = 0
+_OP_T = 1
 _GEMM_DEFAULT = -1
 _DEFAULT_MATH = 0
 # cublasLtMatmulPreferenceAttributes_t: CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
@@ -139,31 +152,51 @@ class CublasLtGemm:
 
     library = "cuBLASLt"
 
-    def __init__(self, ctx: VendorContext, compute_type: str, dtype: str, m: int, n: int, k: int):
+    def __init__(self, ctx: VendorContext, compute_type: str, dtype: str, m: int, n: int, k: int, scales=None):
+        """`scales`: FP8 only, the device array of A's and B's dequantisation factors (farm.measure.checks.new_scales)."""
         lt_handle = ctx.lt_handle()
         lt = ctx.lt
         self._ctx, self._handle = ctx, lt_handle
-        in_type = DATA_TYPES[dtype]
         self._desc = lt.matmul_desc_create(COMPUTE_TYPES[compute_type], _CUDA_R_32F)
-        # Column-major operands of the swapped product: B^T (n x k), A^T (k x m), C^T (n x m).
-        self._layouts = (lt.matrix_layout_create(in_type, n, k, n), lt.matrix_layout_create(in_type, k, m, k),
-                         lt.matrix_layout_create(_CUDA_R_32F, n, m, n))
+        self._layouts = ()
+        if dtype in FP8_DATA_TYPES:
+            b_type, a_type = FP8_DATA_TYPES[dtype][1], FP8_DATA_TYPES[dtype][0]
+            self._set(lt.MatmulDescAttribute.TRANSA, np.int32(_OP_T))
+            self._set(lt.MatmulDescAttribute.FAST_ACCUM, np.int8(0))
+            self._set(lt.MatmulDescAttribute.A_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 1))))  # B's factor
+            self._set(lt.MatmulDescAttribute.B_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 0))))  # A's factor
+            # TN: B stored N x K read as column-major K x N (ld K) and transposed, A^T (k x m), C^T (n x m).
+            self._layouts = (lt.matrix_layout_create(b_type, k, n, k), lt.matrix_layout_create(a_type, k, m, k),
+                             lt.matrix_layout_create(_CUDA_R_32F, n, m, n))
+        else:
+            in_type = DATA_TYPES[dtype]
+            # Column-major operands of the swapped product: B^T (n x k), A^T (k x m), C^T (n x m).
+            self._layouts = (lt.matrix_layout_create(in_type, n, k, n), lt.matrix_layout_create(in_type, k, m, k),
+                             lt.matrix_layout_create(_CUDA_R_32F, n, m, n))
         pref = lt.matmul_preference_create()
         limit = np.array(ctx.workspace_bytes, dtype=np.uint64)
         lt.matmul_preference_set_attribute(pref, _PREF_MAX_WORKSPACE_BYTES, limit.ctypes.data, limit.nbytes)
         self._heuristic = lt.MatmulHeuristicResult(1)
         found = np.zeros(1, dtype=np.int32)
+        refused = ""
         try:
             lt.matmul_algo_get_heuristic(lt_handle, self._desc, *self._layouts, self._layouts[2], pref, 1,
                                          self._heuristic.ptr, found.ctypes.data)
+        except lt.cuBLASLtError as exc:  # FP8 shapes it cannot do are refused with a status (NOT_SUPPORTED)
+            refused = f": {exc}"
         finally:
             lt.matmul_preference_destroy(pref)
         if found[0] < 1:
             self.close()
             raise Unavailable(f"cuBLASLt's heuristic offers no algorithm for {dtype} {m}x{n}x{k} "
-                              f"({compute_type}, workspace {ctx.workspace_bytes >> 20} MiB)")
+                              f"({compute_type}, workspace {ctx.workspace_bytes >> 20} MiB){refused}")
         self._alpha = np.array(1.0, dtype=np.float32)
         self._beta = np.array(0.0, dtype=np.float32)
+
+    def _set(self, attribute, value: np.generic) -> None:
+        """One matmul descriptor attribute from a NumPy scalar of the attribute's type."""
+        holder = np.array(value)
+        self._ctx.lt.matmul_desc_set_attribute(self._desc, attribute, holder.ctypes.data, holder.nbytes)
 
     def __call__(self, a, b, c, stream: int | None = None) -> None:
         b_layout, a_layout, c_layout = self._layouts

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+from farm.measure.checks import FP8, scale_of
 from farm.measure.cublas import Unavailable
 from kernels.baselines import ExtraBaselineStage
 from kernels.registry import Stage
@@ -52,12 +53,16 @@ def _import_reason(module: str, minimum: tuple[int, ...]) -> str | None:
 _TORCH_MIN = (2, 0)
 _TORCH_OUT_DTYPE_MIN = (2, 8)  # torch.mm(..., out_dtype=torch.float32) for fp16/bf16 inputs (pytorch#150812)
 _TRITON_MIN = (3, 0)  # tl.dot(input_precision=...)
+_TORCH_SCALED_MM_MIN = (2, 5)  # torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=..., use_fast_accum=...)
 
 
 def unavailable_reason(stage: Stage) -> str | None:
     """Why this host cannot run a library baseline (missing or old library), or None (also for every other stage)."""
     if not isinstance(stage, ExtraBaselineStage):
         return None
+    if stage.library == "PyTorch" and stage.dtype in FP8:
+        reason = _import_reason("torch", _TORCH_SCALED_MM_MIN)
+        return reason and f"{reason} (needed: torch._scaled_mm with per-tensor scales)"
     if stage.library == "PyTorch":
         minimum = _TORCH_OUT_DTYPE_MIN if stage.dtype in ("fp16", "bf16") else _TORCH_MIN
         reason = _import_reason("torch", minimum)
@@ -65,11 +70,14 @@ def unavailable_reason(stage: Stage) -> str | None:
     return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
 
 
-def launcher(stage: ExtraBaselineStage, a, b, c, m: int, n: int, k: int) -> Callable[[], None]:
-    """A no-argument callable computing c = a.b with the stage's library on CuPy's current stream (at call time)."""
+def launcher(stage: ExtraBaselineStage, a, b, c, m: int, n: int, k: int, scales=None) -> Callable[[], None]:
+    """A no-argument callable computing c = a.b with the stage's library on CuPy's current stream (at call time);
+    FP8: B stored N x K, `scales` the device array of A's and B's dequantisation factors (checks.new_scales)."""
     reason = unavailable_reason(stage)
     if reason:
         raise Unavailable(reason)
+    if stage.dtype in FP8:
+        return _scaled_mm_launcher(a, b, c, scales, stage.dtype)
     ta, tb, tc = _torch_views(a, b, c, stage.dtype)
     if stage.library == "PyTorch":
         return _torch_launcher(ta, tb, tc, stage.dtype)
@@ -127,6 +135,28 @@ def _torch_launcher(ta, tb, tc, dtype: str) -> Callable[[], None]:
         _set_tf32(torch, tf32)  # every call: nothing else in the process can leave it the other way
         with torch.cuda.stream(_current_torch_stream(torch, tc.device)):
             torch.mm(ta, tb, out=tc)
+    return run
+
+
+def _scaled_mm_launcher(a, b, c, scales, dtype: str) -> Callable[[], None]:
+    """torch._scaled_mm on the farm's FP8 bytes viewed as torch's FP8 dtypes: A row-major, B (N x K) passed as its
+    transpose, which is the column-major K x N operand _scaled_mm asks for; FP32 out, no fast accumulation."""
+    import torch
+
+    formats = {"__NV_E4M3": torch.float8_e4m3fn, "__NV_E5M2": torch.float8_e5m2}
+    ta, tb, tc, scale_a, scale_b = (torch.from_dlpack(x) for x in (a, b, c, scale_of(scales, 0), scale_of(scales, 1)))
+    ta, tb = ta.view(formats[FP8[dtype][0]]), tb.view(formats[FP8[dtype][1]])
+
+    def run() -> None:
+        with torch.cuda.stream(_current_torch_stream(torch, tc.device)):
+            torch._scaled_mm(ta, tb.t(), scale_a, scale_b, out_dtype=torch.float32, use_fast_accum=False, out=tc)
+
+    try:  # once on the device: shapes _scaled_mm refuses (dimensions not multiples of 16) are a reason, not a crash
+        with torch.cuda.device(tc.device):
+            run()
+    except (TypeError, RuntimeError) as exc:
+        raise Unavailable(f"torch {torch.__version__}: torch._scaled_mm refuses {dtype} {tuple(ta.shape)} x "
+                          f"{tuple(tb.shape)}^T ({str(exc)[:160]})") from None
     return run
 
 

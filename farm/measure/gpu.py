@@ -18,7 +18,7 @@ from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
-from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks
+from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_args
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
@@ -35,13 +35,16 @@ _DEFAULT_SMEM_LIMIT = 48 * 1024
 FALLBACK_LIBRARIES = ("cuBLAS", "cuBLASLt", "PyTorch")
 
 
-def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None):
+def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None, scales=None):
     """A no-argument callable computing out = a.b with a baseline's library on the current stream: cuBLAS or
     cuBLASLt through `vendor` (this worker's handles and workspace; a new one when None), or PyTorch /
-    Triton. Raises Unavailable where this host cannot run it."""
+    Triton. FP8: `scales` holds A's and B's dequantisation factors (farm/measure/checks.py). Raises Unavailable
+    where this host cannot run it."""
     if isinstance(spec, ExtraBaselineStage):
-        return launcher(spec, a, b, out, m, n, k)
-    gemm = GEMMS[spec.library](vendor or VendorContext.on_current_device(), spec.cublas_compute, spec.dtype, m, n, k)
+        return launcher(spec, a, b, out, m, n, k, scales)
+    context = vendor or VendorContext.on_current_device()
+    gemm = (GEMMS[spec.library](context, spec.cublas_compute, spec.dtype, m, n, k) if scales is None
+            else GEMMS[spec.library](context, spec.cublas_compute, spec.dtype, m, n, k, scales=scales))
     call = lambda: gemm(a, b, out)  # noqa: E731
     call.algorithm = lambda: gemm.algorithm  # noqa: E731 - what the library chose, asked for a baseline row only
     return call
@@ -209,7 +212,7 @@ class GpuMeasurer:
         row["cell_seconds"] = time.perf_counter() - began
         return row
 
-    def _baseline_call(self, stage: Stage, a, b, ref, m: int, n: int, k: int) -> tuple[Stage, object, str]:
+    def _baseline_call(self, stage: Stage, a, b, ref, m: int, n: int, k: int, scales=None) -> tuple[Stage, object, str]:
         """(baseline, its callable, note): the stage's own baseline or, where this host cannot run it, the
         first vendor or framework library of the same precision class that it can (the note says why)."""
         own = self._stages[stage.baseline]
@@ -218,7 +221,7 @@ class GpuMeasurer:
         passed_over = []
         for spec in candidates:
             try:
-                return spec, library_call(spec, a, b, ref, m, n, k, self._vendor_context()), "; ".join(passed_over)
+                return spec, library_call(spec, a, b, ref, m, n, k, self._vendor_context(), scales), "; ".join(passed_over)
             except Unavailable as exc:  # extra_baselines.launcher checks its library first
                 passed_over.append(f"{spec.name} unavailable: {exc}")
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
@@ -231,17 +234,19 @@ class GpuMeasurer:
         m, n, k = cell.m, cell.n, cell.k
         began = time.perf_counter()
         checks = self._loaded_checks()
-        a, b = checks.random_operands(stage.dtype, m, n, k, self._seed())  # fresh for every cell
+        # FP8: the operands' dequantisation factors, on the device where kernels and libraries read them
+        scales = new_scales() if stage.dtype in FP8 else None
+        a, b = checks.random_operands(stage.dtype, m, n, k, self._seed(), scales)  # fresh for every cell
         ref = cupy.empty((m, n), dtype=cupy.float32)
-        baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k)
+        baseline, baseline_run, passed_over = self._baseline_call(stage, a, b, ref, m, n, k, scales)
         tol = tolerance(stage.dtype, k)
 
         def fresh_inputs() -> None:  # into the same buffers: the captured graphs launch with their pointers
-            checks.refill(a, b, stage.dtype, self._seed())
+            checks.refill(a, b, stage.dtype, self._seed(), scales)
 
         if stage.is_baseline:
             def check() -> dict:  # the library's output against an FP64 product of the inputs as they are now, sized for the card
-                return check_fp64(checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng)
+                return check_fp64(checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng, scales)
 
             def prepare() -> None:
                 fresh_inputs()
@@ -258,7 +263,7 @@ class GpuMeasurer:
             kernel = _Kernel(stage, self._compiled[stage.name], self._device["sm_count"])
             began = time.perf_counter()
             c = cupy.empty((m, n), dtype=cupy.float32)
-            operands = {"A": a, "B": b, "C": c}
+            operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
             if stage.workspace_floats_per_mn:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
             run = kernel.launcher(operands, m, n, k)

@@ -19,7 +19,7 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
     try:
         import cupy
 
-        from farm.measure.checks import Checks, compile_checks
+        from farm.measure.checks import FP8, Checks, compile_checks, new_scales, scale_args
         from kernels.registry import stage_named
 
         stage = stage_named(stage_name)
@@ -27,18 +27,19 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
         props = cupy.cuda.runtime.getDeviceProperties(0)
         if not arch:
             arch = f"sm_{props['major']}{props['minor']}"
-        a, b = Checks(compile_checks(arch).module, props["multiProcessorCount"]).random_operands(stage.dtype, m, n, k, seed)
+        scales = new_scales() if stage.dtype in FP8 else None
+        a, b = Checks(compile_checks(arch).module, props["multiProcessorCount"]).random_operands(stage.dtype, m, n, k, seed, scales)
         c = cupy.empty((m, n), dtype=cupy.float32)
         if stage.is_baseline:
             from farm.measure.gpu import library_call
 
-            run = library_call(stage, a, b, c, m, n, k)
+            run = library_call(stage, a, b, c, m, n, k, scales=scales)
             launches: list[str] = []
         else:
             from farm.measure.compiler import compile_timed
             from farm.measure.gpu import _Kernel
 
-            operands = {"A": a, "B": b, "C": c}
+            operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
             if stage.workspace_floats_per_mn:
                 operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
             compiled = compile_timed(stage.source_path, stage.compile_arch(arch), stage.kernel_names)

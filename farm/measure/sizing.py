@@ -117,13 +117,20 @@ def memory_skip_reason(stage: Stage, m: int, n: int, k: int, device: dict, free_
     return f"needs {need / 2**30:.2f} GiB of device memory, {free_bytes / 2**30:.2f} GiB free"
 
 
-def check_fp64(checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePlan, rng: np.random.Generator) -> dict:
+def check_fp64(checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePlan, rng: np.random.Generator,
+               scales=None) -> dict:
     """Verification columns of a baseline's FP32 output `out` = a.b against the FP64 product, on the rows `plan`
-    says (farm.measure.checks.Checks.compare on each block, merged)."""
-    b64 = checks.to_float64(b, dtype)
+    says (farm.measure.checks.Checks.compare on each block, merged). FP8 (`scales` given): the product of the
+    dequantised inputs, B stored N x K."""
+    if scales is None:
+        b64 = checks.to_float64(b, dtype)
+        widen_a = lambda rows: checks.to_float64(rows, dtype)  # noqa: E731
+    else:
+        b64 = checks.to_float64(b, dtype, scales, operand=1).T
+        widen_a = lambda rows: checks.to_float64(rows, dtype, scales, operand=0)  # noqa: E731
     merged: dict | None = None
     for first, rows in plan.blocks(rng):
-        exact = checks.to_float64(a[first:first + rows], dtype) @ b64
+        exact = widen_a(a[first:first + rows]) @ b64
         cols = checks.compare(out[first:first + rows], exact, tol)
         del exact
         merged = cols if merged is None else {

@@ -25,6 +25,23 @@ tf32 (FP32 inputs rounded to a 10-bit mantissa inside the tensor cores): each si
   of them. On an H100, whose cuBLAS rounds both (walk B's max scaled error against it: 0.03-0.05),
   the largest scaled errors at 2048^3-8192^3 were 0.38-0.45 with B rounded, 0.57-0.65 with both
   truncated (kernels/hopper_tf32/README.md).
+fp8_e4m3 (E4M3 inputs with a per-tensor scale each, FP32 accumulate and output; farm/measure/checks.py): the
+  reference is the FP64 product of the dequantised inputs, exact, and a product of two FP8 values (8 significant
+  bits at most) is exact in FP32, so again only the accumulation differs; the scales multiply once at the end
+  (relative 2^-23). But Hopper's FP8 tensor cores do not accumulate in full FP32: the sum they keep across
+  instructions holds about 13 mantissa bits, truncated (SageAttention2 measured an FP22 accumulator in
+  mma.f32.e4m3.e4m3.f32; DeepSeek-V3 reports "around 14 bits" on the H800 and nearly 2 % worst relative error at
+  K = 4096). A kernel that keeps the whole K in wgmma's accumulators loses up to 2^-13 |s_j| at each of its K/32
+  instructions (k32), s_j the running sum; at the worst of a large C's elements |s_j| stays below about
+  4 sqrt(K), so the error is at most W = 2^-13 * (K/32) * 4 sqrt(K), and atol = W: 0.0625 at K = 256, 0.5 at
+  K = 1024, 4.0 at K = 4096 (|C| ~ 64), 11.3 at K = 8192, still below one missing k32 instruction's 32 terms
+  (~5.7 rms per element, so most of a tile's elements fail). rtol = 2^-13: the truncation scales with |C|.
+  Measured on an H100 (tests/test_gpu_fp8.py, K = 256 to 1024): f_wgmma_fp8, which accumulates the whole K in
+  wgmma, against cuBLASLt at 0.54-0.57 of W, the same fraction at every K (the K^1.5 shape holds); cuBLASLt
+  against the FP64 product at 0.07-0.6 of W (it promotes partial sums to FP32 every few instructions unless told
+  CUBLASLT_MATMUL_DESC_FAST_ACCUM, which the farm leaves off, so its error grows far slower than W). An earlier
+  atol of W / 2 failed the whole-K kernel at 1.07-1.16 of it. The rows' max_scaled_error shows how close each
+  kernel and library comes: a two-level-accumulating kernel sits far inside this bound.
 """
 from __future__ import annotations
 
@@ -33,6 +50,8 @@ from dataclasses import dataclass
 
 EPS_FP32 = 2.0**-23
 TF32_UNIT = 2.0**-11
+HOPPER_FP8_ACCUMULATOR_UNIT = 2.0**-13  # the ~13 mantissa bits Hopper's FP8 tensor cores keep in their sums
+FP8_INSTRUCTION_K = 32  # wgmma m64nNk32: one truncation of the running sum per 32 k
 
 
 @dataclass(frozen=True)
@@ -49,4 +68,7 @@ def tolerance(dtype: str, k: int) -> Tolerance:
         return Tolerance(atol=16 * EPS_FP32 * k, rtol=1e-4)
     if dtype == "tf32":
         return Tolerance(atol=10 * TF32_UNIT * math.sqrt(k), rtol=2 * TF32_UNIT)
+    if dtype == "fp8_e4m3":
+        return Tolerance(atol=HOPPER_FP8_ACCUMULATOR_UNIT * (k / FP8_INSTRUCTION_K) * 4 * math.sqrt(k),
+                         rtol=HOPPER_FP8_ACCUMULATOR_UNIT)
     raise KeyError(f"no tolerance rule for dtype {dtype!r}")

@@ -1,0 +1,36 @@
+"""Hopper FP8: E4M3 A and B with a per-tensor scale each, FP32 accumulate, FP32 C, through wgmma fed by TMA.
+
+The FP8 precision class (`fp8_e4m3`) stores B as N x K: FP8 wgmma, like cuBLASLt's FP8 on Hopper ("TN"), takes
+both operands K-major, so every kernel and baseline of the class reads A (M x K) and B (N x K) with K contiguous
+and computes C = scale_a * scale_b * A . B^T (farm/measure/checks.py makes the inputs and scales). The baseline is
+cuBLASLt (cublasGemmEx has no FP8), then torch._scaled_mm where cuBLASLt offers no algorithm. Built for sm_90a
+alone, so on any other chip the cells are skipped with the reason. Tensor maps TMA_A / TMA_B: farm/measure/tma.py,
+boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the dequantisation factors, device floats.
+"""
+from kernels.registry import Launch, ShapeRule, Stage
+
+FAMILY = "hopper_fp8"
+ORDER = 55
+DTYPE = "fp8_e4m3"
+BASELINE = "cublaslt_fp8_e4m3"
+ARCH = "sm_90a"
+# K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
+SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
+ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
+SMEM_128x128_4 = 4 * (128 * 128 + 128 * 128)
+SMEM_128x256_4 = 4 * (128 * 128 + 256 * 128)
+
+# (name, file, launch, what changed), in ladder order
+_KERNELS = [
+    ("f_wgmma_fp8", "00_wgmma_fp8.cu", Launch("f_wgmma_fp8", 256, 128, 128, ARGS, dynamic_smem=SMEM_128x128_4),
+     "wgmma m64n128k32 E4M3 from TMA-loaded, 128-byte-swizzled K-major tiles (128x128x128, 4 stages, 2 warpgroups), "
+     "one barrier per k tile, the whole K in wgmma's accumulators, per-tensor scales in the epilogue"),
+    ("f_warp_specialized_fp8", "01_warp_specialized_fp8.cu",
+     Launch("f_warp_specialized_fp8", 384, 128, 256, ARGS, dynamic_smem=SMEM_128x256_4),
+     "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k32), full/empty mbarriers, setmaxnreg"),
+]
+
+STAGES = [Stage(name=name, family=FAMILY, walk="F", group="ladder", position=position, source=f"hopper_fp8/{file}",
+                launches=(launch,), what_changed=what, dtype=DTYPE, baseline=BASELINE, shapes=SHAPES, min_cc=90,
+                requires_arch=ARCH)
+          for position, (name, file, launch, what) in enumerate(_KERNELS)]

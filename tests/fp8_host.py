@@ -1,0 +1,30 @@
+"""E4M3 on the host, written from the OCP 8-bit floating point spec (no CUDA header): the value of each of the 256
+codes, and round-to-nearest-even with saturation, for tests that check the harness's FP8 kernels and baselines."""
+import numpy as np
+
+E4M3_MAX = 448.0
+
+
+def e4m3_values() -> np.ndarray:
+    """float64 value of every E4M3 code (sign bit 7, exponent bits 6-3 with bias 7, 3 mantissa bits; S.1111.111 is
+    NaN, there are no infinities)."""
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent, mantissa = (codes >> 3) & 0xF, codes & 0x7
+    magnitude = np.where(exponent == 0, mantissa / 8 * 2.0**-6, (1 + mantissa / 8) * 2.0 ** (exponent - 7.0))
+    values = sign * magnitude
+    values[(exponent == 15) & (mantissa == 7)] = np.nan
+    return values
+
+
+def e4m3_round(x: np.ndarray) -> np.ndarray:
+    """The E4M3 codes nearest to x (ties to the even code), saturating at +-448."""
+    values = e4m3_values()
+    finite = np.flatnonzero(np.isfinite(values) & ((np.arange(256) & 0x80) == 0))  # non-negative codes, ascending
+    grid = values[finite]
+    mag = np.minimum(np.abs(x).astype(np.float64), E4M3_MAX)
+    hi = np.clip(np.searchsorted(grid, mag), 1, len(grid) - 1)
+    lo = hi - 1
+    d_lo, d_hi = mag - grid[lo], grid[hi] - mag
+    pick = np.where(d_lo < d_hi, lo, np.where(d_hi < d_lo, hi, np.where(finite[lo] % 2 == 0, lo, hi)))
+    return (finite[pick] | np.where(x < 0, 0x80, 0)).astype(np.uint8)
