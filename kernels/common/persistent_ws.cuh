@@ -22,7 +22,6 @@ constexpr int A_BYTES = BM * BK * 2, B_PANEL = BK * 128, STAGE_BYTES = A_BYTES +
 enum : int {
     ARRIVALS = 8 * 1024,    // split-K arrival counters, one per (tile, consumer warp): at most ARRIVALS / 8 tiles split
     WARPS_PER_TILE = 8,
-    FIXUP_K_TILES = 2,      // what a split costs beyond its k tiles, in k-tile times (plan_for): a partial written, read back
 };
 
 __device__ __forceinline__ int cdiv(int a, int b) { return (a + b - 1) / b; }
@@ -85,22 +84,25 @@ __device__ __forceinline__ bool last_split_sums(float (&acc)[WIDTH / 2], float* 
     __threadfence();
     if (lane == 0) *arrivals = 0;
 #pragma unroll
-    for (int j = 0; j < WIDTH / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = row0 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
-            if (r < M && c < N) {
-                float2 sum = make_float2(0.0f, 0.0f);
+    for (int i = 0; i < WIDTH / 2; ++i) acc[i] = 0.0f;
+    // A plane a round trip, a lane's WIDTH / 4 loads (WIDTH <= 128) issued together: a loop over planes inside each
+    // element made every load its own dependent L2 round trip (08 ran 2-7x slower than 07 on the first H100 run).
+    // Through L2 (ld.cg): other SMs wrote them.
 #pragma unroll 1
-                for (int p = 0; p < splits; ++p) {  // through L2 (ld.cg): other SMs wrote these
-                    const float2 v = __ldcg(reinterpret_cast<const float2*>(W + p * plane + (size_t)r * N + c));
-                    sum.x += v.x;
-                    sum.y += v.y;
+    for (int p = 0; p < splits; ++p) {
+        const float* part = W + p * plane;
+#pragma unroll
+        for (int j = 0; j < WIDTH / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = row0 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
+                if (r < M && c < N) {
+                    const float2 v = __ldcg(reinterpret_cast<const float2*>(part + (size_t)r * N + c));
+                    acc[4 * j + 2 * h] += v.x;
+                    acc[4 * j + 2 * h + 1] += v.y;
                 }
-                acc[4 * j + 2 * h] = sum.x;
-                acc[4 * j + 2 * h + 1] = sum.y;
             }
-        }
+    }
     return true;
 }
 
@@ -173,7 +175,9 @@ struct Plan {
 // The tile width (256, 128 or 64 columns) and K slices (1, 2, 4, ... up to max_splits, at most KT) of an M x N x K
 // product on `ctas` persistent blocks: the fewest estimated k-tile times, waves x (k tiles a unit + fix-up) x
 // (width + 32), the 32 standing for what a k tile costs whatever its width (A's box, barriers, the wgmma issue); ties
-// go to the wider tile and fewer slices. K is split only while the tiles alone leave blocks idle.
+// go to the wider tile and fewer slices. K is split only while the tiles alone leave blocks idle, and only in tiles of
+// 128 or 64 columns: a 256-column consumer holds 128 accumulators, and with the fix-up's pointers and slice
+// bookkeeping live beside them it spilled.
 __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
     const int tiles_m = cdiv(M, BM), KT = cdiv(K, BK);
     Plan best{BN, 1};
@@ -183,8 +187,9 @@ __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_
         const int tiles = tiles_m * cdiv(N, bn);
 #pragma unroll 1
         for (int s = 1; s <= max_splits && s <= KT; s *= 2) {
-            if (s > 1 && (tiles >= ctas || tiles > ARRIVALS / WARPS_PER_TILE)) break;
-            const long long cost = (long long)cdiv(tiles * s, ctas) * (cdiv(KT, s) + (s > 1 ? FIXUP_K_TILES : 0)) * (bn + 32);
+            if (s > 1 && (bn == BN || tiles >= ctas || tiles > ARRIVALS / WARPS_PER_TILE)) break;
+            const int fixup = s > 1 ? 1 + s / 2 : 0;  // in k-tile times: the partial written, half a k tile a plane read back
+            const long long cost = (long long)cdiv(tiles * s, ctas) * (cdiv(KT, s) + fixup) * (bn + 32);
             if (best_cost < 0 || cost < best_cost) {
                 best_cost = cost;
                 best = Plan{bn, s};
@@ -221,9 +226,14 @@ __device__ __forceinline__ void run_per_shape(const TensorMap& tma_a, const Tens
         }
     } else {
         setmaxnreg_inc<232>();
-        if (plan.bn == 256) consume<T, true, 256, SPLIT>(w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
-        else if (plan.bn == 128) consume<T, true, 128, SPLIT>(w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
-        else consume<T, true, 64, SPLIT>(w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
+        if (SPLIT && plan.splits > 1) {  // 128 or 64 columns (plan_for)
+            if (plan.bn == 128) consume<T, true, 128, SPLIT>(w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
+            else consume<T, true, 64, SPLIT>(w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
+        } else {  // whole K: 07's code
+            if (plan.bn == 256) consume<T, true, 256, false>(w, smem, full, empty, C, nullptr, nullptr, M, N, wg - 1);
+            else if (plan.bn == 128) consume<T, true, 128, false>(w, smem, full, empty, C, nullptr, nullptr, M, N, wg - 1);
+            else consume<T, true, 64, false>(w, smem, full, empty, C, nullptr, nullptr, M, N, wg - 1);
+        }
     }
 }
 }  // namespace persistent_ws

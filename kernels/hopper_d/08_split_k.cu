@@ -2,16 +2,18 @@
 // (M = 1 to 128 tokens against a 4096 x 1024 projection: 8 to 16 tiles for 132 SMs) have too
 // few output tiles to fill the chip however narrow they are, and at M = 1 they are bound by
 // reading B, which idle SMs do not help with either. plan_for now also weighs slicing each
-// tile's K into 2, 4 or 8 work units (only while tiles < blocks), a slice costing two more
-// k-tile times for its fix-up. The fix-up needs no second launch and no zeroed buffer: each
-// consumer warp stores its slice's partial 16 x BN rows to plane z of the workspace W
-// (8 planes of M x N floats, rows past M never written), fences, and counts its arrival on a
-// per-(tile, warp) counter in module memory (zero when the module loads); the warp that
-// arrives last sums the planes in z order through L2 (the same result whichever slice was
-// last), zeroes the counter for the next launch and stores C. No block ever waits for another,
-// so nothing depends on which blocks are resident. The launch's tile_n of 8 sizes the
-// persistent grid for the most units it can make (128x64 tiles in 8 slices): every SM for
-// any N >= 1056 / ceil(M / 128). N % 8 == 0, K % 8 == 0, any M.
+// 128- or 64-column tile's K into 2, 4 or 8 work units (only while tiles < blocks), S slices
+// costing 1 + S / 2 more k-tile times for the fix-up (a 256-column split spilled: its 128
+// accumulators and the fix-up's bookkeeping did not fit). A plan of one slice runs 07's code.
+// The fix-up needs no second launch and no zeroed buffer: each consumer warp stores its
+// slice's partial 16 x BN rows to plane z of the workspace W (8 planes of M x N floats, rows
+// past M never written), fences, and counts its arrival on a per-(tile, warp) counter in
+// module memory (zero when the module loads); the warp that arrives last sums the planes in
+// z order through L2 (the same result whichever slice was last; a lane's loads of a plane in
+// flight together), zeroes the counter for the next launch and stores C. No block ever waits
+// for another, so nothing depends on which blocks are resident. The launch's tile_n of 8
+// sizes the persistent grid for the most units it can make (128x64 tiles in 8 slices):
+// every SM for any N >= 1056 / ceil(M / 128). N % 8 == 0, K % 8 == 0, any M.
 // The kernel's body is kernels/common/persistent_ws.cuh (run_per_shape with MAX_SPLITS = 8).
 #include "persistent_ws.cuh"
 
