@@ -220,9 +220,14 @@ __device__ __forceinline__ void run_per_shape(const TensorMap& tma_a, const Tens
     if (wg == 0) {
         setmaxnreg_dec<40>();
         if (tid == 0) {
-            if (plan.bn == 256) produce<256, SPLIT>(tma_a, tma_b, w, smem, full, empty);
-            else if (plan.bn == 128) produce<128, SPLIT>(tma_a, tma_b, w, smem, full, empty);
-            else produce<64, SPLIT>(tma_a, tma_b, w, smem, full, empty);
+            if (SPLIT && plan.splits > 1) {  // 128 or 64 columns (plan_for)
+                if (plan.bn == 128) produce<128, SPLIT>(tma_a, tma_b, w, smem, full, empty);
+                else produce<64, SPLIT>(tma_a, tma_b, w, smem, full, empty);
+            } else {  // whole K: 07's code
+                if (plan.bn == 256) produce<256, false>(tma_a, tma_b, w, smem, full, empty);
+                else if (plan.bn == 128) produce<128, false>(tma_a, tma_b, w, smem, full, empty);
+                else produce<64, false>(tma_a, tma_b, w, smem, full, empty);
+            }
         }
     } else {
         setmaxnreg_inc<232>();
