@@ -7,7 +7,7 @@ Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile si
   2048^3                         128 x 256 tiles, 05's path
   1 x 4096 x 4096                128 x 128 tiles, K in 4 slices (08; 07: 128 x 128 whole)
   16 x 1024 x 4096               128 x 64 tiles, K in 8 slices (08)
-  8 x 512 x 832                  13 k tiles in 4 uneven slices, the last k tile partial (08)
+  8 x 512 x 832                  13 k tiles in 8 uneven slices, the last k tile partial (08)
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's arrival counters must
 be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
 Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.

@@ -2,9 +2,13 @@
 // (M = 1 to 128 tokens against a 4096 x 1024 projection: 8 to 16 tiles for 132 SMs) have too
 // few output tiles to fill the chip however narrow they are, and at M = 1 they are bound by
 // reading B, which idle SMs do not help with either. plan_for now also weighs slicing each
-// 128- or 64-column tile's K into 2, 4 or 8 work units (only while tiles < blocks), S slices
-// costing 1 + S / 2 more k-tile times for the fix-up (a 256-column split spilled: its 128
-// accumulators and the fix-up's bookkeeping did not fit). A plan of one slice runs 07's code.
+// 128- or 64-column tile's K into 2, 4 or 8 work units (only while tiles < blocks), the
+// fix-up costed by the partial rows it moves: S slices of a tile with R rows of C write R x BN
+// floats and the last reads S x R x BN back, nearly free at M = 1, dearer than the split saves
+// at 1024^3 (a first model that ignored R split 1024^3 into 128x128 tiles x 2 slices: 39 % of
+// cuBLAS against 07's 81 %). A 256-column split spilled (its 128 accumulators and the fix-up's
+// bookkeeping did not fit), so only 128- and 64-column tiles split. A plan of one slice runs
+// 07's code.
 // The fix-up needs no second launch and no zeroed buffer: each consumer warp stores its
 // slice's partial 16 x BN rows to plane z of the workspace W (8 planes of M x N floats, rows
 // past M never written), fences, and counts its arrival on a per-(tile, warp) counter in
