@@ -175,10 +175,11 @@ struct Plan {
 // The tile width (256, 128 or 64 columns) and K slices (1, 2, 4, ... up to max_splits, at most KT) of an M x N x K
 // product on `ctas` persistent blocks: the fewest estimated k-tile times, waves x (k tiles a unit + fix-up) x
 // (width + 32), the 32 standing for what a k tile costs whatever its width (A's box, barriers, the wgmma issue); ties
-// go to the wider tile and fewer slices. A compute-bound model: it mispredicts where reading B from DRAM is the
-// bound (16 x 14336 x 4096 on the H100: 05's 56 tiles of 256 columns beat 112 of 128, 97 % against 74-75 % of cuBLAS). K is split only while the tiles alone leave blocks idle, and only in tiles of
-// 128 or 64 columns: a 256-column consumer holds 128 accumulators, and with the fix-up's pointers and slice
-// bookkeeping live beside them it spilled.
+// go to the wider tile and fewer slices. K is split only while the tiles alone leave blocks idle, and only in tiles
+// of 128 or 64 columns: a 256-column consumer holds 128 accumulators, and with the fix-up's pointers and slice
+// bookkeeping live beside them it spilled. A compute-bound model: it mispredicts where reading B from DRAM is the
+// bound (16 x 14336 x 4096 on the H100: 05's 56 tiles of 256 columns beat 07's 112 of 128, 97 % of cuBLAS
+// against 74-75 %).
 __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
     const int tiles_m = cdiv(M, BM), KT = cdiv(K, BK);
     Plan best{BN, 1};
