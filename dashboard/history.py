@@ -3,7 +3,7 @@
 Change points come from farm.analysis.changepoints: a penalised step fit over each series (GPU model, stage, shape,
 timing mode), every run one point weighted by the noise model's variance for it (its repeats, and the run-to-run
 noise learned from the loaded datasets' A/A history). A step is marked at the first run of its new level when it
-exceeds the tolerance; a step across which the card, driver, CUDA or library version, clocks or power limit also
+exceeds half the tolerance; a step across which the card, driver, CUDA or library version, clocks or power limit also
 changed is marked as an environment change (named), not counted as a regression or an improvement. Noise alone
 marks nothing; a single odd run is a level of its own only when it is far outside the noise.
 """

@@ -28,8 +28,9 @@ PLAN_BRANCHES = [(256, 256, 256), (1000, 1000, 1000), (1024, 1024, 1024), (1024,
 
 @pytest.fixture(scope="module")
 def measurer():
-    from farm.measure.gpu import GpuMeasurer
     from test_gpu import QUICK
+
+    from farm.measure.gpu import GpuMeasurer
 
     return GpuMeasurer(options=QUICK)
 

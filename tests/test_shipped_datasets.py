@@ -61,9 +61,11 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
 REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
                   "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
                   "h200x2-reference": ("H200", {"h200x2-ref3"})}
-# Stages the catalog gained after those runs (issue 31: walk D's 07 and 08), not measured in them yet; the test below
-# fails once a dataset holds them, so that this list is emptied when their reference rows ship.
-MEASURED_LATER = {f"d_{step}_{dtype}" for step in ("narrow_tiles", "split_k") for dtype in ("bf16", "fp16")}
+# Families added to the catalog after the shipped reference runs, so plans/reference.toml (the whole catalog) names
+# cells those runs could not measure: left out of the check below until their reference runs ship (issue 32).
+NOT_YET_IN_REFERENCE = {"hopper_tf32"}
+# Likewise stages added to a family the runs did measure (issue 31: walk D's 07 and 08).
+STAGES_NOT_YET_IN_REFERENCE = {f"d_{step}_{dtype}" for step in ("narrow_tiles", "split_k") for dtype in ("bf16", "fp16")}
 # The cross-check runs once per GPU model: h200x2-reference is the same model as h200-reference.
 CROSSCHECKED = ("h100-reference", "h200-reference")
 
@@ -84,9 +86,13 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run) for run in runs}
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
-    assert not MEASURED_LATER & {stage for stage, *_ in measured}
+    from kernels.registry import stage_named
+
     for cell in _plan_cells("reference.toml", repeats=False):
-        assert cell[0] in MEASURED_LATER or measured[cell] >= 3, (cell, measured[cell])
+        if stage_named(cell[0]).family not in NOT_YET_IN_REFERENCE and cell[0] not in STAGES_NOT_YET_IN_REFERENCE:
+            assert measured[cell] >= 3, (cell, measured[cell])
+    assert not {r["family"] for r in rows} & NOT_YET_IN_REFERENCE, "shipped now: drop the family from NOT_YET_IN_REFERENCE"
+    assert not {r["stage"] for r in rows} & STAGES_NOT_YET_IN_REFERENCE, "shipped now: drop them from STAGES_NOT_YET_IN_REFERENCE"
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
     assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
 

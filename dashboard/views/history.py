@@ -10,8 +10,8 @@ st.title("History")
 RULE = ("**Change points.** Each series (GPU model, stage, shape, timing mode) is fitted with levels that change "
         "as few times as the noise allows: a penalised step fit (as asv does) over its runs, each run weighted by the "
         "noise model's variance for it (its repeats, and the run-to-run noise learned from the A/A history of the loaded "
-        "datasets; `farm/analysis/changepoints.py`). A step is marked where a new level begins and exceeds the "
-        "tolerance. Where the card, driver, CUDA or library version, SM clock or power limit changed across the step too, "
+        "datasets; `farm/analysis/changepoints.py`). A step is marked where a new level begins and exceeds half the "
+        "tolerance (the smallest difference `farm compare` reports). Where the card, driver, CUDA or library version, SM clock or power limit changed across the step too, "
         "it is marked as an **environment** change, with what changed, and not counted as a regression. Noise alone "
         "marks nothing.")
 st.caption("Per stage, GPU model and shape, every run's median time ordered by when it ran, with its commit, like asv "
@@ -31,7 +31,7 @@ def body() -> None:
     with st.expander("How a change is found", expanded=False):
         st.markdown(RULE)
     tol = st.columns([1, 4])[0].number_input("Tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
-                          key="hist_tol", help="a difference must exceed this, beyond the noise, to be a change") / 100
+                          key="hist_tol", help="the smallest change that matters: a step beyond the noise and half of it is a change") / 100
     hist = history.history(rows, tol)
     if hist.empty:
         st.info("No timed rows with per-batch samples under the current filters.")

@@ -11,11 +11,11 @@ import math
 import statistics
 from collections import defaultdict
 
-from farm.data.peak import pct_of_peak
 from farm.data.dataset import RUNS, exists, read_table
-from farm.data.schema import STATUSES
 from farm.data.derived import launch_mismatch, with_vendor_best
 from farm.data.llm_shapes import MODELS
+from farm.data.peak import pct_of_peak
+from farm.data.schema import STATUSES
 
 FLAG = "(!)"
 
