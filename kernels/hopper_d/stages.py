@@ -41,6 +41,8 @@ def _kernels(t: str) -> list[tuple[str, str, Launch, str]]:
         ("d_multicast", "06_multicast.cu",
          Launch(f"d_multicast<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True, cluster=2),
          "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
+        # 07 and 08 pick their tile width (and 08 its K slices) in the kernel; their Launch's tile_n (64, 8) only sizes
+        # the persistent grid for the most work units they can make.
         ("d_narrow_tiles", "07_narrow_tiles.cu",
          Launch(f"d_narrow_tiles<{t}>", 384, 128, 64, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
          "05 with the tile width picked per shape (256, 128 or 64 columns): fewest estimated k-tile times over the waves"),
