@@ -307,6 +307,61 @@ TABLE_ORDER = ["gpu_model", "kernel", "dtype", "size_label", "best_config", "bou
                "ladder_same_run", "runs"]
 
 
+def body(L, rows, _) -> None:
+    if no_tuning(L, rows):
+        return
+    cells = tuning_cells(rows, ladder_configs())
+    if cells.empty:  # ok and verified, yet no time recorded
+        st.warning("No tuning row under the current filters has a median time: nothing to rank.")
+        return
+    summary = tuning_summary(cells, rows)
+    c = st.columns(4)
+    c[0].metric("Cells tuned", len(summary), help="GPU model × kernel × size with an ok, verified tuning row")
+    c[1].metric("Configurations measured", int(cells.loc[cells["role"] == TUNING_ROLE, "stage"].nunique()))
+    bought = summary["bought"].dropna()
+    c[2].metric("Tuning bought, median", f"{bought.median():.2f}×" if len(bought) else "—")
+    c[3].metric("Tuning bought, range", f"{bought.min():.2f}× – {bought.max():.2f}×" if len(bought) else "—")
+    best_table(summary)
+
+    st.subheader("Every configuration against size")
+    kernels = sorted(cells["kernel"].unique())
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
+    kernel = c1.selectbox("Kernel", kernels, key="tuning_kernel")
+    models = sorted(cells.loc[cells["kernel"] == kernel, "gpu_model"].unique())
+    model = c2.selectbox("GPU model", models, key="tuning_gpu")
+    metric = c3.radio("Measure", list(TUNING_METRICS), horizontal=True, key="tuning_metric",
+                      format_func=lambda m: {"tflops": "TFLOP/s", "pct": "% of cuBLAS"}[m],
+                      help="% of cuBLAS divides by the cuBLAS timed interleaved with each cell, whose own time moves "
+                           "between cells: rank by TFLOP/s")
+    log = c4.toggle("Log scale", value=False, key="tuning_log",
+                    help="a log axis: small sizes' TFLOP/s are orders of magnitude below the largest's")
+    lines = tuning_lines(cells[(cells["kernel"] == kernel) & (cells["gpu_model"] == model)])
+    st.caption("Grey: every configuration; in colour: those that are the best at some size; black: the ladder stage; "
+               "dashed: the ladder configuration measured again as a tuning row. Ringed: the best at each size. "
+               "Whiskers on the highlighted lines: spread. Hover a point for its configuration, registers and spills.")
+    ui.chart(tuning_chart(lines, metric, log), key="tuning_chart")
+
+    st.subheader("Ranking at one size")
+    sizes = frames.options(lines, "size_label")
+    size = st.columns(3)[0].selectbox("Size", sizes, index=len(sizes) - 1, key="tuning_size")
+    at = lines[lines["size_label"] == size]
+    n = int(at["configs"].max()) if at["configs"].notna().any() else 0
+    st.caption(f"{n} configurations of {kernel} on {model} at {size}, fastest first, labelled with how much slower than "
+               "the best each is; dashed: the ladder stage. Is the winner alone, or one of a pack within the noise?")
+    ui.chart(tuning_rank_chart(lines, size, metric, log), key="tuning_rank_chart")
+    if metric == "pct":
+        st.caption("Ranked by time. % of cuBLAS scatters more than time does: each cell divides by the cuBLAS timed "
+                   "interleaved with it, and that cuBLAS time moves from cell to cell (see 'cuBLAS time' in the tooltip).")
+    with st.expander(f"Every configuration of {kernel} on {model} (table)"):
+        st.dataframe(lines.drop(columns=["highlight", "best_here", "family", "size", "m", "n", "k", "kernel", "gpu_model"]),
+                     hide_index=True, column_config={
+                         "size_label": "size", "median_ms": st.column_config.NumberColumn("median (ms)", format="%.4f"),
+                         "gap_to_best_pct": st.column_config.NumberColumn("slower than best", format="%.2f %%"),
+                         "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
+                         "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
+                         "rank": st.column_config.NumberColumn("rank", format="%d")})
+
+
 def no_tuning(L: data.Loaded, rows: pd.DataFrame) -> bool:
     """Say why there is nothing to rank; True when the page should show nothing else."""
     if tuning_rows(L.rows).empty:
@@ -380,61 +435,6 @@ def best_table(summary: pd.DataFrame) -> None:
         notes.append("Some winners spill registers to local memory (local mem > 0): a register-hungrier toolchain may differ.")
     for n in notes:
         st.caption("⚠️ " + n)
-
-
-def body(L, rows, _) -> None:
-    if no_tuning(L, rows):
-        return
-    cells = tuning_cells(rows, ladder_configs())
-    if cells.empty:  # ok and verified, yet no time recorded
-        st.warning("No tuning row under the current filters has a median time: nothing to rank.")
-        return
-    summary = tuning_summary(cells, rows)
-    c = st.columns(4)
-    c[0].metric("Cells tuned", len(summary), help="GPU model × kernel × size with an ok, verified tuning row")
-    c[1].metric("Configurations measured", int(cells.loc[cells["role"] == TUNING_ROLE, "stage"].nunique()))
-    bought = summary["bought"].dropna()
-    c[2].metric("Tuning bought, median", f"{bought.median():.2f}×" if len(bought) else "—")
-    c[3].metric("Tuning bought, range", f"{bought.min():.2f}× – {bought.max():.2f}×" if len(bought) else "—")
-    best_table(summary)
-
-    st.subheader("Every configuration against size")
-    kernels = sorted(cells["kernel"].unique())
-    c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
-    kernel = c1.selectbox("Kernel", kernels, key="tuning_kernel")
-    models = sorted(cells.loc[cells["kernel"] == kernel, "gpu_model"].unique())
-    model = c2.selectbox("GPU model", models, key="tuning_gpu")
-    metric = c3.radio("Measure", list(TUNING_METRICS), horizontal=True, key="tuning_metric",
-                      format_func=lambda m: {"tflops": "TFLOP/s", "pct": "% of cuBLAS"}[m],
-                      help="% of cuBLAS divides by the cuBLAS timed interleaved with each cell, whose own time moves "
-                           "between cells: rank by TFLOP/s")
-    log = c4.toggle("Log scale", value=False, key="tuning_log",
-                    help="a log axis: small sizes' TFLOP/s are orders of magnitude below the largest's")
-    lines = tuning_lines(cells[(cells["kernel"] == kernel) & (cells["gpu_model"] == model)])
-    st.caption("Grey: every configuration; in colour: those that are the best at some size; black: the ladder stage; "
-               "dashed: the ladder configuration measured again as a tuning row. Ringed: the best at each size. "
-               "Whiskers on the highlighted lines: spread. Hover a point for its configuration, registers and spills.")
-    ui.chart(tuning_chart(lines, metric, log), key="tuning_chart")
-
-    st.subheader("Ranking at one size")
-    sizes = frames.options(lines, "size_label")
-    size = st.columns(3)[0].selectbox("Size", sizes, index=len(sizes) - 1, key="tuning_size")
-    at = lines[lines["size_label"] == size]
-    n = int(at["configs"].max()) if at["configs"].notna().any() else 0
-    st.caption(f"{n} configurations of {kernel} on {model} at {size}, fastest first, labelled with how much slower than "
-               "the best each is; dashed: the ladder stage. Is the winner alone, or one of a pack within the noise?")
-    ui.chart(tuning_rank_chart(lines, size, metric, log), key="tuning_rank_chart")
-    if metric == "pct":
-        st.caption("Ranked by time. % of cuBLAS scatters more than time does: each cell divides by the cuBLAS timed "
-                   "interleaved with it, and that cuBLAS time moves from cell to cell (see 'cuBLAS time' in the tooltip).")
-    with st.expander(f"Every configuration of {kernel} on {model} (table)"):
-        st.dataframe(lines.drop(columns=["highlight", "best_here", "family", "size", "m", "n", "k", "kernel", "gpu_model"]),
-                     hide_index=True, column_config={
-                         "size_label": "size", "median_ms": st.column_config.NumberColumn("median (ms)", format="%.4f"),
-                         "gap_to_best_pct": st.column_config.NumberColumn("slower than best", format="%.2f %%"),
-                         "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
-                         "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
-                         "rank": st.column_config.NumberColumn("rank", format="%d")})
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
