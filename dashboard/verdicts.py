@@ -128,9 +128,10 @@ def comparison_chart(cmp: pd.DataFrame, tol_pct: float, title: str) -> alt.Layer
     cells = list(dict.fromkeys(df["cell"]))
     pairs = list(dict.fromkeys(df["pair"]))
     tips = [nominal(c, c.replace("_", " ")) for c in ("gpu_model", "gpu_uuid") if c in df.columns]
-    tips += [nominal("stage", "stage"), nominal("size_label", "size"), nominal("pair", "A~B"), tip("a_ms", "A median (ms)", ".5f"),
-             tip("b_ms", "B median (ms)", ".5f"), tip("diff_pct", "B vs A (%)", "+.3f"), tip("band_pct", "± band (%)", ".3f"),
-             nominal("verdict", "verdict"), tip("a_rows", "rows A", "d"), tip("b_rows", "rows B", "d")]
+    tips += [nominal("stage", "stage"), nominal("size_label", "size"), nominal("pair", "A~B"),
+             tip("a_ms", "A median (ms)", ".5f"), tip("b_ms", "B median (ms)", ".5f"), tip("diff_pct", "B vs A (%)", "+.3f"),
+             tip("band_pct", "± band (%)", ".3f"), nominal("verdict", "verdict"), tip("a_rows", "rows A", "d"),
+             tip("b_rows", "rows B", "d")]
     tips = never_null(df, tips)
     y = alt.Y("cell:N", sort=cells, title=None, axis=alt.Axis(labelLimit=300))
     base = alt.Chart().encode(y=y, yOffset=alt.YOffset("pair:N", sort=pairs))

@@ -76,6 +76,13 @@ def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
 
 # ---------------------------------------------------------------- the page
 
+CAPTION = ("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
+           "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict, its noise learned from "
+           "the loaded datasets' A/A history (repeats, and runs of one commit): SAME when the equivalence test's 90 % "
+           "band of the difference lies within ±tolerance, FASTER / SLOWER when the 99 % band excludes 0 and the "
+           "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Each cell names what else "
+           "differed between the sides (card, clocks, power cap, driver, library algorithm, commit); a FASTER or SLOWER "
+           "with more than the code differing is marked. Regressions first.")
 MAX_CHART_CELLS = 40
 
 
@@ -163,10 +170,4 @@ def body(L, rows, _) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Compare", "Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
-            "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict, its noise learned from "
-            "the loaded datasets' A/A history (repeats, and runs of one commit): SAME when the equivalence test's 90 % "
-            "band of the difference lies within ±tolerance, FASTER / SLOWER when the 99 % band excludes 0 and the "
-            "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Each cell names what else "
-            "differed between the sides (card, clocks, power cap, driver, library algorithm, commit); a FASTER or SLOWER "
-            "with more than the code differing is marked. Regressions first.", body)
+    ui.page("Compare", CAPTION, body)

@@ -91,10 +91,11 @@ HISTORY_COLORS = {"first run": "#000000", **verdicts.VERDICT_COLORS}
 def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
     """Median time per run against the run's start (UTC), one panel per stage (own y scale); whiskers: ~95 % band of the
     estimate; colour: verdict against the previous run, large rings: the changes outside the noise."""
-    tips = [nominal("stage", "stage"), nominal("gpu_model", "GPU model"), nominal("size_label", "size"), nominal("run", "run"), nominal("commit", "commit"),
-            tip("started", "started", type_="temporal"), tip("median_ms", "median (ms)", ".5f"), tip("ms_lo", "band low (ms)", ".5f"),
-            tip("ms_hi", "band high (ms)", ".5f"), tip("tflops", "TFLOP/s", ".2f"), tip("rows", "rows", "d"), nominal("prev_run", "previous run"),
-            tip("diff_pct", "vs previous (%)", "+.2f"), tip("band_pct", "± band (%)", ".2f"), nominal("verdict", "verdict")]
+    tips = [nominal("stage", "stage"), nominal("gpu_model", "GPU model"), nominal("size_label", "size"), nominal("run", "run"),
+            nominal("commit", "commit"), tip("started", "started", type_="temporal"), tip("median_ms", "median (ms)", ".5f"),
+            tip("ms_lo", "band low (ms)", ".5f"), tip("ms_hi", "band high (ms)", ".5f"), tip("tflops", "TFLOP/s", ".2f"),
+            tip("rows", "rows", "d"), nominal("prev_run", "previous run"), tip("diff_pct", "vs previous (%)", "+.2f"),
+            tip("band_pct", "± band (%)", ".2f"), nominal("verdict", "verdict")]
     df = clean(hist, [*fields_of(tips), "change", "order"])
     tips = never_null(df, tips)
     df["verdict"] = df["verdict"].replace("", "first run")
@@ -116,6 +117,8 @@ def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
 
 # ---------------------------------------------------------------- the page
 
+CAPTION = ("Per stage, GPU model and shape, every run's median time ordered by when it ran, with its commit, like asv "
+           "or conbench follow a benchmark. Whiskers: the ~95 % band of each run's median.")
 RULE = ("**Change points.** Each series (GPU model, stage, shape, timing mode) is fitted with levels that change "
         "as few times as the noise allows: a penalised step fit (as asv does) over its runs, each run weighted by the "
         "noise model's variance for it (its repeats, and the run-to-run noise learned from the A/A history of the loaded "
@@ -192,5 +195,4 @@ def body(L, rows, _) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("History", "Per stage, GPU model and shape, every run's median time ordered by when it ran, with its commit, like asv "
-            "or conbench follow a benchmark. Whiskers: the ~95 % band of each run's median.", body)
+    ui.page("History", CAPTION, body)

@@ -198,6 +198,11 @@ def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
 
 # ---------------------------------------------------------------- the page
 
+CAPTION = ("Each family's stages in ladder order: % of the same-precision cuBLAS (timed in alternating batches with the "
+           "kernel), throughput, and the speed-up each step brings over the previous stage. Grey bars are the figures "
+           "published in the write-ups on their own GPUs, shown for reference: they were not measured here.")
+
+
 def body(L, rows, _) -> None:
     published = published_figures()
     timed_rows = frames.timed(rows)
@@ -296,6 +301,4 @@ def counters_that_moved(L, lad, family: str, size: str) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Ladder", "Each family's stages in ladder order: % of the same-precision cuBLAS (timed in alternating batches with the "
-            "kernel), throughput, and the speed-up each step brings over the previous stage. Grey bars are the figures "
-            "published in the write-ups on their own GPUs, shown for reference: they were not measured here.", body)
+    ui.page("Ladder", CAPTION, body)

@@ -26,7 +26,8 @@ def runs_table(rows: pd.DataFrame) -> pd.DataFrame:
                 stages=("stage", "nunique"), shapes=("_shape", "nunique"), repeats=("repeat", "nunique"),
                 rows=("stage", "size"), ok=("_ok", "sum"), throttled=("_thr", "sum")).reset_index()
     out["gpu_models"] = g["gpu_model"].agg(frames.distinct_text).values
-    out["git_commit"] = g["git_commit"].agg(lambda s: frames.distinct_text(x[:12] + ("-dirty" if str(x).endswith("-dirty") else "") for x in s.dropna())).values
+    out["git_commit"] = g["git_commit"].agg(
+        lambda s: frames.distinct_text(x[:12] + ("-dirty" if str(x).endswith("-dirty") else "") for x in s.dropna())).values
     out["not_ok"] = out["rows"] - out["ok"]
     out["duration_s"] = (out["last_row"] - out["started"]).dt.total_seconds()
     return out[cols].sort_values("last_row", ascending=False).reset_index(drop=True)
@@ -149,6 +150,10 @@ def runs_timeline_chart(runs: pd.DataFrame) -> alt.LayerChart:
 
 # ---------------------------------------------------------------- the page
 
+CAPTION = ("GEMM kernel stages compiled, verified against cuBLAS and timed on every GPU of the farm. "
+           "All pages follow the sidebar filters and refresh while a sweep writes.")
+
+
 def body(L, rows, _) -> None:
     now = dt.datetime.now(dt.timezone.utc)
     newest = rows["timestamp"].max()
@@ -215,5 +220,4 @@ def body(L, rows, _) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("gemm-farm · Overview", "GEMM kernel stages compiled, verified against cuBLAS and timed on every GPU of the "
-            "farm. All pages follow the sidebar filters and refresh while a sweep writes.", body, missing_sources=True)
+    ui.page("gemm-farm · Overview", CAPTION, body, missing_sources=True)

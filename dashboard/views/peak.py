@@ -142,8 +142,8 @@ def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
     devices = sorted(df["gpu_model"].unique().tolist())
     title = "% of the GPU's dense peak for the stage's precision"
     y = alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=300))
-    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("dtype", "precision"), nominal("size_label", "size"),
-            tip("pct_of_peak", "% of peak (median)", ".1f"), tip("pct_of_peak_lo", "% low", ".1f"),
+    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("dtype", "precision"),
+            nominal("size_label", "size"), tip("pct_of_peak", "% of peak (median)", ".1f"), tip("pct_of_peak_lo", "% low", ".1f"),
             tip("pct_of_peak_hi", "% high", ".1f"), tip("tflops", "TFLOP/s (median)", ".1f"),
             tip("peak_tflops", "peak (TFLOP/s)", ".1f"), tip("pct", "% of cuBLAS", ".1f"), tip("rows", "rows pooled", "d"),
             nominal("runs", "run ids")]
@@ -175,7 +175,8 @@ def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) ->
     x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per compulsory DRAM byte, log)", scale=alt.Scale(type="log"))
     y_title = "throughput (TFLOP/s, log)"
     y = alt.Y("tflops:Q", title=y_title, scale=alt.Scale(type="log"))
-    rtips = [nominal("dtype", "precision"), tip("peak_tflops", "peak (TFLOP/s)", ".1f"), tip("bandwidth_tbs", "memory bandwidth (TB/s)", ".2f")]
+    rtips = [nominal("dtype", "precision"), tip("peak_tflops", "peak (TFLOP/s)", ".1f"),
+             tip("bandwidth_tbs", "memory bandwidth (TB/s)", ".2f")]
     roof = alt.Chart(clean(roofs)).mark_line(strokeDash=[6, 3], strokeWidth=2).encode(x=x, y=y, color=color, tooltip=rtips)
     ends = roofs.sort_values("intensity").groupby("peak_tflops", as_index=False).agg(
         intensity=("intensity", "last"), tflops=("tflops", "last"), dtype=("dtype", "first"),
@@ -202,6 +203,12 @@ def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) ->
 
 
 # ---------------------------------------------------------------- the page
+
+CAPTION = ("How close to the metal? Every % elsewhere is of cuBLAS; here cuBLAS itself is measured against the chip: "
+           f"{PEAK_FORMULA}. FP32 runs on the CUDA cores (FFMA = 2 FLOP); TF32, FP16 and BF16 on the tensor cores, "
+           "dense, FP32 accumulate. SMs and max SM clock come from each row; FLOP per clock per SM from a per-architecture "
+           "table citing its sources (below, and farm/data/peak.py).")
+
 
 def body(L, rows, _) -> None:
     t = ui.stage_groups(frames.timed(rows), "peak_groups")
@@ -257,7 +264,4 @@ def body(L, rows, _) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Peak & roofline", "How close to the metal? Every % elsewhere is of cuBLAS; here cuBLAS itself is measured against the chip: "
-            f"{PEAK_FORMULA}. FP32 runs on the CUDA cores (FFMA = 2 FLOP); TF32, FP16 and BF16 on the tensor cores, "
-            "dense, FP32 accumulate. SMs and max SM clock come from each row; FLOP per clock per SM from a per-architecture "
-            "table citing its sources (below, and farm/data/peak.py).", body)
+    ui.page("Peak & roofline", CAPTION, body)

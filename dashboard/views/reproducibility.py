@@ -137,9 +137,10 @@ def runs_with_gpu_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 def spread_chart(per_row: pd.DataFrame, cv_limit_pct: float) -> alt.HConcatChart:
     """Each timed row's CV and IQR/median (%, log scale) by stage; dashed: the noise threshold."""
-    tips = [nominal("dataset", "dataset"), nominal("run_id", "run id"), nominal("gpu", "GPU"), nominal("stage", "stage"), nominal("size_label", "size"),
-            tip("repeat", "repeat", "d"), tip("cv_pct", "CV (%)", ".3f"), tip("iqr_pct", "IQR / median (%)", ".3f"),
-            tip("median_ms", "median time (ms)", ".4f"), tip("batches", "samples (batches)", "d")]
+    tips = [nominal("dataset", "dataset"), nominal("run_id", "run id"), nominal("gpu", "GPU"), nominal("stage", "stage"),
+            nominal("size_label", "size"), tip("repeat", "repeat", "d"), tip("cv_pct", "CV (%)", ".3f"),
+            tip("iqr_pct", "IQR / median (%)", ".3f"), tip("median_ms", "median time (ms)", ".4f"),
+            tip("batches", "samples (batches)", "d")]
     df = clean(per_row, [*fields_of(tips), "order", "size"])
     tips = never_null(df, tips)
     df["cv_pct"] = df["cv_pct"].clip(lower=1e-3)
@@ -167,6 +168,8 @@ def spread_chart(per_row: pd.DataFrame, cv_limit_pct: float) -> alt.HConcatChart
 
 # ---------------------------------------------------------------- the page
 
+CAPTION = ("Can the numbers be trusted? Cells that cannot (unverified, throttled, noisy) come first; then the spread "
+           "of each cell's samples, and noise-aware comparisons (farm.analysis.compare) of repeats, GPUs and runs.")
 MAX_CHART_CELLS = 30  # the page stays about three screens tall: the table below a chart has every comparison
 MAX_SPREAD_STAGES = 12
 
@@ -202,7 +205,8 @@ def body(L, rows, _) -> None:
                                help="a cell is noisy when a repeat's CV or IQR/median, its repeats' (max−min)/median, or an A/A "
                                     "band exceed this, or when an A/A pair of its repeats is FASTER/SLOWER")
     tol = c2.number_input("Comparison tolerance (%)", min_value=0.1, max_value=20.0, value=100 * fcompare.DEFAULT_TOLERANCE,
-                          step=0.5, key="repro_tol", help="farm.analysis.compare: SAME when the whole ~95 % band lies within ±tolerance") / 100
+                          step=0.5, key="repro_tol",
+                          help="farm.analysis.compare: SAME when the whole ~95 % band lies within ±tolerance") / 100
 
     cells = cell_spread(rows, cv_limit / 100, aa_disagreements(rows, tol, cv_limit / 100))
     bad = cells[cells["severity"] > 0]
@@ -290,5 +294,4 @@ def two_runs(rows, tol: float) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Reproducibility", "Can the numbers be trusted? Cells that cannot (unverified, throttled, noisy) come first; then the spread "
-            "of each cell's samples, and noise-aware comparisons (farm.analysis.compare) of repeats, GPUs and runs.", body)
+    ui.page("Reproducibility", CAPTION, body)

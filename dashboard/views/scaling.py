@@ -38,8 +38,8 @@ def scaling_chart(sc: pd.DataFrame, columns: int = 2) -> alt.FacetChart:
                       legend=alt.Legend(labelLimit=260, symbolLimit=60, symbolType="stroke", symbolStrokeWidth=3))
     dash = alt.StrokeDash("reference:N", title="line", scale=alt.Scale(domain=["kernel", "cuBLAS (reference)"], range=[[1, 0], [6, 4]]),
                           legend=None)  # the cuBLAS lines are named in the stage legend, in black and greys
-    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("dtype", "precision"), nominal("size_label", "size"),
-            tip("tflops", "TFLOP/s (median)", ".3f"), tip("tflops_lo", "TFLOP/s low", ".3f"),
+    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("dtype", "precision"),
+            nominal("size_label", "size"), tip("tflops", "TFLOP/s (median)", ".3f"), tip("tflops_lo", "TFLOP/s low", ".3f"),
             tip("tflops_hi", "TFLOP/s high", ".3f"), tip("median_ms", "median time (ms)", ".4f"),
             tip("pct", "% of cuBLAS", ".1f"), tip("rows", "rows pooled", "d"), nominal("spread", "spread shown"),
             nominal("runs", "run ids"), nominal("datasets", "datasets")]
@@ -60,9 +60,10 @@ def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
     base = alt.Chart().encode(
         x=alt.X("gpu_model:N", title="GPU model", sort=devices, axis=alt.Axis(labelAngle=0, orient="top", labelLimit=200)),
         y=alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260)))
-    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("family", "family"), nominal("dtype", "precision"),
-            nominal("size_label", "size"), tip("pct", "% of cuBLAS (median)", ".2f"), tip("pct_lo", "% low", ".2f"),
-            tip("pct_hi", "% high", ".2f"), tip("tflops", "TFLOP/s", ".3f"), tip("rows", "rows pooled", "d"), nominal("runs", "run ids")]
+    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("family", "family"),
+            nominal("dtype", "precision"), nominal("size_label", "size"), tip("pct", "% of cuBLAS (median)", ".2f"),
+            tip("pct_lo", "% low", ".2f"), tip("pct_hi", "% high", ".2f"), tip("tflops", "TFLOP/s", ".3f"),
+            tip("rows", "rows pooled", "d"), nominal("runs", "run ids")]
     tips = never_null(df, with_provenance(tips))
     df["pct_label"] = [f"{p:.0f}{'⚑' if f and f != '—' else ''}" for p, f in zip(df["pct"], df.get("flag", [""] * len(df)))]
     rect = base.mark_rect(stroke="white").encode(
@@ -76,6 +77,10 @@ def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
 
 
 # ---------------------------------------------------------------- the page
+
+CAPTION = ("How each stage scales with the matrix size on each GPU model, against cuBLAS of the same precision "
+           "(dashed). Family, precision, size and GPU-model filters are in the sidebar.")
+
 
 def body(L, rows, _) -> None:
     t = ui.stage_groups(frames.timed(rows), "scaling_groups")
@@ -109,5 +114,4 @@ def body(L, rows, _) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Scaling across devices", "How each stage scales with the matrix size on each GPU model, against cuBLAS of the same precision "
-            "(dashed). Family, precision, size and GPU-model filters are in the sidebar.", body)
+    ui.page("Scaling across devices", CAPTION, body)

@@ -98,8 +98,9 @@ def clock_vs_time(rows: pd.DataFrame) -> pd.DataFrame:
 def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart:
     """SM clock, temperature and power against wall-clock time (UTC), one line per GPU; red bands: throttled windows."""
     tips = [tip("time", "time", type_="temporal"), nominal("gpu", "GPU"), nominal("run_id", "run id"), nominal("stage", "stage"),
-            nominal("size_label", "size"), tip("repeat", "repeat", "d"), nominal("series", "series"), tip("t_ms", "t in cell (ms)", ".1f"),
-            tip("sm_clock_mhz", "SM clock (MHz)", "d"), tip("temp_c", "temperature (°C)", "d"), tip("power_w", "power (W)", ".1f"),
+            nominal("size_label", "size"), tip("repeat", "repeat", "d"), nominal("series", "series"),
+            tip("t_ms", "t in cell (ms)", ".1f"), tip("sm_clock_mhz", "SM clock (MHz)", "d"),
+            tip("temp_c", "temperature (°C)", "d"), tip("power_w", "power (W)", ".1f"),
             nominal("reason_names", "clock-event reasons"), nominal("throttled", "throttled")]
     df = clean(tl, [*fields_of(tips), "cell"])
     tips = never_null(df, tips)
@@ -112,7 +113,8 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
     bottom, inner = time_x("time", True), time_x("time", False)
     color = alt.Color("gpu:N", title="GPU", sort=gpus, scale=alt.Scale(range=MEASURED_COLORS), legend=alt.Legend(orient="top", labelLimit=300))
     wtips = [nominal("gpu", "GPU"), tip("start", "from", type_="temporal"), tip("end", "to", type_="temporal"),
-             tip("samples", "samples", "d"), nominal("reasons", "reasons"), nominal("stages", "cells"), tip("min_clock_mhz", "lowest SM clock (MHz)", "d")]
+             tip("samples", "samples", "d"), nominal("reasons", "reasons"), nominal("stages", "cells"),
+             tip("min_clock_mhz", "lowest SM clock (MHz)", "d")]
     wdf = clean(windows, fields_of(wtips))
     wtips = never_null(wdf, wtips)
     zoom = alt.selection_interval(encodings=["x"], bind="scales")
@@ -161,12 +163,12 @@ def robust_domain(values: pd.Series, keep: float = 0.99, k: float = 20.0, least:
 def clock_time_chart(ct: pd.DataFrame) -> alt.LayerChart:
     """Each timed row: its median SM clock vs its time relative to the cell's median (%). The time axis is set by the
     bulk of the rows (robust_domain); rows beyond it sit at its edge, ringed, their value in the tooltip."""
-    tips = [nominal("dataset", "dataset"), nominal("run_id", "run id"), nominal("gpu", "GPU"), nominal("family", "family"), nominal("stage", "stage"),
-            nominal("size_label", "size"), tip("repeat", "repeat", "d"), tip("sm_clock_median_mhz", "median SM clock (MHz)", ".0f"),
-            tip("sm_clock_min_mhz", "lowest SM clock (MHz)", ".0f"), tip("median_ms", "median time (ms)", ".5f"),
-            tip("clock_pct", "median SM clock (% of max)", ".2f"), tip("max_sm_clock_mhz", "max SM clock (MHz)", ".0f"),
-            tip("rel_pct", "vs cell median (%)", "+.3f"), tip("throttled_fraction", "throttled fraction", ".3f"),
-            nominal("throttle_state", "power / thermal")]
+    tips = [nominal("dataset", "dataset"), nominal("run_id", "run id"), nominal("gpu", "GPU"), nominal("family", "family"),
+            nominal("stage", "stage"), nominal("size_label", "size"), tip("repeat", "repeat", "d"),
+            tip("sm_clock_median_mhz", "median SM clock (MHz)", ".0f"), tip("sm_clock_min_mhz", "lowest SM clock (MHz)", ".0f"),
+            tip("median_ms", "median time (ms)", ".5f"), tip("clock_pct", "median SM clock (% of max)", ".2f"),
+            tip("max_sm_clock_mhz", "max SM clock (MHz)", ".0f"), tip("rel_pct", "vs cell median (%)", "+.3f"),
+            tip("throttled_fraction", "throttled fraction", ".3f"), nominal("throttle_state", "power / thermal")]
     tips = with_provenance(tips, ROW_PROVENANCE_TIPS)
     ct = ct.assign(throttle_state=[("power-capped" if p is True else "no power cap") + (", thermal slowdown" if t is True else "")
                                    for p, t in zip(ct.get("throttle_power", [None] * len(ct)), ct.get("throttle_thermal", [None] * len(ct)))])
@@ -197,6 +199,12 @@ def clock_time_chart(ct: pd.DataFrame) -> alt.LayerChart:
 
 
 # ---------------------------------------------------------------- the page
+
+CAPTION = ("NVML samples (every 10 ms) taken while cells were measured. Each cell's samples sit at its row's "
+           "timestamp plus their offset in the cell, cells of one GPU laid end to end; the gaps between cells are "
+           "compilation and verification. Red bands: throttled windows (power, thermal or hardware slowdown, or an "
+           "SM clock below 75 % of the max, during timed batches).")
+
 
 def body(L, rows, tele) -> None:
     pairs = sorted(set(zip(tele["dataset"], tele["run_id"]))) if not tele.empty else []
@@ -261,7 +269,4 @@ def body(L, rows, tele) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Telemetry", "NVML samples (every 10 ms) taken while cells were measured. Each cell's samples sit at its row's "
-            "timestamp plus their offset in the cell, cells of one GPU laid end to end; the gaps between cells are "
-            "compilation and verification. Red bands: throttled windows (power, thermal or hardware slowdown, or an "
-            "SM clock below 75 % of the max, during timed batches).", body)
+    ui.page("Telemetry", CAPTION, body)

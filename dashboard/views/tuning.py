@@ -269,7 +269,7 @@ def tuning_rank_chart(lines: pd.DataFrame, size_label: str, metric: str = "tflop
     groups = _highlight_order(lines)
     full = _highlight_scale(groups)
     df = clean(lines[lines["size_label"] == size_label],
-                [*fields_of(tips), "highlight", "is_ladder_config", f"{metric}_lo", f"{metric}_hi"])
+               [*fields_of(tips), "highlight", "is_ladder_config", f"{metric}_lo", f"{metric}_hi"])
     tips = never_null(df, tips)
     title += " (log scale)" if log else ""
     ladder = df["role"] != "tuning"
@@ -298,6 +298,10 @@ def tuning_rank_chart(lines: pd.DataFrame, size_label: str, metric: str = "tflop
 
 # ---------------------------------------------------------------- the page
 
+CAPTION = ("Tile autotuning (kernels/tuning.py): every valid BM×BN×BK block tile, WM×WN warp tile and shared-memory "
+           "stage count of each tunable kernel, measured beside the kernel's ladder stage (its hand-picked "
+           "configuration) on the same GPUs. Only ok, verified rows count; repeats, runs and same-model GPUs are pooled "
+           "(median of the rows' medians).")
 PLAN_HINT = ("`python farm/sweep.py --plan plans/tune.toml` (every tunable kernel, 64 to 8192; "
              "`plans/tune_quick.toml` for two kernels at four sizes)")
 # The verdict first (what won, what it bought, is it meaningful), the evidence after.
@@ -438,8 +442,4 @@ def best_table(summary: pd.DataFrame) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
-    ui.page("Tuning", "Tile autotuning (kernels/tuning.py): every valid BM×BN×BK block tile, WM×WN warp tile and shared-memory "
-            "stage count of each tunable kernel, measured beside the kernel's ladder stage (its hand-picked "
-            "configuration) on the same GPUs. Only ok, verified rows count; repeats, runs and same-model GPUs are pooled "
-            "(median of the rows' medians).", body,
-            empty_hint=f"Tuning rows come from a tuning plan: {PLAN_HINT}.")
+    ui.page("Tuning", CAPTION, body, empty_hint=f"Tuning rows come from a tuning plan: {PLAN_HINT}.")
