@@ -25,6 +25,7 @@ class Selection:
     run_id: tuple[str, ...] = ()
     timing_mode: str | None = None
 
+
 # Stage groups that sweep one kernel over many configurations: off by default where stages are
 # drawn one line each (dozens of near-identical lines would bury the ladder).
 SWEEP_GROUPS = ("geometry", "tuning")
@@ -170,4 +171,3 @@ def provenance(t: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                             for p, h, n, x in zip(out["_power"], out["_thermal"], out["_n"], out["_temp"])]
     out["flag"] = [f"⚑ {f} of {n} rows compare unlike launches" if f else "" for f, n in zip(out["_flagged"], out["_n"])]
     return out[[*keys, *PROVENANCE]]
-

@@ -128,5 +128,3 @@ def clean(df: pd.DataFrame, cols: list[str] | None = None) -> pd.DataFrame:
 def rules_at(values: list[float]) -> alt.Chart:
     """A chart of reference values (field v) for rules: inline values, no DataFrame conversion."""
     return alt.Chart(alt.Data(values=[{"v": v} for v in values]))
-
-

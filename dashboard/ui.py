@@ -85,6 +85,7 @@ def page(title: str, caption: str | None, body: Callable[[data.Loaded, pd.DataFr
 
     live(run)
 
+
 def newest_write() -> float | None:
     """Seconds since the newest result file was written (from the cached listing), None without files."""
     _, listed = data.listing(tuple(data_paths()))
@@ -274,4 +275,3 @@ def pick_run(label: str, pairs: list[tuple[str, str]], key: str, rows: pd.DataFr
     last = rows.groupby(["dataset", "run_id"])["timestamp"].max().to_dict()
     pairs = sorted(pairs, key=lambda p: last.get(p, pd.Timestamp.min.tz_localize("UTC")), reverse=True)
     return st.selectbox(label, pairs, key=key, format_func=lambda p: f"{p[1]}  ·  {p[0]}")
-

@@ -105,6 +105,7 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
     df = clean(tl, [*fields_of(tips), "cell"])
     tips = never_null(df, tips)
     gpus = sorted(df["gpu"].unique().tolist())
+
     def time_x(field: str, labelled: bool) -> alt.X:
         if labelled:
             return alt.X(f"{field}:T", title="time (UTC)", scale=alt.Scale(type="utc"), axis=alt.Axis(format="%H:%M:%S", labelAngle=0))
