@@ -15,8 +15,8 @@ mkdir -p "$OUT" "$FINAL"
 [ -f .resume/results.tgz ] && tar xzf .resume/results.tgz -C /tmp && echo "resuming from .resume/results.tgz"
 [ -f .bundle/activate.sh ] && source .bundle/activate.sh
 # Ray turns token authentication on by itself for a local ray.init() (it writes ~/.ray/auth_token) and for a
-# `ray start` on a machine that has that file; `ray job submit` then needs the mode named (README, "Token
-# authentication"). The steps that start nodes use token mode throughout; `overhead` runs as a new user would.
+# `ray start` on a machine that has that file; `ray job submit` then needs the mode named (docs/running.md,
+# "Token authentication"). The steps that start nodes use token mode throughout; `overhead` runs as a new user would.
 [ -f ~/.ray/auth_token ] || ray get-auth-token --generate > /dev/null
 export RAY_AUTH_MODE=token
 sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT

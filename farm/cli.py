@@ -23,6 +23,35 @@ def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def _at_least(low: float, kind: type = int):
+    """An argparse type: a number of `kind` no smaller than `low` (argparse reports the rest, exit status 2)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text} is below {low}")
+        return value
+    return parse
+
+
+def _above_zero(text: str) -> float:
+    """An argparse type: a number greater than 0."""
+    value = _at_least(0.0, float)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is not above 0")
+    return value
+
+
+def _need_dataset(path: str, what: str = "") -> None:
+    """Raise ValueError (exit status 2) when no dataset's rows are at `path`: reading would find nothing."""
+    from farm.data.dataset import exists
+
+    if not exists(path):
+        raise ValueError(f"no dataset at {path}{what} (no rows table there)")
+
+
 def cmd_catalog(args: argparse.Namespace) -> int:
     stages = select(_split(args.kernels), _split(args.families))
     if args.json:
@@ -64,6 +93,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     With --jobs N the compilations run in N processes (NVRTC is single-threaded); the CUBIN cache they
     fill is the one sweeps read, so this also pre-warms a host before a large sweep."""
     stages = [s for s in select(_split(args.kernels), _split(args.families)) if not s.is_baseline]
+    if not stages:
+        raise ValueError("nothing to compile: the selection holds only library baselines")
+    if args.tuning and not any(s.name in TUNABLES for s in stages):
+        raise ValueError(f"--tuning: none of the selected kernels is tunable (tunable: {', '.join(TUNABLES)})")
     archs = _split(args.arch) or list(CI_ARCHS)
     for arch in archs:
         check_arch(arch)
@@ -178,15 +211,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from farm.analysis.report import headline_table, ladder_table, runs_table
-    from farm.data.dataset import exists
 
-    if not exists(args.path):
-        print(f"no dataset at {args.path} (no rows table there)", file=sys.stderr)
-        return 2
+    _need_dataset(args.path)
     table = (headline_table if args.headline else ladder_table)(args.path, args.run_id)
-    if table.startswith("no rows"):
+    if table.startswith("no rows"):  # a run the dataset lacks: missing data, as a missing dataset is
         print(f"{table} in {args.path}", file=sys.stderr)
-        return 1
+        return 2
     print(table)
     runs = runs_table(args.path, args.run_id)
     if runs:
@@ -212,14 +242,37 @@ def _run_rows(rows: list[dict], runs: str, path: str) -> list[dict]:
     return picked
 
 
+def _compare_options(args: argparse.Namespace) -> None:
+    """Raise ValueError for a combination of compare's options one of which its mode would ignore."""
+    one_run = args.aa or args.gpu_to_gpu
+    if args.aa and args.gpu_to_gpu:
+        raise ValueError("--aa and --gpu-to-gpu are two comparisons: give one")
+    if one_run:
+        mode = "--aa" if args.aa else "--gpu-to-gpu"
+        ignored = [name for name, given in (("RUN_B", args.run_b), ("--data-b", args.data_b), ("--plant", args.plant),
+                                            ("--equal-clocks", args.equal_clocks)) if given]
+        if ignored:
+            raise ValueError(f"{mode} compares within RUN_A alone: {', '.join(ignored)} would be ignored")
+        if len(_split(args.run_a)) > 1:
+            raise ValueError("--aa and --gpu-to-gpu take one run")
+    elif not args.run_b:
+        raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
+    if args.plant and args.equal_clocks:
+        raise ValueError("--plant scales B's samples as measured: --equal-clocks would be ignored")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Noise-aware comparison; the noise model and rules in farm/analysis/compare.py and noise.py."""
     from farm.analysis import compare, plant
     from farm.analysis.noise import NoiseModel
     from farm.data.dataset import default_output
 
+    _compare_options(args)
     path_a = args.data or default_output()
     path_b = args.data_b or path_a
+    _need_dataset(path_a, "" if args.data else " (the default output; --data names another)")
+    for path in {path_b, *(_split(args.history) or [])} - {path_a}:
+        _need_dataset(path)
     rows = _dataset_rows(path_a)
     rows_b_all = _dataset_rows(path_b) if path_b != path_a else rows
     history = [r for path in _split(args.history) or [] for r in _dataset_rows(path)]
@@ -229,8 +282,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history, apart=(rows_a, rows_b))
     extra: dict = {}
     if args.aa or args.gpu_to_gpu:
-        if len(_split(args.run_a)) > 1:
-            raise ValueError("--aa and --gpu-to-gpu take one run")
         result = (compare.compare_repeats if args.aa else compare.compare_gpus)(rows_a, args.run_a, args.tolerance, model)
         if not result:
             print(f"run {args.run_a} has no cell measured {'twice on one GPU' if args.aa else 'on two GPUs of one model'} "
@@ -246,8 +297,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"runs {args.run_a} and {args.run_b} measured no cell in common (same GPU model, stage and shape) with "
                   "samples: nothing to compare", file=sys.stderr)
             return 1
-    else:
-        raise ValueError("give two runs, or one run with --aa or --gpu-to-gpu")
     stats = compare.summary(result)
     extra["rates"] = compare.rates(result)
     if args.run_b:
@@ -307,6 +356,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_compact(args: argparse.Namespace) -> int:
     from farm.data.compact import compact
 
+    _need_dataset(args.path)
     for table, (before, after) in compact(args.path, args.telemetry_stride).items():
         print(f"{table}: {before} files -> {after}")
     return 0
@@ -347,11 +397,24 @@ def dashboard_command(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
+    import importlib.util
     import os
 
+    import pyarrow.fs as pafs
+
+    from farm.data.dataset import resolve
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise ValueError("the dashboard needs its extra: pip install \"gemm-farm[dashboard]\" (or -e \".[dashboard]\")")
+    if args.port > 65535:
+        raise ValueError(f"--port {args.port}: ports end at 65535")
+    for path in args.data:  # a dataset or a folder of datasets: it must at least be there
+        fs, root = resolve(path)
+        if fs.get_file_info(root).type == pafs.FileType.NotFound:
+            raise ValueError(f"--data {path}: no such dataset or folder")
     if args.host not in LOCAL_HOSTS:
         print(f"warning: the dashboard listens on {args.host}:{args.port} with no login: anyone who can reach it reads "
-              "every dataset it shows and can download them (README, Dashboard)", file=sys.stderr)
+              "every dataset it shows and can download them (docs/dashboard.md)", file=sys.stderr)
     os.execv(sys.executable, dashboard_command(args))  # the server takes this process over: Ctrl-C stops it
 
 
@@ -411,14 +474,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "repeats of one run on each GPU, and the false-difference rate per GPU model and family "
                                    "(how often identical code is called different). With --gpu-to-gpu: every pair of "
                                    "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
-                                   "and runs of one commit); a verdict needs the 99% band of the difference to clear the "
-                                   "tolerance, SAME the equivalence test's 90% band to lie within it: see farm/analysis/compare.py.")
+                                   "and runs of one commit); FASTER/SLOWER needs the 99% band of the difference to exclude 0 and the "
+                                   "difference to exceed half the tolerance, SAME the equivalence test's 90% band to lie within the "
+                                   "tolerance: see farm/analysis/compare.py.")
     p.add_argument("run_a", help="run id, or run ids separated by commas: a side of several runs (the run is then the "
                                  "unit of noise: run-level noise shrinks with the number of runs, not of repeats)")
     p.add_argument("run_b", nargs="?", help="as RUN_A")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
     p.add_argument("--gpu-to-gpu", action="store_true", help="compare the same-model GPUs of RUN_A with each other")
-    p.add_argument("--tolerance", type=float, default=0.01, help="relative difference that counts as practically nil (default 0.01)")
+    p.add_argument("--tolerance", type=_above_zero, default=0.02, help="the smallest relative change that matters (default 0.02): "
+                   "SAME means shown within it, FASTER/SLOWER a difference beyond the noise and at least half of it")
     p.add_argument("--data", help="dataset path or URI of RUN_A (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.add_argument("--data-b", help="dataset path or URI of RUN_B, where it is another dataset (default: --data)")
     p.add_argument("--history", metavar="PATH,...", help="more datasets to learn the noise from (their repeats and their runs "
@@ -432,20 +497,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("crosscheck", help="the farm's cuBLAS and cuBLASLt medians (hot and cold) against torch.mm under "
                                           "triton.testing.do_bench_cudagraph / do_bench, per precision and size (needs torch, triton)")
-    p.add_argument("--sizes", help="comma-separated cube edges (default 256,1024,4096)")
-    p.add_argument("--plan", help="take the cube sizes from this plan file instead")
+    given = p.add_mutually_exclusive_group()
+    given.add_argument("--sizes", help="comma-separated cube edges (default 256,1024,4096)")
+    given.add_argument("--plan", help="take the cube sizes from this plan file instead")
     p.add_argument("--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)")
     p.add_argument("--csv", help="also write the records to this CSV file")
     p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("validate", help="check datasets against the schema; every problem reported, exit 1 if any")
     p.add_argument("paths", nargs="+", help="dataset paths or URIs")
-    p.add_argument("--max-problems", type=int, default=50, help="problems printed per dataset (default 50)")
+    p.add_argument("--max-problems", type=_at_least(0), default=50, help="problems printed per dataset (default 50)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("compact", help="rewrite each partition's small files as one (safe beside a running sweep)")
     p.add_argument("path", help="dataset path or URI")
-    p.add_argument("--telemetry-stride", type=int, default=1, help="keep every n-th raw telemetry sample (default 1: all)")
+    p.add_argument("--telemetry-stride", type=_at_least(1), default=1, help="keep every n-th raw telemetry sample (default 1: all)")
     p.set_defaults(func=cmd_compact)
 
     p = sub.add_parser("published", help="the write-ups' published figures as CSV (datasets/published.csv)")
@@ -453,23 +519,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="the sweep driver on a local Ray with N declared GPUs and stand-in cells (no GPU): "
                                         "rows/s, driver CPU and memory, files, busy fraction, tail")
-    p.add_argument("--gpus", type=int, default=8, help="declared GPUs, one stand-in worker each (default 8)")
-    p.add_argument("--cells", type=int, default=2000, help="cells to run, shard mode (default 2000; rounded up to even)")
-    p.add_argument("--cell-ms", type=float, default=10.0, help="milliseconds each cell sleeps (default 10; 0: instant)")
-    p.add_argument("--flush-every", type=float, default=10.0, help="seconds between writes of buffered rows (default 10)")
+    p.add_argument("--gpus", type=_at_least(1), default=8, help="declared GPUs, one stand-in worker each (default 8)")
+    p.add_argument("--cells", type=_at_least(1), default=2000, help="cells to run, shard mode (default 2000; rounded up to even)")
+    p.add_argument("--cell-ms", type=_at_least(0.0, float), default=10.0, help="milliseconds each cell sleeps (default 10; 0: instant)")
+    p.add_argument("--flush-every", type=_above_zero, default=10.0, help="seconds between writes of buffered rows (default 10)")
     p.add_argument("--output", help="keep the dataset here (default: a temporary directory, removed)")
     p.add_argument("--profile-driver", help="write a cProfile of the driver's sweep to this file (pstats)")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("dashboard", help="the Streamlit dashboard over result datasets, on this machine only unless --host "
-                                         "says otherwise (README, Dashboard)")
+                                         "says otherwise (docs/dashboard.md)")
     p.add_argument("--data", action="append", default=[], metavar="PATH",
                    help="a dataset or a folder of datasets, repeatable (default: $GEMM_FARM_DATA, else the shipped "
                         "datasets/ and the sweep's default output)")
     p.add_argument("--host", default="localhost",
                    help="address to listen on (default localhost: this machine only). Another address opens the "
                         "dashboard, which has no login, to whoever can reach it: put it behind an authenticating proxy")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=_at_least(1), default=8501, help="port to listen on (default 8501)")
     p.set_defaults(func=cmd_dashboard)
 
     p = sub.add_parser("schema", help="print the columns, types and meanings of the dataset's rows and runs tables (markdown)")

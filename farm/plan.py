@@ -28,6 +28,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MODES = ("replicate", "shard")
+# The shipped plans: plans/ of the repo, which the package carries as farm/plans (a link in the repo, files in a wheel).
+PLANS = Path(__file__).resolve().parent / "plans"
 
 Shape = tuple[int, int, int]
 
@@ -218,12 +220,26 @@ def _validate(raw: dict[str, Any]) -> Plan:
     return plan
 
 
+def plan_file(path: str | Path) -> Path:
+    """`path` where it exists, else the shipped plan of its name: `quick`, `quick.toml` and `plans/quick.toml` name
+    plans/quick.toml from any folder, and in an installed package, which has no repo around it."""
+    given = Path(path)
+    if given.exists() or given.is_absolute():
+        return given
+    shipped = PLANS / given.with_suffix(".toml").name
+    return shipped if shipped.is_file() else given
+
+
 def load_plan(path: str | Path | None = None, **overrides: Any) -> Plan:
-    """The plan in TOML file `path` (if any) with `overrides` (None values ignored) on top, validated."""
+    """The plan in TOML file `path` (if any; a shipped plan's name will do, see plan_file) with `overrides`
+    (None values ignored) on top, validated."""
     raw: dict[str, Any] = {}
     if path is not None:
         try:
-            raw = tomllib.loads(Path(path).read_text())
+            raw = tomllib.loads(plan_file(path).read_text())
+        except FileNotFoundError:
+            shipped = ", ".join(sorted(p.stem for p in PLANS.glob("*.toml")))
+            raise PlanError(f"plan file {path}: not found (shipped plans: {shipped})") from None
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise PlanError(f"plan file {path}: {exc}") from None
     flags = overrides.pop("measure", None) or {}

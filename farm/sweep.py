@@ -39,9 +39,9 @@ from farm.data.rows import COMMIT_ENV, REPO_ROOT, git_commit
 from farm.data.writer import BufferedWriter, OutputError, adopt_fallback, probe_output
 from farm.measure import measurers
 from farm.measure.prefetch import prefetch_libraries
-from farm.plan import MODES, Plan, PlanError, load_plan
+from farm.plan import MODES, PLANS, Plan, PlanError, load_plan
 
-DEFAULT_PLAN = REPO_ROOT / "plans" / "default.toml"
+DEFAULT_PLAN = PLANS / "default.toml"
 MAX_GPU_HOURS = 2.0  # a plan expected to take longer needs --yes
 CONNECT_TIMEOUT_S = 10.0  # a named Ray address that does not answer within this is an error
 # Exit statuses: every cell has a row; some cells could not run (their GPUs were lost); nothing ran (a bad plan,
@@ -110,10 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _runtime_env() -> dict | None:
     """Ship the repo and its commit to the workers, unless a job submitted with --working-dir already did (its
-    submitter passes the commit: README, "On a mixed cluster, by hand")."""
+    submitter passes the commit: docs/running.md, "On a mixed cluster, by hand")."""
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
     if (job.get("runtime_env") or {}).get("working_dir"):
         return None
+    if not (REPO_ROOT / "pyproject.toml").is_file():  # an installed package (site-packages): each host imports its own
+        return {"env_vars": {COMMIT_ENV: git_commit()}}
     return {"working_dir": str(REPO_ROOT), "env_vars": {COMMIT_ENV: git_commit()}}
 
 

@@ -1,7 +1,7 @@
 """The import graph of farm/, kernels/ and dashboard/: no cycles, and arrows only in the allowed directions.
 
 Every import counts, those inside functions too (a lazy import is still a dependency).
-README "Layout" draws the same rooms and arrows.
+docs/layout.md draws the same rooms and arrows.
 """
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def test_known_back_edges_still_close_a_cycle():
 
 def test_arrows_point_one_way():
     bad = forbidden(import_graph(ROOT))
-    assert not bad, "imports against the layout (README 'Layout'):\n" + "\n".join("  " + e for e in bad)
+    assert not bad, "imports against the layout (docs/layout.md):\n" + "\n".join("  " + e for e in bad)
 
 
 def test_every_module_is_in_a_room():

@@ -31,11 +31,13 @@ def _subcommands():
 
 @pytest.mark.parametrize("argv", [["--help"]] + [[name, "--help"] for name in _subcommands()])
 def test_every_help_text_renders(argv, capsys):
-    # argparse formats help with %: a stray one crashes --help, which no other test reaches
+    # argparse formats help strings with %: a stray one crashes --help, which no other test reaches; descriptions
+    # it prints as written, so a %% there shows doubled
     with pytest.raises(SystemExit) as done:
         main(argv)
     assert done.value.code == 0
-    assert "usage:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "usage:" in out and "%%" not in out
 
 
 def test_sweep_help_renders():
@@ -118,5 +120,78 @@ def test_report_on_a_missing_dataset_or_run_exits_non_zero(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nothing")]) == 2
     assert "no dataset at" in capsys.readouterr().err
     shipped = str(Path(__file__).resolve().parent.parent / "datasets" / "h100-reference")
-    assert main(["report", shipped, "--run-id", "no-such-run"]) == 1
+    assert main(["report", shipped, "--run-id", "no-such-run"]) == 2
     assert "no rows for run no-such-run" in capsys.readouterr().err
+
+
+SHIPPED = Path(__file__).resolve().parent.parent / "datasets"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "{missing}"], "no dataset at {missing}"),
+    (["compare", "a", "b", "--data", "{missing}"], "no dataset at {missing}"),
+    (["compare", "aa1", "aa2", "--data", str(SHIPPED / "h100-aa"), "--data-b", "{missing}"], "no dataset at {missing}"),
+    (["compare", "aa1", "--aa", "--data", str(SHIPPED / "h100-aa"), "--history", "{missing}"], "no dataset at {missing}"),
+    (["compact", "{missing}"], "no dataset at {missing}"),
+    (["dashboard", "--data", "{missing}"], "--data {missing}: no such dataset or folder"),
+])
+def test_every_subcommand_that_reads_a_dataset_exits_2_on_a_missing_one(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("os.execv", lambda *a: pytest.fail("the dashboard started"))
+    missing = str(tmp_path / "nothing")
+    assert main([a.format(missing=missing) for a in argv]) == 2
+    assert message.format(missing=missing) in capsys.readouterr().err
+
+
+def test_validate_counts_a_missing_dataset_as_a_problem(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nothing")]) == 1
+    assert "no 'rows' table" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compare", "aa1", "aa2", "--aa"], "--aa compares within RUN_A alone: RUN_B would be ignored"),
+    (["compare", "aa1", "--gpu-to-gpu", "--data-b", "x", "--equal-clocks"],
+     "--gpu-to-gpu compares within RUN_A alone: --data-b, --equal-clocks would be ignored"),
+    (["compare", "aa1", "--aa", "--plant", "1,2"], "--plant would be ignored"),
+    (["compare", "aa1", "--aa", "--gpu-to-gpu"], "two comparisons: give one"),
+    (["compare", "aa1,aa2", "--aa"], "--aa and --gpu-to-gpu take one run"),
+    (["compare", "aa1", "aa2", "--plant", "1", "--equal-clocks"], "--equal-clocks would be ignored"),
+    (["compare", "aa1"], "give two runs, or one run with --aa or --gpu-to-gpu"),
+    (["compile", "--families", "baseline"], "nothing to compile"),
+    (["compile", "--kernels", "naive", "--tuning"], "none of the selected kernels is tunable"),
+])
+def test_options_a_mode_would_ignore_are_refused(argv, message, capsys):
+    assert main(argv) == 2  # before any dataset is read: these name none that exists
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["crosscheck", "--plan", "quick", "--sizes", "256"], "not allowed with argument"),
+    (["compare", "a", "b", "--tolerance", "0"], "--tolerance: 0 is not above 0"),
+    (["compare", "a", "b", "--tolerance", "x"], "--tolerance: 'x' is not a number"),
+    (["validate", "x", "--max-problems", "-1"], "--max-problems: -1 is below 0"),
+    (["compact", "x", "--telemetry-stride", "0"], "--telemetry-stride: 0 is below 1"),
+    (["simulate", "--gpus", "0"], "--gpus: 0 is below 1"),
+    (["simulate", "--cells", "1.5"], "--cells: '1.5' is not an integer"),
+    (["simulate", "--cell-ms", "-1"], "--cell-ms: -1 is below 0.0"),
+    (["simulate", "--flush-every", "0"], "--flush-every: 0 is not above 0"),
+    (["dashboard", "--port", "0"], "--port: 0 is below 1"),
+])
+def test_numbers_out_of_range_are_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_dashboard_without_its_extra_says_which(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "streamlit" else real(name, *a))
+    monkeypatch.setattr("os.execv", lambda *a: pytest.fail("the dashboard started"))
+    assert main(["dashboard"]) == 2
+    assert 'pip install "gemm-farm[dashboard]"' in capsys.readouterr().err
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    assert main(["dashboard", "--port", "70000"]) == 2
+    assert "ports end at 65535" in capsys.readouterr().err
+

@@ -20,7 +20,7 @@ DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 # The recorded sweeps, one run of a dataset each, and how close the ETA must be from the tenth cell on: the
 # reference plan's 1170 cells, and walk D's first runs (288 cells whose prior expected times are all alike,
-# the first of them the slowest: README, "Running the farm").
+# the first of them the slowest: docs/running.md, "The driver").
 RECORDINGS = [("h200-reference", "h200-ref3", 0.25), ("h100-reference", "h100-ref3", 0.25),
               ("h200-reference", "h200-walkd", 0.45), ("h100-reference", "h100-walkd", 0.45)]
 

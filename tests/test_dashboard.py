@@ -546,15 +546,17 @@ def test_farm_dashboard_listens_on_localhost_wherever_it_is_started(tmp_path):
         proc.wait(timeout=30)
 
 
-def test_opening_the_dashboard_to_a_team_is_an_explicit_flag_and_says_what_it_exposes(monkeypatch, capsys):
+def test_opening_the_dashboard_to_a_team_is_an_explicit_flag_and_says_what_it_exposes(monkeypatch, capsys, tmp_path):
     from farm import cli
 
     calls = []
     monkeypatch.setattr("os.execv", lambda exe, argv: calls.append(argv))
-    cli.main(["dashboard", "--host", "0.0.0.0", "--data", "a", "--data", "b"])
+    a, b = (str(tmp_path / name) for name in "ab")  # --data must name something that is there
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    cli.main(["dashboard", "--host", "0.0.0.0", "--data", a, "--data", b])
     [argv] = calls
     assert "--server.address=0.0.0.0" in argv and "--browser.gatherUsageStats=false" in argv
-    assert argv[argv.index("--") + 1:] == ["--data", "a", "--data", "b"]
+    assert argv[argv.index("--") + 1:] == ["--data", a, "--data", b]
     assert "no login" in capsys.readouterr().err
     cli.main(["dashboard"])
     assert "--server.address=localhost" in calls[-1] and not capsys.readouterr().err

@@ -292,3 +292,49 @@ def test_single_runs_get_no_verdict_on_unmeasured_run_noise():
     assert all("run-to-run noise never measured on this GPU model" in c.reason and c.noise.endswith("run: prior") for c in comps)
     learned = compare.compare_rows(a, b, model=NoiseModel.learn(history_runs(6, runs=4, **quiet) + a + b, apart=(a, b)))
     assert sum(c.verdict == "SAME" for c in learned) >= 0.85 * len(learned)
+
+
+def test_the_default_tolerance_calls_identical_code_same_and_a_two_percent_step_slower():
+    """The issue's own words: identical code SAME, a 2 % regression SLOWER. With the default tolerance (2 %), SAME
+    means shown within +-2 % and SLOWER a difference beyond the noise and 1 %: on cells whose repeats agree to 0.2 %
+    and runs to 0.1 % (the shipped data's unthrottled cells), both hold at least 90 % of the time, and a true 2 % step
+    is never called SAME (the equivalence test at the tolerance allows 5 %)."""
+    quiet = dict(repeat_sd=0.002, run_sd=0.001)
+    history = history_runs(11, runs=4, **quiet)
+    verdicts: dict[float, list[str]] = {0.0: [], 0.02: []}
+    for seed in range(4):
+        for step in verdicts:
+            a, b = _sides_of_runs(60 + seed, 1, step=step, **quiet)
+            verdicts[step] += [c.verdict for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))]
+    same, slower = verdicts[0.0], verdicts[0.02]
+    assert same.count("SAME") >= 0.9 * len(same) and same.count("SLOWER") + same.count("FASTER") <= 0.01 * len(same)
+    assert slower.count("SLOWER") >= 0.9 * len(slower) and slower.count("SAME") == 0
+
+
+def test_a_difference_beyond_the_noise_between_half_the_tolerance_and_the_tolerance_is_reported():
+    """SLOWER from half the tolerance, SAME within it: a precisely measured 1.5 % is SLOWER (a difference shown beyond
+    the noise is reported before an equivalence); 0.5 %, however precise, is SAME; anything imprecise is UNCLEAR."""
+    assert compare.verdict(math.log(1.015), 0.002, 0.02) == "SLOWER"
+    assert compare.verdict(math.log(0.985), 0.002, 0.02) == "FASTER"
+    assert compare.verdict(math.log(1.005), 0.002, 0.02) == "SAME"
+    assert compare.verdict(math.log(1.005), 0.03, 0.02) == "UNCLEAR"
+    assert compare.verdict(math.log(1.025), 0.002, 0.02, same_band=0.001) == "SLOWER"
+
+
+def test_runs_of_one_repeat_teach_the_whole_run_noise():
+    """A/A history of runs with one repeat each (plans/aa-runs.toml) cannot split a run's noise into repeat and run
+    levels: the run variance learned from their pairs holds both, the repeat variance adds nothing on top, and single
+    runs then get verdicts on it, identical code staying at or under 1 % false differences."""
+    noise = dict(repeat_sd=0.003, run_sd=0.002)
+    history = history_runs(21, runs=4, repeats=1, **noise)
+    model = NoiseModel.learn(history)
+    learned = model.lookup(history[0])
+    assert learned.run_holds_repeats and not learned.learned  # between repeats of one run (--aa) nothing is known
+    assert math.sqrt(learned.run_var) == pytest.approx(math.hypot(0.003, 0.002), rel=0.25)
+    comps = []
+    for seed in range(4):
+        a, b = _sides_of_runs(80 + seed, 1, repeats=1, **noise)
+        comps += compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))
+    s = compare.summary(comps)
+    assert s["difference_rate"] <= 0.01 and s["SAME"] >= 0.5 * s["comparisons"], s
+    assert not any("no A/A history" in c.reason for c in comps) and all(c.noise.startswith("repeat: within the run noise") for c in comps)

@@ -79,8 +79,8 @@ def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
 CAPTION = ("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
            "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict, its noise learned from "
            "the loaded datasets' A/A history (repeats, and runs of one commit): SAME when the equivalence test's 90 % "
-           "band of the difference lies within ±tolerance, FASTER / SLOWER when the 99 % band excludes 0 and the "
-           "difference exceeds the tolerance, UNCLEAR when the noise is too large to say. Each cell names what else "
+           "band of the difference lies within ±tolerance (the smallest change that matters), FASTER / SLOWER when the "
+           "99 % band excludes 0 and the difference exceeds half the tolerance, UNCLEAR when the noise is too large to say. Each cell names what else "
            "differed between the sides (card, clocks, power cap, driver, library algorithm, commit); a FASTER or SLOWER "
            "with more than the code differing is marked. Regressions first.")
 MAX_CHART_CELLS = 40
@@ -114,7 +114,7 @@ def body(L, rows, _) -> None:
     a = c[1].selectbox("A (before)", options, index=_default(options, q.get("a"), ia), key=f"cmp_a_{by}")
     b = c[2].selectbox("B (after)", options, index=_default(options, q.get("b"), ib), key=f"cmp_b_{by}")
     tol = c[3].number_input("Tolerance (%)", min_value=0.1, max_value=20.0, value=100 * DEFAULT_TOLERANCE, step=0.5,
-                            key="cmp_tol", help="differences within ±tolerance count as SAME") / 100
+                            key="cmp_tol", help="the smallest change that matters: SAME when shown within ±tolerance, FASTER/SLOWER from half of it") / 100
     if a == b:
         st.info("Pick two different sides.")
         return
@@ -128,7 +128,7 @@ def body(L, rows, _) -> None:
     s = verdicts.comparison_summary(df, tol)
     m = st.columns(5)
     m[0].metric("cells compared", s["comparisons"])
-    m[1].metric("SLOWER", s["SLOWER"], help="B slower than A beyond the noise and the tolerance")
+    m[1].metric("SLOWER", s["SLOWER"], help="B slower than A beyond the noise and half the tolerance")
     m[2].metric("FASTER", s["FASTER"])
     m[3].metric("SAME", s["SAME"], help=f"the whole ~95 % band within ±{100 * tol:g} %")
     m[4].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")

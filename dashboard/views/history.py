@@ -3,7 +3,7 @@
 Change points come from farm.analysis.changepoints: a penalised step fit over each series (GPU model, stage, shape,
 timing mode), every run one point weighted by the noise model's variance for it (its repeats, and the run-to-run
 noise learned from the loaded datasets' A/A history). A step is marked at the first run of its new level when it
-exceeds the tolerance; a step across which the card, driver, CUDA or library version, clocks or power limit also
+exceeds half the tolerance; a step across which the card, driver, CUDA or library version, clocks or power limit also
 changed is marked as an environment change (named), not counted as a regression or an improvement. Noise alone
 marks nothing; a single odd run is a level of its own only when it is far outside the noise; each step links to Compare.
 """
@@ -122,8 +122,8 @@ CAPTION = ("Per stage, GPU model and shape, every run's median time ordered by w
 RULE = ("**Change points.** Each series (GPU model, stage, shape, timing mode) is fitted with levels that change "
         "as few times as the noise allows: a penalised step fit (as asv does) over its runs, each run weighted by the "
         "noise model's variance for it (its repeats, and the run-to-run noise learned from the A/A history of the loaded "
-        "datasets; `farm/analysis/changepoints.py`). A step is marked where a new level begins and exceeds the "
-        "tolerance. Where the card, driver, CUDA or library version, SM clock or power limit changed across the step too, "
+        "datasets; `farm/analysis/changepoints.py`). A step is marked where a new level begins and exceeds half the "
+        "tolerance (the smallest difference `farm compare` reports). Where the card, driver, CUDA or library version, SM clock or power limit changed across the step too, "
         "it is marked as an **environment** change, with what changed, and not counted as a regression. Noise alone "
         "marks nothing.")
 
@@ -138,7 +138,8 @@ def body(L, rows, _) -> None:
         st.markdown(RULE)
     tol = st.columns([1, 4])[0].number_input("Tolerance (%)", min_value=0.1, max_value=20.0,
                                              value=100 * fcompare.DEFAULT_TOLERANCE, step=0.5, key="hist_tol",
-                                             help="a difference must exceed this, beyond the noise, to be a change") / 100
+                                             help="the smallest change that matters: a step beyond the noise and half of it "
+                                                  "is a change") / 100
     hist = history(rows, tol)
     if hist.empty:
         st.info("No timed rows with per-batch samples under the current filters.")

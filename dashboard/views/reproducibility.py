@@ -182,7 +182,7 @@ def comparison(df, tol: float, title: str, key: str, empty: str = "Nothing to co
     c = st.columns(6)
     c[0].metric("comparisons", s["comparisons"])
     c[1].metric("SAME", s["SAME"], help=f"the whole ~95 % band within ±{100 * tol:g} %")
-    c[2].metric("FASTER / SLOWER", f"{s['FASTER']} / {s['SLOWER']}", help="band excludes 0 and |diff| > tolerance")
+    c[2].metric("FASTER / SLOWER", f"{s['FASTER']} / {s['SLOWER']}", help="band excludes 0 and |diff| > half the tolerance")
     c[3].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
     c[4].metric("median |diff|", f"{s['median_abs_diff_pct']:.3f} %")
     c[5].metric("median band", f"±{s['median_band_pct']:.3f} %")

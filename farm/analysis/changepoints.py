@@ -11,7 +11,7 @@ minimising
 found exactly by optimal partitioning (dynamic programming over the last change, Jackson et al. 2005; what asv's
 step detection and PELT solve). Under no change, one extra step lowers the weighted residual by a chi-square(1)
 at the best of n-1 places; PENALTY(n) = chi2_1 quantile at 1 - ALPHA plus 2 ln n (the place's cost, as BIC counts
-it) keeps false steps below about ALPHA per series. A step is marked only where it also exceeds the tolerance.
+it) keeps false steps below about ALPHA per series. A step is marked only where it also exceeds half the tolerance (the smallest difference compare reports).
 
 A step between two runs that ran on different cards, drivers, CUDA or library versions, clocks or power limits is
 marked as an environment change, named, and not counted as a regression or an improvement
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from farm.analysis import attribution
-from farm.analysis.compare import side
+from farm.analysis.compare import REPORTED, side
 from farm.analysis.noise import NoiseModel
 
 ALPHA = 0.001  # per series: Otava's significance level for a change point
@@ -97,8 +97,8 @@ def steps(runs: list[list[dict]], model: NoiseModel, tol: float) -> list[Step]:
     for k, start in enumerate(starts):
         (m0, v0), (m1, v1) = levels[k], levels[k + 1]
         d = m1 - m0
-        if abs(d) <= math.log1p(tol):
-            continue  # a real step, but within what counts as practically nil
+        if abs(d) <= math.log1p(REPORTED * tol):
+            continue  # a real step, but smaller than compare would report
         env = attribution.differences(runs[start - 1], runs[start])
         out.append(Step(start, math.expm1(d), z * math.sqrt(v0 + v1), "SLOWER" if d > 0 else "FASTER",
                         tuple(text for label, text in env if label not in attribution.CODE)))

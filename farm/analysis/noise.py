@@ -16,7 +16,9 @@ Learned from rows (the dataset's A/A history), per class of cells:
       of freedom), pooled over the class;
   v   per pair of runs of the same commit on the same GPU model (identical code: an A/A pair), per cell both
       measured: (mean_A - mean_B)^2 less what the repeats explain (s2_A/n_A + s2_B/n_B), averaged over the class,
-      halved, and never below 0.
+      halved, and never below 0. Where the class has no repeats measured (runs of one repeat each, as
+      plans/aa-runs.toml makes), nothing is taken off: v then holds a run's whole noise (`run_holds_repeats`), and
+      a comparison between runs adds no repeat term for it.
 A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
 the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
 family, then the GPU model, then (the repeat variance only) any GPU, at that mode and band; where nothing is
@@ -70,6 +72,12 @@ class Noise:
     @property
     def learned(self) -> bool:
         return self.repeat_source != "prior"
+
+    @property
+    def run_holds_repeats(self) -> bool:
+        """No repeats measured in the class, its run variance learned all the same (from runs of one repeat): that
+        variance holds a run's whole noise, repeat level included, so between runs nothing is to be added for it."""
+        return self.repeat_source == "prior" and self.run_source != "prior"
 
 
 def class_keys(r: dict) -> list[tuple]:
@@ -135,8 +143,11 @@ class NoiseModel:
                 for run_b, commit_b, yb, _ in measured[i + 1:]:
                     if commit_a != commit_b or not _identical_code(commit_a) or {run_a, run_b} & sides[0] and {run_a, run_b} & sides[1]:
                         continue
-                    noise = model.lookup(first)  # repeat variance of the class: what the runs' means carry of it
-                    excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - noise.repeat_var * (1 / len(ya) + 1 / len(yb))
+                    # What the runs' means carry of the class's repeat variance; where none is learned (runs of one
+                    # repeat each), nothing: the run variance then holds all of a run's noise, repeat level included.
+                    noise = model.lookup(first)
+                    repeat_var = noise.repeat_var if noise.learned else 0.0
+                    excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - repeat_var * (1 / len(ya) + 1 / len(yb))
                     for key in class_keys(first):
                         acc = model._run[key]
                         acc[0] += excess
@@ -160,7 +171,7 @@ class NoiseModel:
         return Noise(repeat_var, run_var, repeat_source, run_source)
 
     def classes(self) -> list[dict]:
-        """Every learned class with its repeat and run standard deviations (relative), for tables and the README."""
+        """Every learned class with its repeat and run standard deviations (relative), for tables and docs/verdicts.md."""
         out = []
         for key in sorted(set(self._repeat) | set(self._run), key=str):
             total, df = self._repeat.get(key, (0.0, 0.0))

@@ -118,7 +118,7 @@ _F = [
     ("baseline_median_ms", pa.float64(), "median time of the baseline at this shape, timed in alternating batches with this stage"),
     ("pct_of_baseline", pa.float64(), "100 * baseline_median_ms / median_ms"),
     ("limit_check", pa.string(), "which physical limits the timed row was checked against (farm/data/limits.py): peak, dram (cold mode: the time to read A and B from DRAM), and what could not be checked and why (schema 4)"),
-    ("library_algorithm", pa.string(), "cuBLAS/cuBLASLt baseline rows: the library version and the algorithm it ran (cuBLASLt: its heuristic's pick, every algorithm configuration attribute; cuBLAS: the call, its kernel being chosen inside the library); null for other rows (schema 4)"),
+    ("library_algorithm", pa.string(), "cuBLAS/cuBLASLt/Triton baseline rows: the library version and the algorithm it ran (cuBLASLt: its heuristic's pick, every algorithm configuration attribute; cuBLAS: the call, its kernel being chosen inside the library; Triton: its autotuner's pick, which may differ between runs); null for other rows (schema 4)"),
     # telemetry over this stage's own timed batches (NVML, sampled every 10 ms)
     ("telemetry", pa.bool_(), "NVML sampling was on"),
     ("telemetry_samples", pa.int32(), "NVML samples inside this stage's timed batches"),

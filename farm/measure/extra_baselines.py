@@ -184,4 +184,7 @@ def _triton_launcher(ta, tb, tc, m: int, n: int, k: int, dtype: str) -> Callable
     def run() -> None:
         with torch.cuda.device(tc.device), torch.cuda.stream(_current_torch_stream(torch, tc.device)):
             kernel[grid](ta, tb, tc, m, n, k, IEEE_FP32=dtype == "fp32")
+    # The autotuner picks once per process and shape, timing each configuration with its own timer: two runs may
+    # pick differently (issue 26's A/A: triton_fp16 1024^3 17 % apart), so the row names its pick.
+    run.algorithm = lambda: f"Triton {triton.__version__} autotune pick: {kernel.best_config}"  # after the first call
     return run
