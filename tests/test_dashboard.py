@@ -21,8 +21,15 @@ pytest.importorskip("altair")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboard import data, frames  # noqa: E402
-from dashboard.views import data as data_page  # noqa: E402
-from dashboard.views import ladder, overview, reproducibility, scaling, telemetry, tuning  # noqa: E402
+from dashboard.views import (  # noqa: E402
+    data as data_page,  # noqa: E402
+    ladder,
+    overview,
+    reproducibility,
+    scaling,
+    telemetry,
+    tuning,
+)
 from farm.cells import Cell  # noqa: E402
 from farm.data.dataset import write_rows, write_table  # noqa: E402
 from farm.data.rows import cell_row  # noqa: E402

@@ -8,7 +8,6 @@ import streamlit as st
 from dashboard import frames, ui, verdicts
 from farm.analysis.compare import DEFAULT_TOLERANCE
 
-
 # ---------------------------------------------------------------- queries
 
 SIDES = {"run": "run", "git_commit": "commit", "gpu_model": "GPU model", "dataset": "dataset"}  # column -> what it is called

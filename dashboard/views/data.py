@@ -9,7 +9,6 @@ import streamlit as st
 from dashboard import data, ui
 from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, TELEMETRY_SCHEMA
 
-
 # ---------------------------------------------------------------- exports
 
 FLAG_FIELD = pa.field("launch_flag", pa.string())  # derived, but a download keeps it: why a row's % is not like-for-like

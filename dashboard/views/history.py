@@ -18,10 +18,8 @@ import streamlit as st
 
 from dashboard import frames, ui, verdicts
 from dashboard.marks import clean, fields_of, never_null, nominal, stage_order, tip
-from farm.analysis import changepoints
-from farm.analysis import compare as fcompare
+from farm.analysis import changepoints, compare as fcompare
 from farm.analysis.noise import NoiseModel
-
 
 # ---------------------------------------------------------------- queries
 

@@ -10,7 +10,6 @@ import streamlit as st
 from dashboard import data, frames, ui
 from dashboard.marks import MEASURED_COLORS, clean, never_null, nominal, rules_at, stage_order, tip, with_provenance
 
-
 # ---------------------------------------------------------------- queries
 
 LADDER_KEYS = ["gpu_model", "family", "stage", "stage_group", "position", "dtype", "order", "m", "n", "k", "size_label"]
@@ -43,7 +42,7 @@ def ladder(rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label:
         p = pub.assign(source=pub["source_label"], kind="published", pct=pub["pct_of_baseline"],
                        order=[order.get(s, 1e8 + pos) for s, pos in zip(pub["stage"], pub["position"])],
                        stage_group="", rows=np.nan, runs="", spread="published figure",
-                       **{**{c: "" for c in frames.PROVENANCE}, "pooled": "published figure, not measured here",
+                       **{**dict.fromkeys(frames.PROVENANCE, ""), "pooled": "published figure, not measured here",
                           "cards": pub["device"]})
         for c in ("pct_lo", "pct_hi"):
             p[c] = p["pct"]

@@ -11,7 +11,6 @@ import streamlit as st
 from dashboard import data, frames, ui
 from dashboard.marks import MEASURED_COLORS, clean, never_null, nominal, tip
 
-
 # ---------------------------------------------------------------- queries
 
 def runs_table(rows: pd.DataFrame) -> pd.DataFrame:

@@ -8,10 +8,18 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import frames, ui
-from dashboard.marks import (MEASURED_COLORS, clean, fields_of, flag_marks, never_null, nominal, stage_order, tip,
-                             with_provenance)
+from dashboard.marks import (
+    MEASURED_COLORS,
+    clean,
+    fields_of,
+    flag_marks,
+    never_null,
+    nominal,
+    stage_order,
+    tip,
+    with_provenance,
+)
 from farm.data import peak as fpeak
-
 
 # ---------------------------------------------------------------- queries
 

@@ -11,7 +11,6 @@ from dashboard.marks import clean, fields_of, never_null, nominal, rules_at, sta
 from farm.analysis import compare as fcompare
 from farm.analysis.noise import NoiseModel
 
-
 # ---------------------------------------------------------------- queries
 
 CELL_KEYS = ["dataset", "run_id", "gpu_model", "gpu", "gpu_uuid", "family", "stage", "order", "m", "n", "k", "size_label"]

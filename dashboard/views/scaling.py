@@ -9,7 +9,6 @@ import streamlit as st
 from dashboard import frames, ui
 from dashboard.marks import clean, flag_marks, never_null, nominal, stage_order, stage_scale, tip, with_provenance
 
-
 # ---------------------------------------------------------------- queries
 
 SCALING_KEYS = ["gpu_model", "family", "stage", "stage_group", "dtype", "order", "m", "n", "k", "size", "size_label"]

@@ -8,10 +8,21 @@ import streamlit as st
 
 from dashboard import frames, ui
 from dashboard.frames import JOIN_KEYS
-from dashboard.marks import (MEASURED_COLORS, ROW_PROVENANCE_TIPS, TABLEAU10, clean, fields_of, flag_marks, never_null, nominal,
-                             stage_order, stage_scale, tip, with_provenance)
+from dashboard.marks import (
+    MEASURED_COLORS,
+    ROW_PROVENANCE_TIPS,
+    TABLEAU10,
+    clean,
+    fields_of,
+    flag_marks,
+    never_null,
+    nominal,
+    stage_order,
+    stage_scale,
+    tip,
+    with_provenance,
+)
 from farm.data import throttle
-
 
 # ---------------------------------------------------------------- queries
 

@@ -10,7 +10,6 @@ from dashboard import data, frames, ui
 from dashboard.marks import PROVENANCE_TIPS, TABLEAU10, clean, fields_of, flag_marks, never_null, nominal, tip
 from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
-
 # ---------------------------------------------------------------- queries
 
 TUNE_KEYS = ["gpu_model", "kernel", "family", "dtype", "m", "n", "k", "size", "size_label"]
