@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, frames, ui
-from dashboard.marks import MEASURED_COLORS, clean, never_null, nominal, rules_at, stage_order, tip, with_provenance
+from dashboard import data, frames, marks, ui
+from dashboard.marks import clean, never_null, nominal, rules_at, stage_order, tip, with_provenance
 
 # ---------------------------------------------------------------- queries
 
@@ -130,7 +130,7 @@ def source_scale(sources: list[str], kinds: dict[str, str]) -> alt.Scale:
     """Measured sources in colour, published ones in greys."""
     measured = [s for s in sources if kinds.get(s) != "published"]
     published = [s for s in sources if kinds.get(s) == "published"]
-    rng = [MEASURED_COLORS[i % len(MEASURED_COLORS)] for i in range(len(measured))]
+    rng = [marks.MEASURED_COLORS[i % len(marks.MEASURED_COLORS)] for i in range(len(measured))]
     rng += [PUBLISHED_COLORS[i % len(PUBLISHED_COLORS)] for i in range(len(published))]
     return alt.Scale(domain=measured + published, range=rng)
 

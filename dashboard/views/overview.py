@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, frames, ui
-from dashboard.marks import MEASURED_COLORS, clean, never_null, nominal, tip
+from dashboard import data, frames, marks, ui
+from dashboard.marks import clean, never_null, nominal, tip
 
 # ---------------------------------------------------------------- queries
 
@@ -122,7 +122,7 @@ def gpus_by_model_chart(gpus: pd.DataFrame) -> alt.Chart:
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("gpu_model:N", title=None, sort="-x", axis=alt.Axis(labelLimit=260)),
         x=alt.X("gpus:Q", title="GPUs (distinct UUIDs)", axis=alt.Axis(tickMinStep=1, format="d")),
-        color=alt.Color("gpu_model:N", legend=None, scale=alt.Scale(range=MEASURED_COLORS)),
+        color=alt.Color("gpu_model:N", legend=None, scale=alt.Scale(range=marks.MEASURED_COLORS)),
         tooltip=[nominal("gpu_model", "GPU model"), tip("gpus", "GPUs", "d"), tip("rows", "rows", "d"),
                  nominal("hosts", "hosts"), nominal("uuids", "GPUs")]).properties(height=max(60, 32 * len(df)), width=240)
 
@@ -142,7 +142,7 @@ def runs_timeline_chart(runs: pd.DataFrame) -> alt.LayerChart:
     return alt.Chart(df).mark_bar(height={"band": 0.7}).encode(
         x=alt.X("started:T", title="time (UTC)", scale=alt.Scale(type="utc"), axis=alt.Axis(labelAngle=0, format=fmt, labelOverlap=True)),
         x2="end:T", y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=220)),
-        color=alt.Color("dataset:N", title="dataset", scale=alt.Scale(range=MEASURED_COLORS),
+        color=alt.Color("dataset:N", title="dataset", scale=alt.Scale(range=marks.MEASURED_COLORS),
                         legend=alt.Legend(orient="top", columns=3, labelLimit=180)),
         tooltip=tips).properties(height=max(60, 26 * len(df)), width="container")  # as wide as the page, whatever it is
 

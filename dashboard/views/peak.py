@@ -7,18 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import frames, ui
-from dashboard.marks import (
-    MEASURED_COLORS,
-    clean,
-    fields_of,
-    flag_marks,
-    never_null,
-    nominal,
-    stage_order,
-    tip,
-    with_provenance,
-)
+from dashboard import frames, marks, ui
+from dashboard.marks import clean, fields_of, flag_marks, never_null, nominal, stage_order, tip, with_provenance
 from farm.data import peak as fpeak
 
 # ---------------------------------------------------------------- queries
@@ -160,7 +150,7 @@ def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
     base = alt.Chart().encode(y=y, yOffset=alt.YOffset("gpu_model:N", sort=devices))
     bars = base.mark_bar(height={"band": 0.9}).encode(
         x=alt.X("pct_of_peak:Q", title=title, scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("gpu_model:N", title="GPU model", sort=devices, scale=alt.Scale(range=MEASURED_COLORS),
+        color=alt.Color("gpu_model:N", title="GPU model", sort=devices, scale=alt.Scale(range=marks.MEASURED_COLORS),
                         legend=alt.Legend(orient="top")),
         opacity=alt.condition("datum.kind == 'baseline'", alt.value(0.55), alt.value(1.0)), tooltip=tips)
     rules = base.mark_rule(color="black").encode(x=alt.X("pct_of_peak_lo:Q", title=title), x2="pct_of_peak_hi:Q", tooltip=tips)

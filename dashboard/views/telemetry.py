@@ -6,12 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import frames, ui
+from dashboard import frames, marks, ui
 from dashboard.frames import JOIN_KEYS
 from dashboard.marks import (
-    MEASURED_COLORS,
-    ROW_PROVENANCE_TIPS,
-    TABLEAU10,
     clean,
     fields_of,
     flag_marks,
@@ -123,7 +120,7 @@ def telemetry_chart(tl: pd.DataFrame, windows: pd.DataFrame) -> alt.VConcatChart
         return alt.X(f"{field}:T", title=None, scale=alt.Scale(type="utc"), axis=alt.Axis(labels=False, ticks=False, domain=False))
 
     bottom, inner = time_x("time", True), time_x("time", False)
-    color = alt.Color("gpu:N", title="GPU", sort=gpus, scale=alt.Scale(range=MEASURED_COLORS), legend=alt.Legend(orient="top", labelLimit=300))
+    color = alt.Color("gpu:N", title="GPU", sort=gpus, scale=alt.Scale(range=marks.MEASURED_COLORS), legend=alt.Legend(orient="top", labelLimit=300))
     wtips = [nominal("gpu", "GPU"), tip("start", "from", type_="temporal"), tip("end", "to", type_="temporal"),
              tip("samples", "samples", "d"), nominal("reasons", "reasons"), nominal("stages", "cells"),
              tip("min_clock_mhz", "lowest SM clock (MHz)", "d")]
@@ -181,7 +178,7 @@ def clock_time_chart(ct: pd.DataFrame) -> alt.LayerChart:
             tip("median_ms", "median time (ms)", ".5f"), tip("clock_pct", "median SM clock (% of max)", ".2f"),
             tip("max_sm_clock_mhz", "max SM clock (MHz)", ".0f"), tip("rel_pct", "vs cell median (%)", "+.3f"),
             tip("throttled_fraction", "throttled fraction", ".3f"), nominal("throttle_state", "power / thermal")]
-    tips = with_provenance(tips, ROW_PROVENANCE_TIPS)
+    tips = with_provenance(tips, marks.ROW_PROVENANCE_TIPS)
     ct = ct.assign(throttle_state=[("power-capped" if p is True else "no power cap") + (", thermal slowdown" if t is True else "")
                                    for p, t in zip(ct.get("throttle_power", [None] * len(ct)), ct.get("throttle_thermal", [None] * len(ct)))])
     df = clean(ct, [*fields_of(tips), "order", "family", "size"])
@@ -196,7 +193,7 @@ def clock_time_chart(ct: pd.DataFrame) -> alt.LayerChart:
         color = alt.Color("stage:N", sort=stages, title="stage", scale=stage_scale(df, stages), legend=BELOW)
     else:  # too many stages for a legend one can read: colour by family, the stage is in the tooltip
         fams = list(dict.fromkeys(df.sort_values("order")["family"]))
-        color = alt.Color("family:N", sort=fams, title="family", scale=alt.Scale(range=TABLEAU10), legend=BELOW)
+        color = alt.Color("family:N", sort=fams, title="family", scale=alt.Scale(range=marks.TABLEAU10), legend=BELOW)
     x = alt.X("clock_pct:Q", title="median SM clock during the cell (% of the GPU's max)",
               scale=alt.Scale(domain=[lo - pad, min(hi + pad, max(hi, 100.0) + 2)], nice=False))
     y = alt.Y("rel_pct:Q", title="time vs cell median (%)", scale=alt.Scale(domain=domain, clamp=True, nice=False))

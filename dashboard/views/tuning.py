@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, frames, ui
-from dashboard.marks import PROVENANCE_TIPS, TABLEAU10, clean, fields_of, flag_marks, never_null, nominal, tip
+from dashboard import data, frames, marks, ui
+from dashboard.marks import clean, fields_of, flag_marks, never_null, nominal, tip
 from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
 # ---------------------------------------------------------------- queries
@@ -200,7 +200,7 @@ def _tuning_tips() -> list[alt.Tooltip]:
             tip("registers", "registers / thread", "d"), tip("local_bytes", "local memory / thread (bytes; > 0: spills)", "d"),
             tip("threads_per_block", "threads / block", "d"), tip("dynamic_smem_bytes", "dynamic shared memory (bytes)", "d"),
             tip("rows", "rows pooled", "d"), nominal("spread", "spread shown"), nominal("runs", "run ids")] + \
-        [nominal(f, title) for f, title in PROVENANCE_TIPS.items()]
+        [nominal(f, title) for f, title in marks.PROVENANCE_TIPS.items()]
 
 
 def _highlight_scale(groups: list[str]) -> alt.Scale:
@@ -214,7 +214,7 @@ def _highlight_scale(groups: list[str]) -> alt.Scale:
         elif g.endswith("as a tuning row"):
             rng.append("#777777")
         else:
-            rng.append(TABLEAU10[k % len(TABLEAU10)])
+            rng.append(marks.TABLEAU10[k % len(marks.TABLEAU10)])
             k += 1
     return alt.Scale(domain=groups, range=rng)
 
