@@ -161,7 +161,7 @@ def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
         title=alt.TitleParams(f"% of peak at {size_label}", subtitle="bars: median, whiskers: spread; faded: baselines", anchor="start"))
 
 
-DTYPE_COLORS = {"fp32": "#4c78a8", "tf32": "#f58518", "fp16": "#54a24b", "bf16": "#b279a2"}
+DTYPE_COLORS = {"fp32": "#4c78a8", "tf32": "#f58518", "fp16": "#54a24b", "bf16": "#b279a2", "fp8_e4m3": "#e45756"}
 
 
 def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) -> alt.LayerChart:
