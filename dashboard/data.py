@@ -37,7 +37,6 @@ SHIPPED = REPO_ROOT / "datasets"
 ENV = "GEMM_FARM_DATA"
 LISTING_TTL_S = 5  # how stale the file listing may be: a sweep's new files show up within this
 TABLES = {fds.ROWS: ROW_SCHEMA, fds.TELEMETRY: TELEMETRY_SCHEMA}
-EXTRA_COLUMNS = ("dataset", "schema_version")  # added by the dashboard to every table it reads
 
 
 # ---------------------------------------------------------------- where the data is
@@ -259,12 +258,13 @@ class Loaded:
         return self.rows.empty
 
 
-def _schema_with_extras(schema: pa.Schema) -> pa.Schema:
+def with_extras(schema: pa.Schema) -> pa.Schema:
+    """`schema` plus the columns the dashboard adds to every table it reads."""
     return pa.schema([*schema.remove_metadata(), pa.field("schema_version", pa.string()), pa.field("dataset", pa.string())])
 
 
 def _table_of(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
-    full = _schema_with_extras(schema)
+    full = with_extras(schema)
     if not tables:
         return full.empty_table()
     return pa.concat_tables(tables)
@@ -321,24 +321,6 @@ def load_uncached(paths: list[str]) -> Loaded:
 
 # ---------------------------------------------------------------- derived columns
 
-@st.cache_data(ttl=30, show_spinner=False)
-def profile_moves(paths: tuple[str, ...]) -> tuple[pd.DataFrame, list[str]]:
-    """Nsight Compute counters that moved per ladder step (farm.analysis.moves), from every dataset
-    with a profile table; datasets without one are skipped, unreadable ones named."""
-    from farm.analysis.moves import moves_table
-    from farm.data.dataset import exists
-
-    frames, problems = [], []
-    for path in paths:
-        try:
-            if exists(path, "profile"):
-                frames.append(moves_table(path))
-        except Exception as exc:  # noqa: BLE001 - one bad profile table must not take the page down
-            problems.append(f"{path}: profile table unreadable ({type(exc).__name__}: {exc})")
-    frames = [f for f in frames if not f.empty]
-    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), problems
-
-
 def size_label(m: int, n: int, k: int) -> str:
     return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
 
@@ -371,7 +353,7 @@ def enrich(rows: pd.DataFrame) -> pd.DataFrame:
 def family_order() -> dict[str, int]:
     """Families in catalog order (baselines first)."""
     order: dict[str, int] = {}
-    for s in _catalog():
+    for s in catalog():
         order.setdefault(s.family, len(order))
     return order
 
@@ -379,96 +361,16 @@ def family_order() -> dict[str, int]:
 def ladder_order(df: pd.DataFrame) -> pd.Series:
     """Sort key: family in catalog order, then ladder position, then catalog order within a position."""
     fam = family_order()
-    cat = {s.name: i for i, s in enumerate(_catalog())}
+    cat = {s.name: i for i, s in enumerate(catalog())}
     return pd.Series([fam.get(f, 99) * 10_000 + (p if pd.notna(p) else 999) * 10 + cat.get(s, 9) * 1e-4
                       for f, p, s in zip(df.family, df.position, df.stage)], index=df.index, dtype="float64")
 
 
-def _catalog():
+def catalog() -> list:
+    """The kernel catalog's stages (none where the kernels cannot be imported)."""
     try:
-        from kernels.registry import catalog
+        from kernels.registry import catalog as kernel_catalog
 
-        return catalog()
+        return kernel_catalog()
     except Exception:  # noqa: BLE001 - the dashboard reads data without the kernels if it must
         return []
-
-
-@st.cache_data(show_spinner=False)
-def ladder_configs() -> dict[str, str]:
-    """Each tunable kernel's ladder configuration as a tuning tag ({'c_warptile': '128x128x16_64x64_s1', ...}):
-    the configuration of its grid whose launch is the ladder stage's own. Empty without the kernels."""
-    try:
-        from kernels import tuning
-
-        stages = {s.name: s for s in _catalog()}
-        return {k: c.tag for k, t in tuning.TUNABLES.items() if k in stages
-                for c in t.space() if t.launch(c) == stages[k].launches[0]}
-    except Exception:  # noqa: BLE001 - the page still ranks configurations without knowing the ladder's
-        return {}
-
-
-def stage_info() -> pd.DataFrame:
-    """What changed at each stage (from the kernel registry)."""
-    return pd.DataFrame([{"stage": s.name, "family": s.family, "what_changed": s.what_changed} for s in _catalog()],
-                        columns=["stage", "family", "what_changed"])
-
-
-def short_device(name: str) -> str:
-    """'NVIDIA GeForce RTX 3050 Laptop GPU' -> 'RTX 3050 Laptop'."""
-    for prefix in ("NVIDIA ", "GeForce "):
-        name = name.removeprefix(prefix)
-    return name.removesuffix(" GPU").strip()
-
-
-def published_figures() -> pd.DataFrame:
-    """The write-ups' published figures per stage (facts we cite, not our measurements)."""
-    recs = []
-    for s in _catalog():
-        p = s.published
-        if p is None:
-            continue
-        flops = 2.0 * p.m * p.n * p.k
-        recs.append({"family": s.family, "stage": s.name, "position": s.position, "dtype": s.dtype, "device": p.device,
-                     "source_label": f"published ({short_device(p.device)})", "m": p.m, "n": p.n, "k": p.k,
-                     "size_label": size_label(p.m, p.n, p.k), "median_ms": p.ms, "pct_of_baseline": p.pct_of_baseline,
-                     "tflops": flops / (p.ms * 1e9) if p.ms else None, "citation": p.source})
-    cols = ["family", "stage", "position", "dtype", "device", "source_label", "m", "n", "k", "size_label", "median_ms",
-            "pct_of_baseline", "tflops", "citation"]
-    return pd.DataFrame(recs, columns=cols)
-
-
-# ---------------------------------------------------------------- exports
-
-FLAG_FIELD = pa.field("launch_flag", pa.string())  # derived, but a download keeps it: why a row's % is not like-for-like
-
-
-def export_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    """Rows of `df` as an Arrow table of `schema` plus dataset and schema_version (and launch_flag, where `df` has
-    it: '' for a like-for-like row); the other derived columns dropped."""
-    full = _schema_with_extras(schema)
-    if FLAG_FIELD.name in df:
-        full = full.append(FLAG_FIELD)
-    cols = [f.name for f in full]
-    if df.empty:
-        return full.empty_table()
-    part = df[cols].copy()
-    for name in ("samples_ms", "clock_event_names"):
-        if name in part:
-            part[name] = [None if v is None or (isinstance(v, float) and pd.isna(v)) else list(v) for v in part[name]]
-    return pa.Table.from_pandas(part, schema=full, preserve_index=False)
-
-
-def to_parquet_bytes(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
-    return sink.getvalue().to_pybytes()
-
-
-def to_csv_bytes(table: pa.Table) -> bytes:
-    """CSV; list columns (samples_ms, clock_event_names) become JSON-style text."""
-    df = table.to_pandas()
-    for name in ("samples_ms", "clock_event_names"):
-        if name in df:
-            df[name] = ["" if v is None else "[" + ", ".join(repr(x) if not isinstance(x, str) else f'"{x}"' for x in v) + "]"
-                        for v in df[name]]
-    return df.to_csv(index=False).encode()

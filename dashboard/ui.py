@@ -1,16 +1,18 @@
-"""Streamlit pieces the pages share: the data behind the sidebar filters, messages, live refresh."""
+"""The Streamlit pieces every page shares: the page preamble (title, filtered rows, messages, live refresh), the
+sidebar, flag handling, and how a chart is drawn."""
 from __future__ import annotations
 
 import datetime as dt
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, data
+from dashboard import data, frames, marks
 
 PATHS_KEY = "gemm_farm_data_paths"
 ORIGIN_KEY = "gemm_farm_data_origin"
@@ -37,16 +39,16 @@ def loaded() -> data.Loaded:
     return data.load(tuple(data_paths()))
 
 
-def selection() -> analysis.Selection:
-    values = {k: tuple(st.session_state.get(f"filter_{k}") or ()) for k in analysis.FILTERS}
-    return analysis.Selection(**values, timing_mode=st.session_state.get("filter_timing_mode"))
+def selection() -> frames.Selection:
+    values = {k: tuple(st.session_state.get(f"filter_{k}") or ()) for k in frames.FILTERS}
+    return frames.Selection(**values, timing_mode=st.session_state.get("filter_timing_mode"))
 
 
 def filtered() -> tuple[data.Loaded, pd.DataFrame, pd.DataFrame]:
     """(everything loaded, rows passing the sidebar filters, their telemetry samples). Rows whose % compares unlike
     launches are left out unless the sidebar's switch brings them back; the page says how many either way."""
     L = loaded()
-    rows = analysis.apply_filters(L.rows, selection())
+    rows = frames.apply_filters(L.rows, selection())
     flagged = rows[rows["launch_flag"].fillna("").ne("")] if not rows.empty else rows
     if st.session_state.get(FLAGGED_KEY, False):
         launch_warning(flagged)
@@ -56,11 +58,32 @@ def filtered() -> tuple[data.Loaded, pd.DataFrame, pd.DataFrame]:
             st.caption(f"⚑ {len(flagged)} rows hidden (runs {_runs(flagged)}): their % of cuBLAS compares a kernel with "
                        "a baseline launched differently (schema-2 data). The sidebar's *Show flagged rows* brings "
                        "them back, each mark flagged ⚑.")
-    return L, rows, analysis.filter_telemetry(L.telemetry, rows)
+    return L, rows, frames.filter_telemetry(L.telemetry, rows)
 
 
 def _runs(rows: pd.DataFrame) -> str:
     return ", ".join(sorted(set(rows["dataset"].astype(str) + "/" + rows["run_id"].astype(str))))
+
+
+def page(title: str, caption: str | None, body: Callable[[data.Loaded, pd.DataFrame, pd.DataFrame], None], *,
+         missing_sources: bool = False, empty_hint: str | None = None, stop_when_empty: bool = True) -> None:
+    """What every page does around its own `body(loaded, rows, telemetry)`: its title and caption, then, watched by
+    `live`, the rows and telemetry that pass the sidebar's filters (flagged rows as its switch says) and the unreadable
+    files named; where no row is left, why (and `empty_hint`) instead of the body, unless not `stop_when_empty`."""
+    st.title(title)
+    if caption:
+        st.caption(caption)
+
+    def run() -> None:
+        L, rows, tele = filtered()
+        messages(L, missing_sources)
+        if stop_when_empty and stop_if_empty(L, rows):
+            if empty_hint:
+                st.caption(empty_hint)
+            return
+        body(L, rows, tele)
+
+    live(run)
 
 
 def newest_write() -> float | None:
@@ -119,11 +142,11 @@ def sidebar() -> None:
                        else f"○ no new files in {ACTIVE_WINDOW_S // 60} min: checking every {IDLE_REFRESH_S} s")
         st.caption("Filters (empty = all). A family filter keeps the cuBLAS baselines, every family's reference.")
         for col in ("gpu_model", "family", "dtype", "size_label"):
-            st.multiselect(FILTER_LABELS[col], analysis.options(rows, col), key=f"filter_{col}", placeholder="all")
+            st.multiselect(FILTER_LABELS[col], frames.options(rows, col), key=f"filter_{col}", placeholder="all")
         with st.expander("More filters"):
             for col in ("dataset", "run_id"):
-                st.multiselect(FILTER_LABELS[col], analysis.options(rows, col), key=f"filter_{col}", placeholder="all")
-            modes = analysis.options(rows, "timing_mode")
+                st.multiselect(FILTER_LABELS[col], frames.options(rows, col), key=f"filter_{col}", placeholder="all")
+            modes = frames.options(rows, "timing_mode")
             if len(modes) > 1:
                 st.radio("Timing mode", modes, key="filter_timing_mode", horizontal=True,
                          help="hot: L2 warm, back-to-back launches; cold: L2 flushed before every launch")
@@ -184,7 +207,7 @@ def chart(c: alt.TopLevelMixin, key: str | None = None, stretch: bool = False) -
     if stretch:  # the page's width holds the axes and legend too
         st.altair_chart(c.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")), width="stretch", key=key)
     else:
-        st.altair_chart(charts.pad(c), width="content", key=key)
+        st.altair_chart(marks.pad(c), width="content", key=key)
 
 
 NARROW_PX = 1000  # below this the sidebar starts collapsed: on a laptop at 800 px it would take a third of the page
@@ -239,8 +262,8 @@ def freshness(ts: pd.Timestamp | None, now: dt.datetime | None = None, suffix: s
 def stage_groups(t: pd.DataFrame, key: str) -> pd.DataFrame:
     """A multiselect of the stage groups in `t` (the sweeps over many configurations off by default) and the
     rows of the chosen ones."""
-    groups = analysis.options(t, "stage_group")
-    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in analysis.SWEEP_GROUPS] or groups,
+    groups = frames.options(t, "stage_group")
+    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in frames.SWEEP_GROUPS] or groups,
                             key=key)
     return t[t["stage_group"].isin(chosen)]
 
@@ -252,19 +275,3 @@ def pick_run(label: str, pairs: list[tuple[str, str]], key: str, rows: pd.DataFr
     last = rows.groupby(["dataset", "run_id"])["timestamp"].max().to_dict()
     pairs = sorted(pairs, key=lambda p: last.get(p, pd.Timestamp.min.tz_localize("UTC")), reverse=True)
     return st.selectbox(label, pairs, key=key, format_func=lambda p: f"{p[1]}  ·  {p[0]}")
-
-
-def calibration(rows: pd.DataFrame, tol: float, models: set[str]) -> None:
-    """The farm's own calibration: how often identical code (repeats of one run) is called different, per family."""
-    st.subheader("How far these verdicts can be trusted")
-    cal = analysis.calibration(rows, tol)
-    cal = cal[cal["gpu_model"].isin(models)]
-    if cal.empty:
-        st.info("No run with two repeats of a cell under the current filters: no A/A calibration to show.")
-        return
-    st.caption("A/A: every pair of repeats of one run's cells, identical code, judged by the same rule; every FASTER or "
-               "SLOWER there is a false difference. The target is at most 1 % false differences and 15 % UNCLEAR.")
-    st.dataframe(cal, hide_index=True, column_config={
-        "gpu_model": "GPU model", "comparisons": "A/A pairs",
-        "difference_rate": st.column_config.NumberColumn("false-difference rate", format="percent"),
-        "unclear_rate": st.column_config.NumberColumn("UNCLEAR rate", format="percent")})

@@ -462,7 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
     p.add_argument("--headline", action="store_true", help="one table instead: per GPU model, family and shape, the stage "
-                                                           "closest to its cuBLAS, with the spread across measurements")
+                                                           "closest to its cuBLAS, with the spread across measurements; "
+                                                           "then, where rows have LLM layer shapes (plans/llm.toml), per "
+                                                           "LLM model the geometric mean of those over its shapes")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("compare", help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs (of one dataset or two), "

@@ -20,7 +20,16 @@ pytest.importorskip("altair")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard import analysis, charts, data  # noqa: E402
+from dashboard import data, frames  # noqa: E402
+from dashboard.views import (  # noqa: E402
+    data as data_page,  # noqa: E402
+    ladder,
+    overview,
+    reproducibility,
+    scaling,
+    telemetry,
+    tuning,
+)
 from farm.cells import Cell  # noqa: E402
 from farm.data.dataset import write_rows, write_table  # noqa: E402
 from farm.data.rows import cell_row  # noqa: E402
@@ -214,15 +223,15 @@ def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypa
 
 def test_charts_carry_run_ids_and_exact_values(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
-    sc = analysis.scaling(analysis.timed(L.rows))
-    spec = charts.scaling_chart(sc).to_dict()
+    sc = scaling.scaling(frames.timed(L.rows))
+    spec = scaling.scaling_chart(sc).to_dict()
     tips = [t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)]
     assert "run ids" in tips and "TFLOP/s (median)" in tips
-    lad = analysis.ladder(L.rows, data.published_figures(), "simt_fp32", "2048³", data.stage_info())
+    lad = ladder.ladder(L.rows, ladder.published_figures(), "simt_fp32", "2048³", ladder.stage_info())
     assert {"measured", "published"} <= set(lad["kind"])
     row = lad[(lad["source"] == "RTX-4090") & (lad["stage"] == "regblock")].iloc[0]
     assert row["gain"] == pytest.approx(0.47 / 0.32, rel=0.03)  # speed-up over tiled, the previous stage
-    assert charts.ladder_chart(lad, "2048³").to_dict()
+    assert ladder.ladder_chart(lad, "2048³").to_dict()
 
 
 def test_empty_and_missing_datasets_say_so(tmp_path, monkeypatch):
@@ -293,33 +302,33 @@ def test_new_files_show_up_without_rereading_old_ones(tmp_path):
 def test_timeline_lays_cells_end_to_end_and_flags_throttling(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
     rows = L.rows[(L.rows["run_id"] == "r1") & (L.rows["gpu_uuid"] == GPUS[0][0]["gpu_uuid"])]
-    tl = analysis.timeline(analysis.filter_telemetry(L.telemetry, rows), rows)
+    tl = telemetry.timeline(frames.filter_telemetry(L.telemetry, rows), rows)
     assert tl["time"].is_monotonic_increasing
-    windows = analysis.throttle_windows(tl)
+    windows = telemetry.throttle_windows(tl)
     assert len(windows) == 1 and "sw_power_cap" in windows["reasons"].iloc[0] and "regblock 2048³" in windows["stages"].iloc[0]
 
 
 def test_untrustworthy_cells_come_first(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
-    cells = analysis.cell_spread(L.rows, cv_limit=0.02)
+    cells = reproducibility.cell_spread(L.rows, cv_limit=0.02)
     assert list(cells["severity"]) == sorted(cells["severity"], reverse=True)
     assert cells["issues"].iloc[0].startswith("unverified") and cells["issues"].str.contains("throttled").any()
-    aa = analysis.aa(L.rows, "r1", 0.01)
+    aa = reproducibility.aa(L.rows, "r1", 0.01)
     assert len(aa) and set(aa["verdict"]) <= {"SAME", "FASTER", "SLOWER", "UNCLEAR"}
 
 
 def test_sweep_in_progress_estimates_progress(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
-    live = analysis.sweeps_in_progress(L.rows, dt.datetime.now(dt.timezone.utc))
+    live = overview.sweeps_in_progress(L.rows, dt.datetime.now(dt.timezone.utc))
     assert list(live["run_id"]) == ["r2"] and 0 < live["progress"].iloc[0] < 1
 
 
 def test_exports_round_trip(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
-    table = data.export_table(L.rows, data.ROW_SCHEMA)
-    back = pq.read_table(pa.BufferReader(data.to_parquet_bytes(table)))
+    table = data_page.export_table(L.rows, data.ROW_SCHEMA)
+    back = pq.read_table(pa.BufferReader(data_page.to_parquet_bytes(table)))
     assert back.num_rows == len(L.rows) and "samples_ms" in back.column_names and "dataset" in back.column_names
-    csv = data.to_csv_bytes(data.export_table(L.telemetry, data.TELEMETRY_SCHEMA)).decode()
+    csv = data_page.to_csv_bytes(data_page.export_table(L.telemetry, data.TELEMETRY_SCHEMA)).decode()
     assert csv.splitlines()[0].startswith("run_id,gpu_model") and len(csv.splitlines()) == len(L.telemetry) + 1
 
 
@@ -383,10 +392,10 @@ def test_tuning_best_config_speedup_and_runner_up():
         tune_row(f"{k}_tune_64x128x8_32x64_s2", 1.1, verified=False),  # ok but unverified: never counts
         tune_row("cublas_fp32", 0.5, stage_group="baseline", family="baseline"),
     ])
-    assert analysis.tune_stage(f"{k}_tune_128x256x8_64x64_s2") == (k, "128x256x8_64x64_s2")
-    assert analysis.tune_stage(k) is None
-    cells = analysis.tuning_cells(rows, {k: "128x128x16_64x64_s1"})
-    s = analysis.tuning_summary(cells, rows)
+    assert tuning.tune_stage(f"{k}_tune_128x256x8_64x64_s2") == (k, "128x256x8_64x64_s2")
+    assert tuning.tune_stage(k) is None
+    cells = tuning.tuning_cells(rows, {k: "128x128x16_64x64_s1"})
+    s = tuning.tuning_summary(cells, rows)
     assert len(s) == 1
     r = s.iloc[0]
     assert (r["best_config"], r["runner_up"]) == ("128x256x8_64x64_s2", "256x128x8_64x64_s2")
@@ -397,10 +406,10 @@ def test_tuning_best_config_speedup_and_runner_up():
     assert (r["configs"], r["failed"], r["best_rows"]) == (3, 2, 3)
     assert (r["best_ms_lo"], r["best_ms_hi"]) == (pytest.approx(1.58), pytest.approx(1.62))  # min-max over repeats
     assert r["best_tflops"] == pytest.approx(2 * 1024**3 / 1.60 / 1e9) and r["winner"] == "clear"
-    lines = analysis.tuning_lines(cells)
+    lines = tuning.tuning_lines(cells)
     assert set(lines["highlight"]) == {"ladder stage (128x128x16_64x64_s1)", "128x256x8_64x64_s2: best at 1024³",
                                        "128x128x16_64x64_s1: ladder configuration, as a tuning row", "other configurations"}
-    assert charts.tuning_chart(lines).to_dict() and charts.tuning_rank_chart(lines, "1024³", "pct").to_dict()
+    assert tuning.tuning_chart(lines).to_dict() and tuning.tuning_rank_chart(lines, "1024³", "pct").to_dict()
 
 
 def test_tuning_winner_within_noise_and_ladder_from_other_runs():
@@ -410,10 +419,10 @@ def test_tuning_winner_within_noise_and_ladder_from_other_runs():
         tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.1),  # the same kernel 5 % slower in another cell
         tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60), tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.64),  # 2.5 % apart
     ])
-    r = analysis.tuning_summary(analysis.tuning_cells(rows, {k: "128x128x16_64x64_s1"}), rows).iloc[0]
+    r = tuning.tuning_summary(tuning.tuning_cells(rows, {k: "128x128x16_64x64_s1"}), rows).iloc[0]
     assert r["winner"] == "within noise" and not r["ladder_same_run"] and r["bought"] == pytest.approx(1.25)
-    assert analysis.tuning_summary(analysis.tuning_cells(rows.iloc[1:]), rows.iloc[1:])["ladder_ms"].isna().all()
-    assert analysis.tuning_cells(rows[rows["stage"] == k]).empty and analysis.tuning_summary(pd.DataFrame()).empty
+    assert tuning.tuning_summary(tuning.tuning_cells(rows.iloc[1:]), rows.iloc[1:])["ladder_ms"].isna().all()
+    assert tuning.tuning_cells(rows[rows["stage"] == k]).empty and tuning.tuning_summary(pd.DataFrame()).empty
 
 
 def test_tuning_page_on_archived_data(monkeypatch, archived):
@@ -484,7 +493,7 @@ def test_flagged_rows_are_hidden_until_the_switch_brings_them_back_flagged(tmp_p
     assert (measured.loc[measured["stage"] != "cublas_fp32", "unlike_launches"] > 0).all()
     assert measured.loc[measured["stage"] != "cublas_fp32", "flag"].str.startswith("⚑").all()
     L = data.load_uncached([str(tmp_path / "old")])
-    exported = data.export_table(L.rows, data.ROW_SCHEMA).to_pandas()
+    exported = data_page.export_table(L.rows, data.ROW_SCHEMA).to_pandas()
     assert (exported["launch_flag"] != "").sum() == hidden
 
 
@@ -492,14 +501,14 @@ def test_every_mark_says_where_it_came_from_and_never_null(farm_dataset):
     """Tooltips carry the cards, driver, CUDA/NVRTC, commit, SM clock and power state of what a mark pools, and how many
     runs, commits and cards that is; a value that is missing reads '—', never null."""
     L = data.load_uncached([str(farm_dataset)])
-    sc = analysis.scaling(analysis.timed(L.rows))
+    sc = scaling.scaling(frames.timed(L.rows))
     cell = sc[(sc["stage"] == "regblock") & (sc["size_label"] == "2048³") & (sc["gpu_model"] == "H100-80GB-HBM3")].iloc[0]
     assert cell["pooled"] == f"{cell['rows']} rows from 2 runs, 1 commit, 2 cards"
     assert cell["cards"].startswith("2 cards: H100-80GB-HBM3 · GPU-1a2b3c4d") and cell["driver"] == "580.95.05"
     assert cell["cuda_nvrtc"] == "13.0 / 13.0" and cell["sm_clock"] == "1980 MHz median (max 1980)"
     assert cell["power_thermal"].startswith("power-capped in ") and cell["flag"] == ""
-    lad = analysis.ladder(L.rows, data.published_figures(), "simt_fp32", "2048³", data.stage_info())
-    for spec in (charts.scaling_chart(sc).to_dict(), charts.ladder_chart(lad, "2048³").to_dict()):
+    lad = ladder.ladder(L.rows, ladder.published_figures(), "simt_fp32", "2048³", ladder.stage_info())
+    for spec in (scaling.scaling_chart(sc).to_dict(), ladder.ladder_chart(lad, "2048³").to_dict()):
         tips = {t["field"]: t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)}
         assert {"pooled", "GPU cards", "driver", "CUDA runtime / NVRTC", "commit", "SM clock", "power / thermal"} <= set(tips.values())
         shown = [r.get(f) for d in spec.get("datasets", {}).values() for r in d for f in tips]
@@ -586,9 +595,9 @@ def test_ladder_shows_published_figures_only_at_their_own_size(farm_dataset, mon
 
 def test_time_vs_clock_axis_is_not_set_by_outliers(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
-    ct = analysis.clock_vs_time(L.rows)
+    ct = telemetry.clock_vs_time(L.rows)
     ct.loc[ct.index[:3], "rel_pct"] = [623.0, 540.0, -80.0]  # three rows far off, as schema-2 rows were
-    spec = charts.clock_time_chart(ct).to_dict()
+    spec = telemetry.clock_time_chart(ct).to_dict()
     [domain] = {tuple(enc["y"]["scale"]["domain"]) for enc in _encodings(spec) if "y" in enc and "scale" in enc["y"]}
     assert domain[1] < 50 and domain[0] == -domain[1]
     assert "row(s) beyond" in spec["title"]["subtitle"]

@@ -14,7 +14,8 @@ pytest.importorskip("streamlit")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard import comparing, data, history  # noqa: E402
+from dashboard import data  # noqa: E402
+from dashboard.views import compare, history  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 SHIPPED = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "datasets").iterdir() if p.is_dir())
@@ -81,20 +82,20 @@ def test_compare_counts_verdicts_per_family_and_gpu_and_puts_regressions_first()
             for gpu in ("H200", "H100"):
                 rows += run_rows(run, 2.0 * (slower if run else 1.0), rng, 0.003, stage=stage, gpu=gpu, commit=commit)
     rows = pd.DataFrame(rows)
-    assert comparing.side_options(rows, "git_commit") == ["aaa", "bbb"]
-    assert comparing.side_options(rows, "run") == ["run00 · d", "run01 · d"]
-    df = comparing.compare(rows, "git_commit", "aaa", "bbb", 0.01)
+    assert compare.side_options(rows, "git_commit") == ["aaa", "bbb"]
+    assert compare.side_options(rows, "run") == ["run00 · d", "run01 · d"]
+    df = compare.compare(rows, "git_commit", "aaa", "bbb", 0.01)
     assert list(df["verdict"][:2]) == ["SLOWER", "SLOWER"] and set(df["stage"][:2]) == {"multibuf"}
     assert df["diff_pct"].iloc[0] == pytest.approx(5.0, abs=1.0)
-    s = comparing.summary(df).set_index("gpu_model")
+    s = compare.summary(df).set_index("gpu_model")
     assert s.loc["H200", "summary"] == "1 faster, 1 slower, 1 same, 0 unclear" and s.loc["H200", "cells"] == 3
-    across = comparing.compare(rows[rows["run_id"] == "run00"], "gpu_model", "H100", "H200", 0.01)
+    across = compare.compare(rows[rows["run_id"] == "run00"], "gpu_model", "H100", "H200", 0.01)
     assert set(across["gpu_model"]) == {"H200 vs H100"} and len(across) == 3
-    assert comparing.compare(rows, "git_commit", "aaa", "zzz", 0.01).empty
+    assert compare.compare(rows, "git_commit", "aaa", "zzz", 0.01).empty
     graphed = rows.assign(launch_method="cuda_graph")
-    assert comparing.launch_note(graphed, "git_commit", "aaa", "bbb") == ""
+    assert compare.launch_note(graphed, "git_commit", "aaa", "bbb") == ""
     mixed = graphed.assign(launch_method=graphed["launch_method"].where(graphed["git_commit"] == "bbb", "direct"))
-    assert "launched direct, B's cuda_graph" in comparing.launch_note(mixed, "git_commit", "aaa", "bbb")
+    assert "launched direct, B's cuda_graph" in compare.launch_note(mixed, "git_commit", "aaa", "bbb")
 
 
 def app(monkeypatch, *paths: str, query: dict | None = None) -> AppTest:
@@ -130,7 +131,7 @@ def test_new_pages_on_the_shipped_datasets(monkeypatch):
 
 
 def test_a_history_link_opens_compare_on_those_runs(monkeypatch):
-    runs = comparing.side_options(data.load_uncached(SHIPPED).rows, "run")
+    runs = compare.side_options(data.load_uncached(SHIPPED).rows, "run")
     a, b = runs[0], runs[-1]  # the oldest and newest: not the pair the page picks by itself
     at = app(monkeypatch, *SHIPPED, query={"by": "run", "a": a, "b": b})
     at.switch_page("views/compare.py").run()

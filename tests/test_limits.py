@@ -105,12 +105,12 @@ def test_dashboard_keeps_implausible_rows_out_of_every_result(tmp_path, monkeypa
 
     from streamlit.testing.v1 import AppTest
 
-    from dashboard import analysis, data
+    from dashboard import data, frames
 
     reason, _ = limits.check(_row("naive", "ok", 200.0))
     write_rows([_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)], str(tmp_path))
     loaded = data.load_uncached([str(tmp_path)])
-    assert list(analysis.timed(loaded.rows)["stage"]) == ["cublas_fp32"]
+    assert list(frames.timed(loaded.rows)["stage"]) == ["cublas_fp32"]
     monkeypatch.setenv(data.ENV, str(tmp_path))
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py"), default_timeout=60)
     at.run()

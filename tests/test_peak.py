@@ -73,17 +73,17 @@ def test_pct_of_peak_of_a_row():
 
 
 def test_dashboard_peak_columns_and_roofs():
-    from dashboard import roofline
+    from dashboard.views import peak as peak_page
 
     rows = pd.DataFrame([{"gpu_model": "H200", "gpu_name": "NVIDIA H200", "arch": "sm_90", "compute_capability": "9.0",
                           "dtype": d, "sm_count": 132, "max_sm_clock_mhz": 1980.0, "m": 4096, "n": 4096, "k": 4096,
                           "flops": 2 * 4096**3, "median_ms": ms} for d, ms in (("fp32", 3.0), ("bf16", 0.25))])
-    out = roofline.with_peak(rows)
+    out = peak_page.with_peak(rows)
     assert list(out["pct_of_peak"]) == [pytest.approx(peak.pct_of_peak(r)) for r in rows.to_dict("records")]
     assert list(out["bandwidth_tbs"]) == [4.8, 4.8]
-    table = roofline.peak_table(rows).set_index("dtype")
+    table = peak_page.peak_table(rows).set_index("dtype")
     assert table.loc["fp32", "ridge_flop_per_byte"] == pytest.approx(table.loc["fp32", "peak_tflops"] / 4.8)
-    roofs = roofline.roofs(table.reset_index(), 1.0, 10_000.0)
+    roofs = peak_page.roofs(table.reset_index(), 1.0, 10_000.0)
     low = roofs[roofs["intensity"] == roofs["intensity"].min()]
     assert list(low["tflops"]) == pytest.approx([4.8, 4.8]), "memory-bound left of the ridge: 4.8 TB/s x 1 FLOP/byte"
     assert list(roofs.groupby("dtype")["tflops"].max()) == pytest.approx(list(table["peak_tflops"].reindex(["bf16", "fp32"])))

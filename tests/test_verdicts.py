@@ -176,7 +176,8 @@ def test_change_points_on_the_shipped_series_mark_card_changes_as_environment(tm
     import tarfile
 
     pd = pytest.importorskip("pandas")
-    from dashboard import data, history
+    from dashboard import data
+    from dashboard.views import history
 
     with tarfile.open(DATASETS / "archive" / "schema2.tar.xz") as tar:
         tar.extractall(tmp_path, filter="data")

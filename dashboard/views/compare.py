@@ -1,11 +1,81 @@
-"""Compare: two runs, commits, GPU models or datasets, cell by cell, with farm.analysis.compare's noise-aware verdicts."""
+"""Compare: two runs, commits, GPU models or datasets, cell by cell, with farm.analysis.compare's noise-aware verdicts,
+a count per family and GPU model, and the worst regressions first."""
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, comparing, ui
+from dashboard import frames, ui, verdicts
 from farm.analysis.compare import DEFAULT_TOLERANCE
 
-st.title("Compare")
-st.caption("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
+# ---------------------------------------------------------------- queries
+
+SIDES = {"run": "run", "git_commit": "commit", "gpu_model": "GPU model", "dataset": "dataset"}  # column -> what it is called
+VERDICT_ORDER = {"SLOWER": 0, "FASTER": 1, "UNCLEAR": 2, "SAME": 3}  # regressions first, then gains, then the undecided
+
+
+def side_column(rows: pd.DataFrame, by: str) -> pd.Series:
+    """The value naming each row's side: a run is 'run_id · dataset' (run ids repeat across datasets)."""
+    if by == "run":
+        return rows["run_id"].astype(str) + " · " + rows["dataset"].astype(str)
+    return rows[by].astype(str)
+
+
+def side_options(rows: pd.DataFrame, by: str) -> list[str]:
+    """The values to pick from, oldest first (by their first timed row)."""
+    t = frames.timed(rows)
+    if t.empty:
+        return []
+    first = t.assign(_side=side_column(t, by)).groupby("_side")["timestamp"].min().sort_values(kind="stable")
+    return list(first.index)
+
+
+def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float) -> pd.DataFrame:
+    """B against A per cell: gpu_model (or 'B vs A' between GPU models), family, stage, shape, medians, diff and
+    band (%), verdict; regressions first, then FASTER, UNCLEAR and SAME, each largest |difference| first."""
+    side = side_column(rows, by)
+    df = verdicts.compare_selected(rows, side == a, side == b, tol, model_label=f"{b} vs {a}" if by == "gpu_model" else None)
+    if df.empty:
+        return df.assign(family=pd.Series(dtype="object"), dtype=pd.Series(dtype="object"))
+    info = rows.drop_duplicates("stage").set_index("stage")
+    df.insert(1, "family", df["stage"].map(info["family"]))
+    df.insert(3, "dtype", df["stage"].map(info["dtype"]))
+    df["pair"] = f"{b} vs {a}"
+    rank = df["verdict"].map(VERDICT_ORDER)
+    return df.assign(_r=rank, _d=-df["diff_pct"].abs()).sort_values(["_r", "_d"], kind="stable").drop(columns=["_r", "_d"]).reset_index(drop=True)
+
+
+def summary(cmp: pd.DataFrame) -> pd.DataFrame:
+    """Per family and GPU model: how many cells are faster, slower, same, unclear, as counts and one line of text."""
+    cols = ["family", "gpu_model", "cells", "FASTER", "SLOWER", "SAME", "UNCLEAR", "summary", "worst_pct"]
+    if cmp.empty:
+        return pd.DataFrame(columns=cols)
+    counts = pd.crosstab([cmp["family"], cmp["gpu_model"]], cmp["verdict"]).reindex(columns=list(VERDICT_ORDER), fill_value=0)
+    out = counts.reset_index()
+    out["cells"] = counts.sum(axis=1).values
+    out["summary"] = [f"{f} faster, {s} slower, {m} same, {u} unclear"
+                      for f, s, m, u in zip(out["FASTER"], out["SLOWER"], out["SAME"], out["UNCLEAR"])]
+    worst = cmp[cmp["verdict"] == "SLOWER"].groupby(["family", "gpu_model"])["diff_pct"].max()
+    out["worst_pct"] = [worst.get((f, g), float("nan")) for f, g in zip(out["family"], out["gpu_model"])]
+    return out.sort_values(["SLOWER", "worst_pct"], ascending=False, kind="stable")[cols].reset_index(drop=True)
+
+
+def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
+    """A warning when the two sides launched their rows differently (direct against CUDA graph, e.g. schema 2
+    cuBLAS baselines against schema 3): below ~2048^3 such differences are the launch, not the kernel."""
+    t = frames.timed(rows)
+    side = side_column(t, by)
+    methods = {s: sorted(set(t.loc[side == s, "launch_method"].dropna())) for s in (a, b)}
+    if methods[a] == methods[b] or not methods[a] or not methods[b]:
+        return ""
+    return (f"A's rows were launched {' and '.join(methods[a])}, B's {' and '.join(methods[b])}: where one cell was "
+            "timed from Python (direct) and the other replayed from a CUDA graph, a difference at small sizes is the "
+            "host launch overhead, not the kernel (`launch_method` per row).")
+
+
+# ---------------------------------------------------------------- the page
+
+CAPTION = ("Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "
            "both sides; repeats, cards and runs of a side pooled), with `farm compare`'s verdict, its noise learned from "
            "the loaded datasets' A/A history (repeats, and runs of one commit): SAME when the equivalence test's 90 % "
            "band of the difference lies within ±tolerance (the smallest change that matters), FASTER / SLOWER when the "
@@ -21,7 +91,7 @@ def _default(options: list[str], wanted: str | None, fallback: int) -> int:
 
 def _best_pair(rows, by: str, options: list[str]) -> tuple[int, int]:
     """For runs, the two that share the most cells; else the two newest values."""
-    pair = analysis.best_run_pair(rows) if by == "run" else None
+    pair = verdicts.best_run_pair(rows) if by == "run" else None
     if pair:
         a, b = (f"{p[1]} · {p[0]}" for p in pair)
         if a in options and b in options:
@@ -29,18 +99,14 @@ def _best_pair(rows, by: str, options: list[str]) -> tuple[int, int]:
     return len(options) - 2, len(options) - 1
 
 
-def body() -> None:
-    L, rows, _ = ui.filtered()
-    ui.messages(L)
-    if ui.stop_if_empty(L, rows):
-        return
+def body(L, rows, _) -> None:
     q = st.query_params  # the History page links here with ?by=run&a=...&b=...
-    sides = list(comparing.SIDES)
+    sides = list(SIDES)
     c = st.columns([1.2, 3, 3, 1.2])
-    by = c[0].selectbox("Compare", sides, index=_default(sides, q.get("by"), 0), format_func=comparing.SIDES.get, key="cmp_by")
-    options = comparing.side_options(rows, by)
+    by = c[0].selectbox("Compare", sides, index=_default(sides, q.get("by"), 0), format_func=SIDES.get, key="cmp_by")
+    options = side_options(rows, by)
     if len(options) < 2:
-        st.info(f"Only {len(options)} {comparing.SIDES[by]} with timed rows under the current filters: nothing to compare. "
+        st.info(f"Only {len(options)} {SIDES[by]} with timed rows under the current filters: nothing to compare. "
                 "Clear a sidebar filter, or compare by something else.")
         return
     ia, ib = _best_pair(rows, by, options)
@@ -51,14 +117,14 @@ def body() -> None:
     if a == b:
         st.info("Pick two different sides.")
         return
-    df = comparing.compare(rows, by, a, b, tol)
+    df = compare(rows, by, a, b, tol)
     if df.empty:
         st.info(f"A and B measured no cell in common (same {'stage and shape' if by == 'gpu_model' else 'GPU model, stage and shape'}), "
                 "or none with per-batch samples.")
         return
-    if note := comparing.launch_note(rows, by, a, b):
+    if note := launch_note(rows, by, a, b):
         st.warning(note)
-    s = analysis.comparison_summary(df, tol)
+    s = verdicts.comparison_summary(df, tol)
     m = st.columns(5)
     m[0].metric("cells compared", s["comparisons"])
     m[1].metric("SLOWER", s["SLOWER"], help="B slower than A beyond the noise and half the tolerance")
@@ -67,7 +133,7 @@ def body() -> None:
     m[4].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
 
     st.subheader("Per family and GPU model")
-    per = comparing.summary(df)
+    per = summary(df)
     per["worst"] = [f"{w:+.1f} %" if w == w else "none slower" for w in per["worst_pct"]]
     st.dataframe(per[["family", "gpu_model", "cells", "summary", "worst"]], hide_index=True, column_config={
         "gpu_model": "GPU model", "summary": st.column_config.TextColumn("verdicts", width="large"), "worst": "worst slowdown"})
@@ -76,7 +142,7 @@ def body() -> None:
     if not confounded.empty:
         st.warning(f"{len(confounded)} of the FASTER / SLOWER cells came with more than the code differing (another card, "
                    "clock, power cap, driver or library algorithm: column *what else differed*): they may be that, not the change.")
-    ui.calibration(rows, tol, set(df["gpu_model"]))
+    verdicts.show_calibration(rows, tol, set(df["gpu_model"]))
 
     st.subheader("Cells, regressions first")
     shown = df[df["verdict"] != "SAME"].head(MAX_CHART_CELLS)
@@ -85,7 +151,7 @@ def body() -> None:
     else:
         st.caption(f"The {len(shown)} cells that are not SAME, slower first, then faster, then unclear" + (f" (the first {MAX_CHART_CELLS})" if len(shown) == MAX_CHART_CELLS else "")
                    + "; the table has every cell.")
-        ui.chart(charts.comparison_chart(shown, 100 * tol, f"{b}  vs  {a}"), key="cmp_chart")
+        ui.chart(verdicts.comparison_chart(shown, 100 * tol, f"{b}  vs  {a}"), key="cmp_chart")
     table = df.drop(columns=["order", "cell", "pair"], errors="ignore")
     order = ["gpu_model", "family", "stage", "dtype", "size_label", "verdict", "diff_pct", "band_pct", "differed", "why", "a_ms",
              "b_ms", "a_rows", "b_rows", "noise"]
@@ -102,4 +168,5 @@ def body() -> None:
                        file_name="gemm-farm-compare.csv", mime="text/csv", key="cmp_csv", on_click="ignore")
 
 
-ui.live(body)
+if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
+    ui.page("Compare", CAPTION, body)

@@ -1,11 +1,52 @@
 """Data: the schema, and downloads of the filtered rows and of whole datasets as Parquet and CSV."""
+from __future__ import annotations
+
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import streamlit as st
 
 from dashboard import data, ui
 from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, TELEMETRY_SCHEMA
 
-st.title("Data")
+# ---------------------------------------------------------------- exports
+
+FLAG_FIELD = pa.field("launch_flag", pa.string())  # derived, but a download keeps it: why a row's % is not like-for-like
+
+
+def export_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """Rows of `df` as an Arrow table of `schema` plus dataset and schema_version (and launch_flag, where `df` has
+    it: '' for a like-for-like row); the other derived columns dropped."""
+    full = data.with_extras(schema)
+    if FLAG_FIELD.name in df:
+        full = full.append(FLAG_FIELD)
+    cols = [f.name for f in full]
+    if df.empty:
+        return full.empty_table()
+    part = df[cols].copy()
+    for name in ("samples_ms", "clock_event_names"):
+        if name in part:
+            part[name] = [None if v is None or (isinstance(v, float) and pd.isna(v)) else list(v) for v in part[name]]
+    return pa.Table.from_pandas(part, schema=full, preserve_index=False)
+
+
+def to_parquet_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()
+
+
+def to_csv_bytes(table: pa.Table) -> bytes:
+    """CSV; list columns (samples_ms, clock_event_names) become JSON-style text."""
+    df = table.to_pandas()
+    for name in ("samples_ms", "clock_event_names"):
+        if name in df:
+            df[name] = ["" if v is None else "[" + ", ".join(repr(x) if not isinstance(x, str) else f'"{x}"' for x in v) + "]"
+                        for v in df[name]]
+    return df.to_csv(index=False).encode()
+
+
+# ---------------------------------------------------------------- the page
 
 TELEMETRY_DOCS = {
     "series": "what ran when the sample was taken: warmup | kernel | baseline | gap (between batches)",
@@ -20,25 +61,23 @@ def download(label: str, make, file_name: str, mime: str, key: str) -> None:
 
 
 def buttons(prefix: str, rows: pd.DataFrame, tele: pd.DataFrame, key: str) -> None:
-    rows_t = lambda: data.export_table(rows, ROW_SCHEMA)  # noqa: E731
-    tele_t = lambda: data.export_table(tele, TELEMETRY_SCHEMA)  # noqa: E731
+    rows_t = lambda: export_table(rows, ROW_SCHEMA)  # noqa: E731
+    tele_t = lambda: export_table(tele, TELEMETRY_SCHEMA)  # noqa: E731
     c = st.columns(4)
     with c[0]:
-        download(f"rows · Parquet ({len(rows)})", lambda: data.to_parquet_bytes(rows_t()), f"{prefix}-rows.parquet",
+        download(f"rows · Parquet ({len(rows)})", lambda: to_parquet_bytes(rows_t()), f"{prefix}-rows.parquet",
                  "application/vnd.apache.parquet", f"{key}_rows_pq")
     with c[1]:
-        download(f"rows · CSV ({len(rows)})", lambda: data.to_csv_bytes(rows_t()), f"{prefix}-rows.csv", "text/csv", f"{key}_rows_csv")
+        download(f"rows · CSV ({len(rows)})", lambda: to_csv_bytes(rows_t()), f"{prefix}-rows.csv", "text/csv", f"{key}_rows_csv")
     with c[2]:
-        download(f"telemetry · Parquet ({len(tele)})", lambda: data.to_parquet_bytes(tele_t()), f"{prefix}-telemetry.parquet",
+        download(f"telemetry · Parquet ({len(tele)})", lambda: to_parquet_bytes(tele_t()), f"{prefix}-telemetry.parquet",
                  "application/vnd.apache.parquet", f"{key}_tele_pq")
     with c[3]:
-        download(f"telemetry · CSV ({len(tele)})", lambda: data.to_csv_bytes(tele_t()), f"{prefix}-telemetry.csv", "text/csv",
+        download(f"telemetry · CSV ({len(tele)})", lambda: to_csv_bytes(tele_t()), f"{prefix}-telemetry.csv", "text/csv",
                  f"{key}_tele_csv")
 
 
-def body() -> None:
-    L, rows, tele = ui.filtered()
-    ui.messages(L)
+def body(L, rows, tele) -> None:
     if not ui.stop_if_empty(L, rows):
         st.subheader("Filtered rows")
         st.caption(f"{len(rows)} rows and {len(tele)} telemetry samples pass the sidebar filters. Downloads carry every "
@@ -72,17 +111,22 @@ def body() -> None:
             "rows, tele = read_table('DATASET'), read_table('DATASET', 'telemetry')", language="python")
 
 
-ui.live(body)
+def schema() -> None:
+    """The columns of the rows and telemetry tables, their types and meanings."""
+    st.subheader(f"Schema (version {SCHEMA_VERSION})")
+    st.caption("One row per (GPU, stage, shape, repeat, run); `gpu_model` and `run_id` are the hive partition keys. "
+               "Units: times in ms, throughput in TFLOP/s (multiply-add = 2 FLOP), sizes in bytes.")
+    tab_rows, tab_tele = st.tabs(["rows", "telemetry"])
+    with tab_rows:
+        st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": COLUMN_DOCS[f.name]} for f in ROW_SCHEMA]),
+                     hide_index=True, height=420, column_config={"meaning": st.column_config.TextColumn(width="large")})
+    with tab_tele:
+        st.caption("One row per NVML sample; joins to rows on gpu_model, run_id, gpu_uuid, stage, m, n, k, repeat.")
+        st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": TELEMETRY_DOCS.get(f.name, "join key")}
+                                   for f in TELEMETRY_SCHEMA]), hide_index=True,
+                     column_config={"meaning": st.column_config.TextColumn(width="large")})
 
-st.subheader(f"Schema (version {SCHEMA_VERSION})")
-st.caption("One row per (GPU, stage, shape, repeat, run); `gpu_model` and `run_id` are the hive partition keys. "
-           "Units: times in ms, throughput in TFLOP/s (multiply-add = 2 FLOP), sizes in bytes.")
-tab_rows, tab_tele = st.tabs(["rows", "telemetry"])
-with tab_rows:
-    st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": COLUMN_DOCS[f.name]} for f in ROW_SCHEMA]),
-                 hide_index=True, height=420, column_config={"meaning": st.column_config.TextColumn(width="large")})
-with tab_tele:
-    st.caption("One row per NVML sample; joins to rows on gpu_model, run_id, gpu_uuid, stage, m, n, k, repeat.")
-    st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": TELEMETRY_DOCS.get(f.name, "join key")}
-                               for f in TELEMETRY_SCHEMA]), hide_index=True,
-                 column_config={"meaning": st.column_config.TextColumn(width="large")})
+
+if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its exports
+    ui.page("Data", None, body, stop_when_empty=False)
+    schema()

@@ -1,18 +1,21 @@
 """Console tables from a dataset: per GPU and shape, each stage's time, throughput, % of its baseline, of the
 faster vendor library and of the GPU's dense peak (farm.data.peak); the headline: per GPU model, family and
-shape, the stage closest to its cuBLAS; and the runs: per sweep and GPU, start-up, cells and the farm's overhead
+shape, the stage closest to its cuBLAS, and per LLM model (farm.data.llm_shapes) the geometric mean of those over
+the model's layer shapes; and the runs: per sweep and GPU, start-up, cells and the farm's overhead
 over the timed GPU windows.
 A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
 reasons listed under the table."""
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 
-from farm.data.peak import pct_of_peak
 from farm.data.dataset import RUNS, exists, read_table
-from farm.data.schema import STATUSES
 from farm.data.derived import launch_mismatch, with_vendor_best
+from farm.data.llm_shapes import MODELS
+from farm.data.peak import pct_of_peak
+from farm.data.schema import STATUSES
 
 FLAG = "(!)"
 
@@ -102,13 +105,51 @@ def headline_table(output: str, run_id: str | None = None) -> str:
     out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | % of vendor best | % of peak | spread | measurements |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (model, family, _, m, n, k), stages in sorted(cells.items()):
-        best = max(stages.values(), key=_median_pct)
+        best = _best(stages)
         meds = [r["median_ms"] for r in best]
         med = statistics.median(meds)
         out.append(f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
                    f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | {_peak_pct(best[0], med)} | "
                    f"{100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
-    return "\n".join(out) + _flag_notes(rows)
+    return "\n".join(out) + llm_models_table(rows) + _flag_notes(rows)
+
+
+def _best(stages: dict[str, list[dict]]) -> list[dict]:
+    """The rows of the stage with the highest median % of its cuBLAS."""
+    return max(stages.values(), key=_median_pct)
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def llm_models_table(rows: list[dict]) -> str:
+    """Per GPU model, LLM model, family and precision: over the model's layer shapes measured (farm.data.llm_shapes),
+    the geometric mean of the best stage's median % of cuBLAS and of the faster vendor library (blank unless every
+    shape has one), and the shape where it is lowest. `rows`: ok, verified kernel rows. Empty when no row has a
+    model's shape."""
+    cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        cells[(r["gpu_model"], r["family"], r["dtype"], (r["m"], r["n"], r["k"]))][r["stage"]].append(r)
+    per_model: dict[tuple, list[tuple]] = defaultdict(list)
+    for order, llm in enumerate(MODELS):
+        shapes = set(llm.shapes())
+        for (gpu, family, dtype, shape), stages in cells.items():
+            if shape in shapes:
+                best = _best(stages)
+                vendor = [r["pct_of_vendor_best"] for r in best if r["pct_of_vendor_best"] is not None]
+                per_model[(gpu, order, llm.name, family, dtype, len(shapes))].append(
+                    (_median_pct(best), statistics.median(vendor) if vendor else None, shape))
+    if not per_model:
+        return ""
+    out = ["\n\n| GPU model | LLM model | family | precision | shapes measured | geo-mean % of cuBLAS | geo-mean % of vendor best | lowest |",
+           "|---|---|---|---|---|---|---|---|"]
+    for (gpu, _, name, family, dtype, total), best in sorted(per_model.items()):
+        vendor = [v for _, v, _ in best if v is not None]
+        low, _, (m, n, k) = min(best)
+        out.append(f"| {gpu} | {name} | {family} | {dtype} | {len(best)} of {total} | {_geomean([p for p, _, _ in best]):.1f} | "
+                   f"{f'{_geomean(vendor):.1f}' if len(vendor) == len(best) else ''} | {low:.1f} at {m}x{n}x{k} |")
+    return "\n".join(out)
 
 
 def _seconds(value: float | None) -> str:

@@ -6,7 +6,7 @@
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
-//   wgmma<N, T>          wgmma.mma_async m64nNk16, FP32 accumulators, A K-major, B MN-major (tnspB = 1)
+//   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 256), FP32 accumulators, A K-major, B MN-major (tnspB = 1)
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
 //   wgmma_k_tile         one BK-deep k tile of a warpgroup's 64 x N product, issued as one wgmma group
 //   store_acc            a warpgroup's 64 x N accumulators to C, guarded at the edges
@@ -150,6 +150,22 @@ __device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, in
 
 template <int N, typename T>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b);
+
+template <>
+__device__ __forceinline__ void wgmma<64, __nv_bfloat16>(float (&d)[32], uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma<64, __half>(float (&d)[32], uint64_t a, uint64_t b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(1));
+}
 
 template <>
 __device__ __forceinline__ void wgmma<128, __nv_bfloat16>(float (&d)[64], uint64_t a, uint64_t b) {

@@ -15,6 +15,7 @@ DTYPES = {"bf16": ("__nv_bfloat16", "cublas_bf16"), "fp16": ("__half", "cublas_f
 ARCH = "sm_90a"
 VEC8 = ShapeRule(n_multiple=8, k_multiple=8)  # 16-byte rows chunks (cp.async) and TMA's 16-byte global strides
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
+MAX_SPLITS = 8  # d_split_k's K slices at most: its workspace is that many M x N planes of partial sums
 SMEM_128x128_3 = 3 * (128 * 64 + 64 * 128) * 2
 SMEM_128x256_4 = 4 * (128 * 64 + 64 * 256) * 2
 
@@ -40,6 +41,15 @@ def _kernels(t: str) -> list[tuple[str, str, Launch, str]]:
         ("d_multicast", "06_multicast.cu",
          Launch(f"d_multicast<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True, cluster=2),
          "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
+        # 07 and 08 pick their tile width (and 08 its K slices) in the kernel; their Launch's tile_n (64, 8) only sizes
+        # the persistent grid for the most work units they can make.
+        ("d_narrow_tiles", "07_narrow_tiles.cu",
+         Launch(f"d_narrow_tiles<{t}>", 384, 128, 64, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
+         "05 with the tile width picked per shape (256, 128 or 64 columns): fewest estimated k-tile times over the waves"),
+        ("d_split_k", "08_split_k.cu",
+         Launch(f"d_split_k<{t}>", 384, 128, 8, ("TMA_A", "TMA_B", "C", "W", "M", "N", "K"), dynamic_smem=SMEM_128x256_4,
+                persistent=True),
+         "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them"),
     ]
 
 
@@ -50,7 +60,8 @@ def _stages() -> list[Stage]:
             name, file, launch, what = _kernels(t)[position]
             stages.append(Stage(name=f"{name}_{dtype}", family=FAMILY, walk="D", group="ladder", position=position,
                                 source=f"hopper_d/{file}", launches=(launch,), what_changed=what, dtype=dtype,
-                                baseline=baseline, shapes=VEC8, min_cc=90, requires_arch=ARCH))
+                                baseline=baseline, shapes=VEC8, min_cc=90, requires_arch=ARCH,
+                                workspace_floats_per_mn=MAX_SPLITS if name == "d_split_k" else 0))
     return stages
 
 

@@ -1,0 +1,67 @@
+"""On an sm_90 GPU: walk D at the shapes LLM layers and tails give it, verified against cuBLAS with C poisoned.
+
+Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile sizes; stages 07 (narrow_tiles) and
+08 (split_k) also at shapes that take each branch of their per-shape plan (persistent_ws::plan_for, 132 SMs):
+  256^3, 1000^3, 1024^3          128 x 64 tiles (07 and 08 alike)
+  1024 x 2048 x 512              128 x 128 tiles
+  2048^3                         128 x 256 tiles, 05's path
+  1 x 4096 x 4096                128 x 128 tiles, K in 4 slices (08; 07: 128 x 128 whole)
+  16 x 1024 x 4096               128 x 64 tiles, K in 8 slices (08)
+  8 x 512 x 832                  13 k tiles in 8 uneven slices, the last k tile partial (08)
+Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's arrival counters must
+be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
+Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.
+"""
+import pytest
+
+from farm.cells import Cell
+from kernels.registry import catalog
+
+pytestmark = pytest.mark.gpu
+
+WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
+PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_"))]
+TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
+PLAN_BRANCHES = [(256, 256, 256), (1000, 1000, 1000), (1024, 1024, 1024), (1024, 2048, 512), (2048, 2048, 2048),
+                 (16, 1024, 4096), (8, 512, 832)]
+
+
+@pytest.fixture(scope="module")
+def measurer():
+    from test_gpu import QUICK
+
+    from farm.measure.gpu import GpuMeasurer
+
+    return GpuMeasurer(options=QUICK)
+
+
+def _ok_or_not_hopper(row: dict) -> bool:
+    """True when the cell ran and must be checked; False when this GPU is no sm_90 (every walk-D cell skips)."""
+    if row["status"] == "skipped" and "needs sm_90a" in (row["status_reason"] or ""):
+        return False
+    assert row["status"] == "ok", (row["stage"], row["status"], row["status_reason"])
+    assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0, row
+    assert row["post_checked"] and row["local_bytes"] == 0
+    return True
+
+
+@pytest.mark.parametrize("shape", TAILS, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", WALK_D)
+def test_every_walk_d_stage_runs_m_n_and_k_tails(measurer, stage, shape):
+    _ok_or_not_hopper(measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes"))
+
+
+@pytest.mark.parametrize("shape", PLAN_BRANCHES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", PER_SHAPE)
+def test_per_shape_stages_verify_on_every_branch_of_their_plan(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
+    if _ok_or_not_hopper(row) and stage.startswith("d_split_k_") and shape == (16, 1024, 4096):
+        assert row["grid_blocks"] == 128, row["grid_blocks"]  # one block per 8-column strip: 16 tiles x 8 slices
+
+
+@pytest.mark.parametrize("shape", [(64, 100, 64), (64, 64, 100)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", ["d_tma_bf16", "d_split_k_fp16"])
+def test_n_or_k_off_a_multiple_of_8_is_skipped_with_the_reason(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
+    assert row["status"] == "skipped", row["status"]
+    assert "not a multiple of 8" in row["status_reason"] or "needs sm_90a" in row["status_reason"], row["status_reason"]
