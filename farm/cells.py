@@ -18,7 +18,10 @@ class Cell:
 
 
 class Measurer(Protocol):
-    """What a GPU worker runs. farm.measure.gpu.GpuMeasurer is the real one; tests use a stand-in."""
+    """What a GPU worker runs. farm.measure.gpu.GpuMeasurer is the real one; tests use a stand-in.
+
+    Built as Measurer(options, prewarm): the plan's validated MeasureOptions (farm.measure.cell_timer), as the plan
+    holds them, and the names of the plan's stages, to compile while the first cells run."""
 
     startup: dict[str, float]  # seconds each step of building it took, in order (the sweep's start-up log line)
 

@@ -1,4 +1,5 @@
-"""`python -m farm` / `gemm-farm`: catalog, compile (no GPU needed), bench and profile (local GPU), sweep (Ray)."""
+"""`python -m farm` / `gemm-farm`: catalog, compile (no GPU needed), sweep (Ray), bench and profile (the sweep on
+this machine's GPUs)."""
 from __future__ import annotations
 
 import argparse
@@ -149,64 +150,53 @@ def _no_gpu() -> str | None:
     return None
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    """Run a plan on this machine's GPU in this process (no Ray); rows written after every cell."""
-    from farm.data.dataset import completed_keys
-    from farm.data.row_batch import row_batches
-    from farm.data.writer import BufferedWriter, adopt_fallback, probe_output
-    from farm.measure.gpu import GpuMeasurer
-    from farm.measure.sizing import bytes_needed
+def _local_plan(args: argparse.Namespace, **fields):
+    """The plan `farm bench` or `farm profile` runs, from --plan and the flags, with its output probed."""
+    from farm.data.writer import probe_output
     from farm.plan import load_plan
 
     plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
-                     repeats=args.repeats, run_id=args.run_id, output=args.output)
+                     run_id=args.run_id, output=args.output, **fields)
     probe_output(plan.output)
+    return plan
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """The sweep on this machine's GPUs (farm/sweep.py drive: a local Ray of its own, never a cluster), in shard mode:
+    an existing run id resumes with the cells its GPU model already has skipped (any card of the model, so a run
+    cut off on one lent machine can finish on another). Exit 1 also when a cell failed verification or erred."""
+    from farm import sweep
+
+    plan = _local_plan(args, repeats=args.repeats, mode="shard")
     why = _no_gpu()
     if why:
         print(f"error: farm bench needs an NVIDIA GPU and its driver on this machine: {why}", file=sys.stderr)
         return 2
-    adopt_fallback(plan.output)
-    stages = {s.name: s for s in plan.stages()}
-    measurer = GpuMeasurer(prewarm=tuple(stages), **plan.measure)
-    device = measurer.device_info()
-    cells = plan.cells()
-    largest = max(cells, key=lambda c: bytes_needed(stages[c.stage], c.m, c.n, c.k, device))
-    need = bytes_needed(stages[largest.stage], largest.m, largest.n, largest.k, device)
-    if need > device["memory_bytes"]:
-        raise ValueError(f"{largest.m}x{largest.n}x{largest.k} needs {need / 2**30:.1f} GiB but {device['gpu_name']} "
-                         f"has {device['memory_bytes'] / 2**30:.1f} GiB; choose smaller --sizes")
-    # An existing run id resumes: cells this GPU model already has a row for are skipped (any card of the
-    # model, like a sharded sweep, so a run cut off on one lent machine can finish on another).
-    done = completed_keys(plan.output, plan.run_id, "gpu_model")
-    todo = [c for c in cells if (device["gpu_model"], *c.key()) not in done]
-    print(f"{device['gpu_name']} ({device['arch']}): {len(cells)} cells, {len(cells) - len(todo)} already done, "
-          f"run {plan.run_id} -> {plan.output}", flush=True)
-    counts: dict[str, int] = {}
-    writer = BufferedWriter(plan.output)  # a write that fails sends the rows to the fallback location it logs
-    for i, cell in enumerate(todo, 1):
-        row = measurer.measure(cell, plan.run_id)
-        writer.add(row_batches([row])[0])
-        writer.flush()
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-        detail = (f"{row['median_ms']:.4f} ms  {row['tflops']:.2f} TFLOPS  {row['pct_of_baseline']:.1f}% of {row['baseline']}"
-                  if row["status"] == "ok" else row["status_reason"][:100])
-        print(f"[{i}/{len(todo)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k} r{cell.repeat}  {row['status']:<8} {detail}", flush=True)
-    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; dataset at {writer.fallback or plan.output}")
-    if writer.fallback:
-        print(f"error: {plan.output} failed; rows since are in {writer.fallback}: run again with --run-id {plan.run_id} "
-              "once it is writable", file=sys.stderr)
-        return 3
-    return 0 if counts.get("error", 0) + counts.get("failed_verification", 0) == 0 else 1
+    sweep.log_to_stderr(each_cell=True)
+    ended = sweep.drive(plan, local=True)
+    failed = ended.statuses["error"] + ended.statuses["failed_verification"]
+    return 1 if ended.status == sweep.OK and failed else ended.status
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    """Profile each stage once under Nsight Compute on this machine's GPU; metrics to the profile table."""
-    from farm.measure.profiler import DEFAULT_TIMEOUT_S, run_local
-    from farm.plan import load_plan
+    """Each (stage, shape) once under Nsight Compute on this machine's GPUs: the sweep's driver on a local Ray,
+    profiling instead of measuring; metrics to the profile table. Exit 1 when a cell was neither profiled nor
+    skipped for its shape."""
+    import os
 
-    plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
-                     run_id=args.run_id, output=args.output)
-    return run_local(plan, ncu=args.ncu, timeout_s=args.timeout or DEFAULT_TIMEOUT_S)
+    from farm import sweep
+    from farm.measure.profiler import ProfileOptions
+
+    plan = _local_plan(args)
+    why = _no_gpu()
+    if why:
+        print(f"error: farm profile needs an NVIDIA GPU and its driver on this machine: {why}", file=sys.stderr)
+        return 2
+    ncu = os.path.abspath(args.ncu) if args.ncu and os.sep in args.ncu else args.ncu  # the workers' cwd is Ray's
+    sweep.log_to_stderr(each_cell=True)
+    ended = sweep.drive(plan, local=True, measure=False,
+                        profile=ProfileOptions(ncu=ncu, timeout_s=args.timeout or plan.cell_timeout_s))
+    return 1 if ended.status == sweep.OK and set(ended.statuses) - {"ok", "skipped"} else ended.status
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -437,7 +427,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="compile in this many processes (default 1); fills the same CUBIN cache sweeps use")
     p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser("bench", help="compile, verify and time stages on this machine's GPU (no Ray); write Parquet")
+    p = sub.add_parser("sweep", add_help=False,
+                       help="the farm: every GPU of the Ray cluster (or a local Ray) runs a plan; the flags of "
+                            "farm/sweep.py (python -m farm sweep --help)")
+    p.set_defaults(func=None)  # main() hands the rest of the command line to farm/sweep.py's own parser
+
+    p = sub.add_parser("bench", help="the sweep on this machine's GPUs (a local Ray of its own, never a cluster; "
+                                     "shard mode): compile, verify and time stages; write Parquet")
     p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
     p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
     p.add_argument("--families", help="comma-separated families")
@@ -447,8 +443,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("profile", help="run each stage once under Nsight Compute (ncu) on this machine's GPU; "
-                                       "metrics to the dataset's profile table (no timing)")
+    p = sub.add_parser("profile", help="run each stage once under Nsight Compute (ncu) on this machine's GPUs (the "
+                                       "sweep's driver on a local Ray); metrics to the dataset's profile table (no timing)")
     p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
     p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
     p.add_argument("--families", help="comma-separated families")
@@ -457,7 +453,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(default: a new one)")
     p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.add_argument("--ncu", help="path to ncu (default: $GEMM_FARM_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)")
-    p.add_argument("--timeout", type=float, help="seconds one cell may take under ncu before it is killed (default 600)")
+    p.add_argument("--timeout", type=float,
+                   help="seconds one cell may take under ncu before it is killed (default: the plan's cell_timeout_s, 600)")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("report", help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset, then "
@@ -546,7 +543,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "sweep":  # farm/sweep.py's flags, parsed by its own parser
+        from farm import sweep
+
+        return sweep.main(rest, prog="python -m farm sweep")
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.func(args)
     except (KeyError, ValueError) as exc:  # PlanError is a ValueError

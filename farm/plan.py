@@ -57,7 +57,7 @@ class Plan:
     start_timeout_s: float = 300.0  # a worker not ready (started or restarted) by then is given up
     flush_s: float = 10.0  # the driver writes buffered rows at least this often: what a killed driver can lose
     measurer: str = measurers.DEFAULT  # a name from farm/measure/measurers.py: what the workers build with the measure options
-    measure: dict = field(default_factory=dict)  # [measure] table: timing mode, noise target, telemetry... (farm.measure.cell_timer.MeasureOptions)
+    measure: MeasureOptions = field(default_factory=MeasureOptions)  # the [measure] table, validated: what workers' measurers get
 
     def stages(self) -> list[Stage]:
         """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order,
@@ -68,10 +68,11 @@ class Plan:
         ordered = [s for s in catalog() if s.name in needed]
         return [s for s in ordered if s.is_baseline] + [s for s in ordered if not s.is_baseline] + tuned
 
-    def cells(self) -> list[Cell]:
-        """Every (stage, shape, repeat), ordered by repeat, then shape, then stage."""
+    def cells(self, repeats: int | None = None) -> list[Cell]:
+        """Every (stage, shape, repeat), ordered by repeat, then shape, then stage; `repeats` instead of the plan's
+        (1: a profile's cells)."""
         stages = self.stages()
-        return [Cell(s.name, m, n, k, r) for r in range(self.repeats) for (m, n, k) in self.sizes for s in stages]
+        return [Cell(s.name, m, n, k, r) for r in range(repeats or self.repeats) for (m, n, k) in self.sizes for s in stages]
 
 
 INT32_MAX = 2**31 - 1  # m, n and k are int32 columns (farm/data/schema.py)
@@ -194,17 +195,20 @@ def _validate(raw: dict[str, Any]) -> Plan:
     except ValidationError as exc:
         problems = [_problem(e) for e in exc.errors()]
         fields = None
-    measure = raw.get("measure", {})
-    if isinstance(measure, dict):
-        problems += [f"measure.{p}" for p in MeasureOptions.problems(measure)]
-    if fields is None or problems:
+    measure, options = raw.get("measure", {}), None
+    if isinstance(measure, dict):  # else PlanFields said what is wrong with it
+        try:
+            options = MeasureOptions.from_dict(measure)
+        except ValueError as exc:
+            problems += [f"measure.{p}" for p in str(exc).splitlines()]
+    if fields is None or options is None or problems:
         raise PlanError("\n".join(problems))
     plan = Plan(
         sizes=tuple(dict.fromkeys(fields.sizes)), kernels=fields.kernels, families=fields.families, tune=fields.tune,
         repeats=fields.repeats, max_repeats=fields.max_repeats or 0, repeat_noise=fields.repeat_noise, gpus=fields.gpus,
         mode=fields.mode, run_id=fields.run_id or new_run_id(),
         output=fields.output or default_output(), cell_timeout_s=fields.cell_timeout_s,
-        start_timeout_s=fields.start_timeout_s, flush_s=fields.flush_s, measurer=fields.measurer, measure=dict(measure),
+        start_timeout_s=fields.start_timeout_s, flush_s=fields.flush_s, measurer=fields.measurer, measure=options,
     )
     if plan.max_repeats and plan.max_repeats < plan.repeats:
         raise PlanError(f"max_repeats ({plan.max_repeats}) must be at least repeats ({plan.repeats})")

@@ -1,7 +1,7 @@
 """`python -m farm simulate`: the sweep driver at scale without GPUs, to see what it costs and where the time goes.
 
 A local Ray with N declared GPUs, one stand-in worker each (farm.cluster.standin: every cell
-sleeps `cell_ms`), the plan's cells shared in shard mode, the rows written to a dataset: the
+sleeps `cell_ms`, which its workers read from their environment), the plan's cells shared in shard mode, the rows written to a dataset: the
 same driver, dispatcher and writer as a real sweep. Prints rows/s, cells/s per GPU, the
 driver's CPU time and peak memory, files written, the GPUs' busy fraction, the time lost
 to the tail (first GPU out of work to the last one done), and how many of the machine's
@@ -21,11 +21,12 @@ import time
 import pyarrow.compute as pc
 import ray
 
-from farm.cluster.fleet import start_workers
+from farm.cluster.fleet import WorkerSpec, start_workers
 from farm.cluster.runs import Clock
+from farm.cluster.standin import CELL_MS_ENV
 from farm.data.dataset import RUNS, open_dataset, read_table
 from farm.plan import load_plan
-from farm.sweep import _runtime_env, run_sweep
+from farm.sweep import run_sweep, runtime_env
 
 STANDIN = "standin"  # the registered name (farm/measure/measurers.py)
 
@@ -84,11 +85,13 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
     """Run `cells` stand-in cells (rounded up to even) on `gpus` declared GPUs; the figures as a dict."""
     where = output or tempfile.mkdtemp(prefix="farm-simulate-")
     clock = Clock.start()
-    ray.init(address="local", num_gpus=gpus, include_dashboard=False, log_to_driver=False, runtime_env=_runtime_env())
+    shipped = runtime_env() or {}
+    shipped["env_vars"] = {**shipped.get("env_vars", {}), CELL_MS_ENV: str(cell_ms)}
+    ray.init(address="local", num_gpus=gpus, include_dashboard=False, log_to_driver=False, runtime_env=shipped)
     try:
         plan = load_plan(None, kernels=["naive"], sizes=_shapes(cells), mode="shard", output=where, flush_s=flush_s,
                          measurer=STANDIN, run_id=f"simulate-{gpus}x{cells}")
-        workers = start_workers(STANDIN, {"cell_ms": cell_ms}, (), plan.start_timeout_s)
+        workers = start_workers(WorkerSpec(STANDIN), (), plan.start_timeout_s)
         clock.ready = time.monotonic()
         cpu_before, machine_before = time.process_time(), _machine_cpu_s()
         profiler = cProfile.Profile() if profile_to else None

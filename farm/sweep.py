@@ -2,8 +2,10 @@
 
     ray job submit --working-dir . -- python farm/sweep.py --plan plans/quick.toml
     python farm/sweep.py --gpus H200 --mode shard        # a lone machine: starts a local Ray
+    python -m farm sweep ...                             # the same command
 
 The driver is the only writer; workers return rows (see farm.cluster.dispatch for the fault rules).
+`farm bench` and `farm profile` are this driver on a local Ray of their own (drive(local=True)).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ import signal
 import socket
 import threading
 import time
+from collections import Counter
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 import grpc
@@ -30,29 +34,30 @@ import ray
 
 from farm.cluster.cost import CostModel, rates_from_dataset
 from farm.cluster.dispatch import PROGRESS_EVERY_S, Dispatcher, SweepResult
-from farm.cluster.fleet import Recruiter, SweepError, Worker, start_workers
-from farm.cluster.profile_fleet import profile_fleet
-from farm.cluster.progress import Progress
+from farm.cluster.fleet import Recruiter, SweepError, Worker, WorkerSpec, start_workers
+from farm.cluster.progress import Progress, cell_log
 from farm.cluster.runs import Clock, run_records
 from farm.data.dataset import RUNS, resolve
 from farm.data.rows import COMMIT_ENV, REPO_ROOT, git_commit
 from farm.data.writer import BufferedWriter, OutputError, adopt_fallback, probe_output
 from farm.measure import measurers
 from farm.measure.prefetch import prefetch_libraries
+from farm.measure.profiler import ProfileOptions
 from farm.plan import MODES, PLANS, Plan, PlanError, load_plan
 
 DEFAULT_PLAN = PLANS / "default.toml"
 MAX_GPU_HOURS = 2.0  # a plan expected to take longer needs --yes
 CONNECT_TIMEOUT_S = 10.0  # a named Ray address that does not answer within this is an error
+LOCAL_RAY = {"include_dashboard": False, "num_cpus": 1}  # a Ray of the sweep's own: see connect()
 # Exit statuses: every cell has a row; some cells could not run (their GPUs were lost); nothing ran (a bad plan,
 # output, address or cluster, or a plan too long without --yes); rows went to the fallback location; stopped.
 OK, NOT_RUN, NOTHING_RAN, FALLBACK, STOPPED = 0, 1, 2, 3, 130
 log = logging.getLogger("farm.sweep")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "farm/sweep.py") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="farm/sweep.py",
+        prog=prog,
         description="Compile, verify and time GEMM kernel stages on every GPU of a Ray cluster; "
                     "rows go to a hive-partitioned Parquet dataset (gpu_model=/run_id=). "
                     "Flags override the plan file's fields of the same name.",
@@ -108,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _runtime_env() -> dict | None:
+def runtime_env() -> dict | None:
     """Ship the repo and its commit to the workers, unless a job submitted with --working-dir already did (its
     submitter passes the commit: docs/running.md, "On a mixed cluster, by hand")."""
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}"))
@@ -155,20 +160,21 @@ def _ray_start_address() -> str | None:
     return None
 
 
-def connect(address: str | None) -> str | None:
+def connect(address: str | None, local: bool = False) -> str | None:
     """Join the Ray cluster named (`address`, else $RAY_ADDRESS), else the one `ray start` made on this machine,
-    else start a local one. Returns "joined" or "local", None when this process was already connected; raises
-    SweepError when a named address does not answer within CONNECT_TIMEOUT_S."""
+    else start a local one; `local`: always start a local one (this machine's GPUs only). Returns "joined" or
+    "local", None when this process was already connected; raises SweepError when a named address does not answer
+    within CONNECT_TIMEOUT_S."""
     if ray.is_initialized():
         return None
-    named = address or os.environ.get("RAY_ADDRESS")
-    named = _ray_start_address() if named in (None, "", "auto") else named
+    named = None if local else address or os.environ.get("RAY_ADDRESS")
+    named = _ray_start_address() if named in ("", "auto") or (named is None and not local) else named
     if named:
         why = _answers(named, CONNECT_TIMEOUT_S)
         if why:
             raise SweepError(f"no Ray cluster answers at {named} ({why}); check --address / RAY_ADDRESS, or leave "
                              "both unset to start a Ray of this sweep's own")
-        ray.init(address=named, runtime_env=_runtime_env())
+        ray.init(address=named, runtime_env=runtime_env())
         return "joined"
     # A Ray of this command's own, on this machine only, started for the first row to come soon: no Ray
     # dashboard; no runtime env, so that the GPU workers take the worker processes Ray starts with the
@@ -178,7 +184,7 @@ def connect(address: str | None) -> str | None:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
     os.environ[COMMIT_ENV] = git_commit()
     prefetch_libraries()  # this machine's GPUs run the cells: their libraries are read while Ray starts
-    ray.init(include_dashboard=False, num_cpus=1)
+    ray.init(address="local", **LOCAL_RAY)  # "local": a new Ray, even beside one that `ray start` made here
     return "local"
 
 
@@ -188,21 +194,46 @@ def _stop(signum: int, frame) -> None:
 
 
 def run_sweep(plan: Plan, workers: list[Worker], clock: Clock, max_gpu_hours: float | None = None,
-              recruiter: Recruiter | None = None) -> SweepResult:
-    """Run the plan on started workers; the runs table gets a row per GPU at the end, or on an interrupt.
+              recruiter: Recruiter | None = None, profile: ProfileOptions | None = None,
+              measure: bool = True) -> SweepResult:
+    """Run the plan on started workers, then stop them: its cells measured (unless not `measure`), then, with
+    `profile`, each (stage, shape) profiled on the workers left, through the same dispatcher and writer. The runs
+    table gets a row per GPU at the end of the measuring, or on an interrupt. Returns what the measuring did (the
+    profiling's when it alone ran), with every file written.
 
     Logs the cells and expected GPU time per model first; raises SweepError, before any cell, when that is more
     than `max_gpu_hours` (None: no bound). `recruiter`: GPUs joining mid-sweep (shard mode)."""
-    progress = Progress(PROGRESS_EVERY_S, clock.started)
     cost = CostModel({s.name: s for s in plan.stages()}, rates_from_dataset(plan.output, {w.model for w in workers}))
     writer = BufferedWriter(plan.output, plan.flush_s)
-    dispatcher = Dispatcher(plan, workers, progress, cost, writer, recruiter)
-    hours = _log_cost(plan, workers, dispatcher.expected_s)
-    if max_gpu_hours is not None and hours > max_gpu_hours:
-        for w in workers:
+    started, dispatchers = list(workers), []
+    try:
+        result = None
+        if measure:
+            progress = Progress(PROGRESS_EVERY_S, clock.started)
+            dispatcher = Dispatcher(plan, workers, progress, cost, writer, recruiter)
+            dispatchers.append(dispatcher)
+            hours = _log_cost(plan, workers, dispatcher.expected_s)
+            if max_gpu_hours is not None and hours > max_gpu_hours:
+                raise SweepError(f"the plan is expected to take {hours:.1f} GPU-hours, more than --max-gpu-hours "
+                                 f"{max_gpu_hours:g}: run it with --yes (or a larger --max-gpu-hours), or choose fewer "
+                                 "cells")
+            result = _recorded(plan, dispatcher, progress, writer, clock)
+            workers, recruiter = dispatcher.live_workers, None
+        if profile:
+            log.info("profile pass, run %s: %d cells per %s on %d GPUs", plan.run_id, len(plan.cells(repeats=1)),
+                     "GPU" if plan.mode == "replicate" else "model", len(workers))
+            dispatchers.append(Dispatcher(plan, workers, Progress(PROGRESS_EVERY_S, time.monotonic()), cost, writer,
+                                          recruiter, profile))
+            profiled = dispatchers[-1].run()
+            result = result or profiled
+    finally:  # every worker, those that joined mid-sweep included
+        for w in {id(w): w for w in (*started, *(w for d in dispatchers for w in d.workers))}.values():
             ray.kill(w.actor)
-        raise SweepError(f"the plan is expected to take {hours:.1f} GPU-hours, more than --max-gpu-hours "
-                         f"{max_gpu_hours:g}: run it with --yes (or a larger --max-gpu-hours), or choose fewer cells")
+    return replace(result, files=writer.files, flushes=writer.flushes, fallback=writer.fallback)
+
+
+def _recorded(plan: Plan, dispatcher: Dispatcher, progress: Progress, writer: BufferedWriter, clock: Clock) -> SweepResult:
+    """Run the measuring dispatcher; the runs table gets a row per GPU at its end, or on an interrupt."""
     interrupted = True
     try:
         result = dispatcher.run()
@@ -224,12 +255,11 @@ def _log_cost(plan: Plan, workers: list[Worker], expected_s: dict[str, float]) -
     return sum(expected_s.values()) / 3600
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "farm/sweep.py") -> int:
     """Run a sweep; returns the exit status (OK, NOT_RUN, NOTHING_RAN, FALLBACK or STOPPED)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     clock = Clock.start()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    log.setLevel(logging.INFO)
+    log_to_stderr()
     measure_flags = {"mode": args.timing_mode, "telemetry": False if args.no_telemetry else None,
                      "throttle_policy": args.throttle_policy, "target_noise": args.target_noise}
     overrides = {k: v for k, v in vars(args).items()
@@ -245,37 +275,62 @@ def main(argv: list[str] | None = None) -> int:
     except OutputError as exc:
         log.error("%s", exc)
         return NOTHING_RAN
+    profile = ProfileOptions(timeout_s=plan.cell_timeout_s) if args.profile else None
+    return drive(plan, clock, address=args.address, profile=profile,
+                 max_gpu_hours=None if args.yes else args.max_gpu_hours).status
+
+
+def log_to_stderr(each_cell: bool = False) -> None:
+    """The driver's log lines (progress, faults, summary) on stderr, with their time; `each_cell`: a line per cell
+    as it finishes too (farm bench, farm profile), not only every PROGRESS_EVERY_S."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    log.setLevel(logging.INFO)
+    cell_log.setLevel(logging.INFO if each_cell else logging.WARNING)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a drive ended: its exit status, and its cells by status (`farm bench` and `farm profile` judge them)."""
+
+    status: int
+    statuses: Counter[str]
+
+
+def drive(plan: Plan, clock: Clock | None = None, address: str | None = None, local: bool = False,
+          measure: bool = True, profile: ProfileOptions | None = None, max_gpu_hours: float | None = None) -> Ended:
+    """Run a validated plan whose output was probed: connect (`address`; `local`: a Ray of its own on this machine,
+    never a cluster), start a worker per GPU, measure the cells (unless not `measure`) and, with `profile`,
+    profile each (stage, shape) after. The exit status as main() says it. `clock`: when the command started
+    (default: this process's start)."""
+    clock = clock or Clock.start()
     adopted = adopt_fallback(plan.output)
     if adopted:
         log.warning("moved %d files an earlier sweep wrote to the fallback location into %s", len(adopted), plan.output)
     connect_began = time.monotonic()
     try:
-        connected_here = connect(args.address)
+        connected_here = connect(address, local)
     except SweepError as exc:
         log.error("%s", exc)
-        return NOTHING_RAN
+        return Ended(NOTHING_RAN, Counter())
     connected = time.monotonic()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _stop)
     try:
         # Each worker compiles the plan's stages for its chip in the background while its first cells run.
-        options = {**plan.measure, "prewarm": tuple(s.name for s in plan.stages())}
-        workers = start_workers(plan.measurer, options, plan.gpus, plan.start_timeout_s,
-                                none_here=connected_here == "local")
+        spec = WorkerSpec(plan.measurer, plan.measure, tuple(s.name for s in plan.stages()) if measure else ())
+        workers = start_workers(spec, plan.gpus, plan.start_timeout_s, none_here=connected_here == "local")
         clock.ready = time.monotonic()
         log.info("start-up: imports and plan %.1f s, Ray %.1f s, workers %.1f s: ready %.1f s after the command started",
                  connect_began - clock.started, connected - connect_began, clock.ready - connected,
                  clock.ready - clock.started)
-        recruiter = Recruiter(plan.measurer, options, plan.gpus) if plan.mode == "shard" else None
-        result = run_sweep(plan, workers, clock, None if args.yes else args.max_gpu_hours, recruiter)
-        if args.profile:
-            profile_fleet(plan)  # starts its own workers: the dispatcher has stopped the sweep's
+        recruiter = Recruiter(spec, plan.gpus) if plan.mode == "shard" else None
+        result = run_sweep(plan, workers, clock, max_gpu_hours, recruiter, profile, measure)
     except SweepError as exc:
         log.error("%s", exc)
-        return NOTHING_RAN
+        return Ended(NOTHING_RAN, Counter())
     except KeyboardInterrupt:
         log.error("stopped; the rows measured so far are written: run again with --run-id %s to finish", plan.run_id)
-        return STOPPED
+        return Ended(STOPPED, Counter())
     finally:
         if connected_here:
             ray.shutdown()
@@ -283,9 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     log.info("rows of run %s are in %s (%d files written)", plan.run_id, result.fallback or where, len(result.files))
     if result.not_run:
         log.error("%d cells did not run; run again with --run-id %s to finish them", result.not_run, plan.run_id)
-    if result.fallback:
-        return FALLBACK
-    return NOT_RUN if result.not_run else OK
+    status = FALLBACK if result.fallback else NOT_RUN if result.not_run else OK
+    return Ended(status, result.statuses)
 
 
 if __name__ == "__main__":

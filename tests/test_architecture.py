@@ -28,7 +28,9 @@ ALLOWED: dict[str, set[str]] = {
     "farm.sweep": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "kernels"},
     # `farm simulate`: the sweep driver on stand-in workers, a sibling of farm.sweep that cli can start.
     "farm.simulate": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "farm.sweep", "kernels"},
-    "farm.cli": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.analysis", "farm.simulate", "kernels"},
+    # `farm sweep`, `farm bench` and `farm profile` are the sweep's driver (farm.sweep.main, drive).
+    "farm.cli": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.analysis", "farm.simulate", "farm.sweep",
+                 "kernels"},
     "farm.__main__": {"farm.cli"},
     # The dashboard reads datasets through farm.data, their analyses through farm.analysis, and the
     # catalog (stage names, ladder order, tuning configurations) from kernels.

@@ -50,41 +50,37 @@ def test_module_entry_point_runs():
     assert '"name": "naive"' in out.stdout
 
 
-class _FakeMeasurer:
-    """farm bench's measurer without a GPU: an ok row per cell, every measured cell recorded."""
+def test_bench_is_the_sweep_on_a_local_ray_and_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch, caplog):
+    """farm bench runs the sweep's driver on a Ray of its own (here declaring one GPU, for the stand-in), in shard
+    mode: a second bench, on a new Ray and so another card of the model, measures only the cells the run lacks."""
+    import farm.sweep
+    from farm.data.dataset import read_table
 
-    measured: list = []
-    uuid = "GPU-fake-1"  # which card of the model this process has
-
-    def __init__(self, **options):
-        self._device = {"host": "test", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": self.uuid,
-                        "gpu_index": 0, "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132,
-                        "memory_bytes": 140 * 2**30}
-
-    def device_info(self):
-        return dict(self._device)
-
-    def measure(self, cell, run_id):
-        from farm.data.rows import cell_row
-        from kernels.registry import stage_named
-
-        _FakeMeasurer.measured.append(cell.key())
-        return cell_row(self._device, stage_named(cell.stage), cell, run_id, "skipped", "fake")
-
-
-def test_bench_resumes_a_run_on_another_card_of_the_model(tmp_path, monkeypatch, capsys):
-    import farm.measure.gpu
-
-    monkeypatch.setattr(farm.measure.gpu, "GpuMeasurer", _FakeMeasurer)
+    monkeypatch.setattr(farm.sweep, "LOCAL_RAY", {**farm.sweep.LOCAL_RAY, "num_gpus": 1})
     monkeypatch.setattr("farm.cli._no_gpu", lambda: None)
-    args = ["bench", "--kernels", "naive", "--sizes", "128,256", "--run-id", "r1", "--output", str(tmp_path)]
-    main(args)
-    assert len(_FakeMeasurer.measured) == 4  # naive and cublas_fp32 at two sizes
-    _FakeMeasurer.measured.clear()
-    monkeypatch.setattr(_FakeMeasurer, "uuid", "GPU-fake-2")  # the run goes on on another card of the model
-    main(["bench", "--kernels", "naive", "--sizes", "128,256,512", "--run-id", "r1", "--output", str(tmp_path)])
-    assert sorted(_FakeMeasurer.measured) == [("cublas_fp32", 512, 512, 512, 0), ("naive", 512, 512, 512, 0)]
-    assert "6 cells, 4 already done" in capsys.readouterr().out
+    plan = tmp_path / "standin.toml"
+    plan.write_text('measurer = "standin"\nsizes = [8]\n')
+    out = tmp_path / "ds"
+    bench = ["bench", "--plan", str(plan), "--kernels", "naive", "--run-id", "r1", "--output", str(out)]
+    assert main([*bench, "--sizes", "128,256"]) == 0
+    first = read_table(str(out)).to_pylist()
+    assert len(first) == 4 and {r["status"] for r in first} == {"ok"}  # naive and cublas_fp32 at two sizes
+    assert main([*bench, "--sizes", "128,256,512"]) == 0
+    rows = read_table(str(out)).to_pylist()
+    second = [r for r in rows if r["gpu_uuid"] != first[0]["gpu_uuid"]]
+    assert len(rows) == 6 and sorted((r["stage"], r["m"]) for r in second) == [("cublas_fp32", 512), ("naive", 512)]
+    assert {r["gpu_model"] for r in rows} == {"Standin-GPU"}
+    assert "already done before this run (resumed): 4" in caplog.text
+    assert "/2] naive 512x512x512 r0  ok  " in caplog.text  # a line per cell as it finishes
+
+
+def test_sweep_is_a_subcommand_with_the_scripts_flags(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m farm sweep") and "--max-gpu-hours" in out and "--profile" in out
+    assert main(["sweep", "--sizes", "0", "--output", "/nonexistent-never-made"]) == 2  # a plan error, before Ray
 
 
 def test_report_headline_picks_the_stage_closest_to_cublas(tmp_path, capsys):

@@ -23,7 +23,7 @@ from farm.data.published import published_rows
 from farm.measure import measurers
 from farm.measure.cell_timer import FLUSH_L2_MULTIPLE
 from farm.measure.device import model_from_name
-from farm.sweep import _runtime_env, main
+from farm.sweep import main, runtime_env
 from kernels.registry import stage_named
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def fleet_rows(tmp_path_factory):
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     for card in (L3050, D4090, L5060):
         c.add_node(num_cpus=1, num_gpus=1, labels={"standin.gpu-name": card.nvml_name.replace(" ", "_")})
-    ray.init(address=c.address, log_to_driver=False, runtime_env=_runtime_env())
+    ray.init(address=c.address, log_to_driver=False, runtime_env=runtime_env())
     out = tmp_path_factory.mktemp("emulated-geforce")
     try:
         status = main(["--kernels", STAGES, "--sizes", f"2048,{BIG}", "--repeats", "1", "--measurer", "emulated-geforce",

@@ -17,7 +17,7 @@ import ray
 from ray.cluster_utils import Cluster
 
 from farm.data.dataset import read_table
-from farm.sweep import NOT_RUN, OK, _runtime_env, main
+from farm.sweep import NOT_RUN, OK, main, runtime_env
 
 H200 = {"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"}
 # 2 stages x 50 shapes x 20 repeats of the stand-in's 10 ms: 2000 cells, about 20 s of GPU time on this machine.
@@ -32,7 +32,7 @@ def cluster():
         "num_cpus": 1, "include_dashboard": False,
         "_system_config": {"health_check_period_ms": 1000, "health_check_failure_threshold": 5,
                            "health_check_initial_delay_ms": 0}})
-    ray.init(address=c.address, log_to_driver=False, runtime_env=_runtime_env())
+    ray.init(address=c.address, log_to_driver=False, runtime_env=runtime_env())
     yield c
     ray.shutdown()
     c.shutdown()

@@ -15,7 +15,7 @@ import farm.data.dataset as dataset
 from farm import cli, sweep
 from farm.cells import Cell
 from farm.cluster import fleet
-from farm.cluster.fleet import SweepError, start_workers
+from farm.cluster.fleet import SweepError, WorkerSpec, start_workers
 from farm.data.dataset import read_table
 from farm.data.row_batch import row_batches
 from farm.data.rows import cell_row
@@ -171,7 +171,7 @@ def test_no_gpu_in_the_cluster_is_one_message(monkeypatch, own_ray, message):
     monkeypatch.setattr(fleet, "gpu_nodes", lambda: [])
     monkeypatch.setattr(fleet.ray, "nodes", lambda: [{"Alive": True}, {"Alive": True}, {"Alive": False}])
     with pytest.raises(SweepError) as err:
-        start_workers("standin", {}, (), 10, none_here=own_ray)
+        start_workers(WorkerSpec("standin"), (), 10, none_here=own_ray)
     assert str(err.value).startswith(message) and "ray status" not in str(err.value)
 
 

@@ -175,6 +175,6 @@ def test_an_installed_package_ships_no_working_dir_to_a_cluster(tmp_path, monkey
     import farm.sweep
 
     monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
-    assert farm.sweep._runtime_env()["working_dir"] == str(ROOT)  # a checkout: the repo travels to the workers
+    assert farm.sweep.runtime_env()["working_dir"] == str(ROOT)  # a checkout: the repo travels to the workers
     monkeypatch.setattr(farm.sweep, "REPO_ROOT", tmp_path)  # site-packages: no pyproject.toml beside farm/
-    assert "working_dir" not in farm.sweep._runtime_env()
+    assert "working_dir" not in farm.sweep.runtime_env()

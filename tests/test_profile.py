@@ -16,7 +16,7 @@ import farm.measure.ncu
 import farm.measure.profiler
 from farm.analysis.moves import compare, ladder_moves, moves_table, stage_moves, stage_values
 from farm.cells import Cell
-from farm.data.dataset import PROFILE, read_table, write_table
+from farm.data.dataset import PROFILE, exists, read_table, write_table
 from farm.data.profile_metrics import DERIVED, METRICS, QUANTITIES, metrics_markdown
 from farm.data.schema import PROFILE_SCHEMA, SCHEMA_VERSION, profile_columns_markdown
 from farm.measure.ncu import (NcuMissing, classify_failure, find_ncu, named_metrics, parse_query_metrics, parse_raw_csv,
@@ -494,6 +494,29 @@ def test_cli_has_a_profile_command_with_clear_errors(capsys):
     out = subprocess.run([sys.executable, "-m", "farm", "profile", "--help"], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0 and "--ncu" in out.stdout and "--run-id" in out.stdout
+
+
+def test_profile_command_is_the_sweeps_driver_on_a_local_ray(tmp_path, monkeypatch, caplog):
+    """`farm profile` hands its cells to the sweep's dispatcher on a Ray of its own (declaring one GPU here, for the
+    stand-in's worker): every cell gets its record, a cell not profiled makes the exit status 1, and a second pass
+    with the same run id (the plan's shard mode: on a new Ray the stand-in is another card of its model) has nothing
+    left to do."""
+    import farm.sweep
+    from farm.cli import main
+
+    monkeypatch.setattr(farm.sweep, "LOCAL_RAY", {**farm.sweep.LOCAL_RAY, "num_gpus": 1})
+    monkeypatch.setattr("farm.cli._no_gpu", lambda: None)
+    monkeypatch.setenv("GEMM_FARM_NCU", "none")  # the local Ray's workers inherit this environment
+    plan = tmp_path / "standin.toml"
+    plan.write_text('measurer = "standin"\nmode = "shard"\nsizes = [64, "30x30x30"]\nkernels = ["naive"]\n')
+    argv = ["profile", "--plan", str(plan), "--run-id", "r-local", "--output", str(tmp_path / "ds")]
+    assert main(argv) == 1
+    profile = read_table(str(tmp_path / "ds"), PROFILE).to_pylist()
+    assert sorted((r["stage"], r["m"], r["status"]) for r in profile) == [
+        ("cublas_fp32", 30, "no_ncu"), ("cublas_fp32", 64, "no_ncu"), ("naive", 30, "no_ncu"), ("naive", 64, "no_ncu")]
+    assert not exists(str(tmp_path / "ds"))  # profiling measures nothing: no rows table
+    assert "/4] naive 30x30x30 r0  no_ncu  " in caplog.text  # a line per cell, with why
+    assert main(argv) == 0 and len(read_table(str(tmp_path / "ds"), PROFILE)) == 4
 
 
 def test_sweep_has_a_profile_flag():

@@ -19,10 +19,10 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
-from farm.cluster.fleet import start_workers
+from farm.cluster.fleet import WorkerSpec, start_workers
 from farm.data.dataset import open_dataset, read_table
 from farm.data.rows import cell_row, git_commit
-from farm.sweep import _runtime_env, main
+from farm.sweep import main, runtime_env
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDIN = "standin"  # farm/measure/measurers.py: farm.cluster.standin, no GPU
@@ -42,7 +42,7 @@ def cluster(tmp_path_factory):
     c.add_node(num_cpus=1, num_gpus=1, labels=H200)
     c.add_node(num_cpus=1, num_gpus=1, labels=RTX4090)
     # The runtime env the driver gives a cluster it joins (farm/sweep.py), with the stand-in's faults file added.
-    shipped = _runtime_env()
+    shipped = runtime_env()
     ray.init(address=c.address, log_to_driver=False,
              runtime_env={**shipped, "env_vars": {**shipped["env_vars"], "GEMM_FARM_STANDIN_FAULTS": str(faults)}})
     yield c, faults
@@ -90,7 +90,7 @@ def the_failed_row(out: Path, stage: str, m: int, repeat: int, status: str) -> d
 
 def test_one_worker_per_gpu_pinned_with_its_model(cluster):
     nodes = {n["NodeID"]: n for n in ray.nodes() if n["Resources"].get("GPU")}
-    workers = start_workers(STANDIN, {}, (), start_timeout_s=120)
+    workers = start_workers(WorkerSpec(STANDIN), (), start_timeout_s=120)
     try:
         assert len(workers) == 4 and len({w.uuid for w in workers}) == 4
         assert Counter(w.model for w in workers) == {"H200": 3, "GeForce-RTX-4090": 1}
@@ -101,7 +101,7 @@ def test_one_worker_per_gpu_pinned_with_its_model(cluster):
     finally:
         for w in workers:
             ray.kill(w.actor)
-    only = start_workers(STANDIN, {}, ("geforce-rtx-4090",), start_timeout_s=120)
+    only = start_workers(WorkerSpec(STANDIN), ("geforce-rtx-4090",), start_timeout_s=120)
     try:
         assert [w.model for w in only] == ["GeForce-RTX-4090"]
     finally:

@@ -8,8 +8,10 @@ import pytest
 from farm.cells import Cell
 from farm.cluster.fleet import model_wanted
 from farm.cluster.worker import gpu_model
-from farm.data.dataset import completed_keys, default_output, write_rows
+from farm.data.dataset import PROFILE, completed_keys, default_output, write_rows, write_table
 from farm.data.rows import cell_row
+from farm.measure.cell_timer import MeasureOptions
+from farm.measure.profiler import base_record
 from farm.plan import PlanError, load_plan, parse_size
 from kernels.registry import select
 
@@ -85,6 +87,22 @@ def test_parse_size():
     assert parse_size("2048") == (2048, 2048, 2048)
 
 
+def test_the_measure_table_becomes_one_typed_options_object_that_crosses_to_workers_small(tmp_path):
+    import pickle
+
+    from farm.cluster.fleet import WorkerSpec
+
+    path = tmp_path / "p.toml"
+    path.write_text('sizes = [64]\n[measure]\nmode = "cold"\nwarmup_max_s = 1.5\n')
+    plan = load_plan(path, measure={"target_noise": 0.01})  # a flag refines the file's table
+    assert isinstance(plan.measure, MeasureOptions) and plan.measure.timing.mode == "cold"
+    assert plan.measure.timing.warmup.max_s == 1.5 and plan.measure.timing.stopping.target_noise == 0.01
+    assert load_plan(None, sizes=[64]).measure == MeasureOptions()
+    spec = WorkerSpec(plan.measurer, plan.measure, tuple(s.name for s in plan.stages()))
+    assert pickle.loads(pickle.dumps(spec)) == spec  # what each worker is sent
+    assert len(pickle.dumps(plan.measure)) < 1000  # the options' share of it: a few hundred bytes
+
+
 def test_completed_keys_per_gpu_or_per_model(tmp_path):
     out = str(tmp_path / "ds")
     assert completed_keys(out, "r1", "gpu_uuid") == set()
@@ -96,6 +114,9 @@ def test_completed_keys_per_gpu_or_per_model(tmp_path):
                                                      ("GPU-1", "naive", 16, 16, 16, 0)}
     assert ("H200", "naive", 8, 8, 8, 1) in completed_keys(out, "r2", "gpu_model")
     assert completed_keys(out, "r3", "gpu_model") == set()
+    profile = [{**base_record(device, stage, Cell("naive", 8, 8, 8), "r1"), "status": "no_ncu"}]
+    write_table(profile, out, PROFILE)  # a profiled cell is done per (stage, shape): its repeat is 0
+    assert completed_keys(out, "r1", "gpu_uuid", PROFILE) == {("GPU-1", "naive", 8, 8, 8, 0)}
 
 
 def test_gpu_model_label_wins_over_nvml_name():

@@ -86,12 +86,10 @@ def rates_from_dataset(output: str, models: set[str]) -> dict[tuple[str, str], f
     """measured_rates of the rows of GPU models `models` already in the dataset at `output` (any run)."""
     import pyarrow.dataset as pds
 
-    from farm.data.dataset import exists, open_dataset
+    from farm.data.dataset import ROWS, read_columns
 
-    if not exists(output):
-        return {}
-    table = open_dataset(output).to_table(columns=["gpu_model", "stage", "flops", "median_ms", "status"],
-                                          filter=pds.field("gpu_model").isin(sorted(models)))
+    table = read_columns(output, ROWS, ["gpu_model", "stage", "flops", "median_ms", "status"],
+                         pds.field("gpu_model").isin(sorted(models)))
     return measured_rates(table.to_pylist())
 
 

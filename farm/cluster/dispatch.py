@@ -1,5 +1,10 @@
 """Hand batches of cells to GPU workers, take their results as a stream, survive worker faults.
 
+The one path every cell takes, on a cluster (farm/sweep.py) or on this machine's GPUs (`farm bench`, `farm
+profile`: the same driver on a local Ray), measured or profiled: a profiled cell (one per stage and shape,
+under Nsight Compute: farm.measure.profiler) is handed out, resumed, written and survives faults as a measured
+one does, its records going to the profile table instead of the rows table.
+
 Each GPU pulls from a queue: its own (replicate: every GPU runs every cell) or its
 model's (shard: the model's GPUs share the cells), ordered longest expected cell first
 within each repeat (farm.cluster.cost). A GPU gets a batch of cells at a time, sized to a few
@@ -30,6 +35,10 @@ and hands the batches to a BufferedWriter (farm.data.writer). Faults, per cell:
   unreachable): its GPU is given up at once, its unfinished cells queued again for the other GPUs
   of its queue (shard) or counted "not run" when no GPU of the queue is left (replicate).
 
+A profiled cell's timeout is the profiler's (ProfileOptions.timeout_s) plus PROFILE_GRACE_S: the worker's profiler
+kills ncu's process group at its own timeout and records a "timeout" row itself, which killing the worker first
+would not do (ncu runs in a session of its own, and would outlive the worker on the GPU).
+
 In shard mode, GPUs that join the cluster mid-sweep (farm.cluster.fleet.Recruiter) take cells
 from the queue of their model, while it still has a GPU of its own; other GPUs are left alone.
 """
@@ -48,10 +57,12 @@ from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
 from farm.cluster.repeats import AdaptiveRepeats
-from farm.data.dataset import completed_keys
-from farm.data.row_batch import RowBatch, row_batches, with_constant
+from farm.data.dataset import PROFILE, ROWS, completed_keys
+from farm.data.row_batch import RowBatch, profile_batch, row_batches, with_constant
 from farm.data.rows import cell_row
+from farm.data.schema import PROFILE_STATUSES
 from farm.data.writer import BufferedWriter
+from farm.measure.profiler import ProfileOptions, status_records
 from farm.plan import Plan
 
 log = logging.getLogger("farm.sweep")
@@ -73,6 +84,7 @@ LOAD_WINDOW_S = 0.5
 SUSPECTS_NAMED = 8  # cells a death's log line names
 PROBE_RETRY_S = 0.5  # a restarting worker that cannot be reached yet is asked again this much later
 JOIN_EVERY_S = 5.0  # how often the cluster is looked at for GPUs that joined (shard mode)
+PROFILE_GRACE_S = 120.0  # a profiled cell's deadline past its profiler's own (module docstring)
 
 
 @dataclass
@@ -119,14 +131,16 @@ class _Slot:
 
 @dataclass(frozen=True)
 class SweepResult:
-    """What a sweep did: cells left unrun (their GPU was lost), the files written and in how many flushes, the
-    fallback location rows went to when the output failed (farm.data.writer), the workers that ran cells."""
+    """What a sweep (or a profile pass) did: cells left unrun (their GPU was lost), the files written and in how many
+    flushes, the fallback location rows went to when the output failed (farm.data.writer), the workers that ran
+    cells, the cells' statuses."""
 
     not_run: int
     files: list[str]
     flushes: int
     fallback: str | None
     workers: list[Worker]
+    statuses: Counter[str]  # cells by status, every GPU together
 
 
 def scope_column(mode: str) -> str:
@@ -134,7 +148,7 @@ def scope_column(mode: str) -> str:
     return "gpu_uuid" if mode == "replicate" else "gpu_model"
 
 
-def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tuple]) -> None:
+def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tuple], table: str) -> None:
     """Replicate mode resumes card by card, so a card new to the run measures every cell again. On
     rented machines (another card at every call) that is rarely what was meant: say so, and how to
     continue the model's cells instead."""
@@ -142,7 +156,7 @@ def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tupl
     new = [w for w in workers if w.uuid not in cards]
     if not done or not new:  # a fresh run, or every card continues its own cells: nothing more to read
         return
-    models = {key[0] for key in completed_keys(plan.output, plan.run_id, "gpu_model")}
+    models = {key[0] for key in completed_keys(plan.output, plan.run_id, "gpu_model", table)}
     for w in new:
         if w.model in models:
             log.warning("run %s has rows from other %s cards but none from %s (%s): replicate mode measures all its "
@@ -154,9 +168,14 @@ class Dispatcher:
     """Runs a plan's cells on started workers; see the module docstring for the batches and fault rules."""
 
     def __init__(self, plan: Plan, workers: list[Worker], progress: Progress, cost: CostModel,
-                 writer: BufferedWriter, recruiter: Recruiter | None = None) -> None:
-        """`recruiter`: finds GPUs that join mid-sweep (shard mode only: replicate's set of GPUs is the plan's)."""
+                 writer: BufferedWriter, recruiter: Recruiter | None = None,
+                 profile: ProfileOptions | None = None) -> None:
+        """`recruiter`: finds GPUs that join mid-sweep (shard mode only: replicate's set of GPUs is the plan's).
+        `profile`: profile each (stage, shape) of the plan once instead of measuring its cells."""
         self._plan = plan
+        self._profile = profile
+        self._table = PROFILE if profile else ROWS
+        self._cell_timeout_s = profile.timeout_s + PROFILE_GRACE_S if profile else plan.cell_timeout_s
         self._recruiter = recruiter
         self._next_look = time.monotonic() + JOIN_EVERY_S
         self._cost = cost
@@ -165,11 +184,11 @@ class Dispatcher:
         self._deaths: Counter[tuple[str, Cell]] = Counter()
         self._suspects: set[tuple[str, Cell]] = set()  # cells of a batch a worker died in, its culprit not known
         self._gather_s = GATHER_MIN_S
-        self._repeats = AdaptiveRepeats(plan.repeats, plan.max_repeats, plan.repeat_noise)
+        self._repeats = AdaptiveRepeats(plan.repeats, 0 if profile else plan.max_repeats, plan.repeat_noise)
         self._window_start, self._blocked_s = time.monotonic(), 0.0
         self._scope = scope_column(plan.mode)
-        done = completed_keys(plan.output, plan.run_id, self._scope)
-        cells = plan.cells()
+        done = completed_keys(plan.output, plan.run_id, self._scope, self._table)
+        cells = plan.cells(repeats=1 if profile else None)  # a profile has no repeats
         self._plan_cells = len(cells)  # each queue's share of the plan: every cell, once per GPU or per model
         self._queues: dict[str, _Queue] = {}
         self._slots: list[_Slot] = []
@@ -183,7 +202,7 @@ class Dispatcher:
                 self.expected_s[w.model] += sum(seconds for _, seconds in todo)
             self._add_slot(w, self._queues[key])
         if self._scope == "gpu_uuid":
-            _warn_cards_new_to_the_run(plan, workers, done)
+            _warn_cards_new_to_the_run(plan, workers, done, self._table)
 
     def _add_slot(self, w: Worker, q: _Queue) -> None:
         q.gpus += 1
@@ -195,8 +214,14 @@ class Dispatcher:
         """Every worker that took part, those that joined mid-sweep included."""
         return [s.worker for s in self._slots]
 
+    @property
+    def live_workers(self) -> list[Worker]:
+        """The workers not given up: what a later pass over the same GPUs may use."""
+        return [s.worker for s in self._slots if not s.lost]
+
     def run(self) -> SweepResult:
-        """Run every queued cell; always stops the workers and writes what it holds, even on error or interrupt."""
+        """Run every queued cell; always stops the workers still starting and writes what it holds, even on error or
+        interrupt. The workers themselves are the caller's to stop (a profile pass may follow on them)."""
         try:
             while True:
                 for slot in self._slots:
@@ -229,18 +254,16 @@ class Dispatcher:
                 self._progress.maybe_log()
                 self._adapt_gather()
         finally:
-            for slot in self._slots:
-                ray.kill(slot.worker.actor)
             if self._recruiter:
                 self._recruiter.stop()
             self._writer.flush()
         self._progress.maybe_log(force=True)
-        log.info("%s", self._progress.summary())
+        log.info("%s", self._progress.summary(*(("profile pass", PROFILE_STATUSES) if self._profile else ())))
         if self._writer.fallback:
             log.error("the output %s failed mid-sweep: rows written since are in %s; a sweep with the same --output "
                       "and --run-id moves them back and finishes the run", self._plan.output, self._writer.fallback)
         return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes, self._writer.fallback,
-                           self.workers)
+                           self.workers, self._progress.statuses())
 
     def _look_for_gpus(self) -> None:
         """Every JOIN_EVERY_S, start a worker on each GPU that joined the cluster (shard mode)."""
@@ -275,7 +298,7 @@ class Dispatcher:
 
     def _wait_s(self) -> float:
         now = time.monotonic()
-        deadlines = [b.since + self._plan.cell_timeout_s for s in self._slots for b in s.batches[:1] if b.since is not None]
+        deadlines = [b.since + self._cell_timeout_s for s in self._slots for b in s.batches[:1] if b.since is not None]
         deadlines += [s.probe_deadline for s in self._slots if s.restarting()]
         deadlines += [s.retry_at for s in self._slots if s.retry_at is not None]
         deadlines += [self._next_look] if self._recruiter else []
@@ -285,7 +308,8 @@ class Dispatcher:
         while not slot.lost and not slot.restarting() and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells, expected = self._next_batch(slot.queue)
             # As lists of their fields, which Ray packs natively (msgpack): a Cell, or a tuple, is pickled apart.
-            stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id, self._gather_s)
+            stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id,
+                                                            self._gather_s, self._profile)
             slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.key, cells[0])
@@ -341,14 +365,15 @@ class Dispatcher:
     def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch) -> None:
         """Rows for the next cells of `batch`, in order."""
         now = time.monotonic()
-        n = rows.rows.num_rows
+        outcomes = rows.outcomes()
+        n = outcomes.num_rows
         cells = batch.cells[batch.done:batch.done + n]
         if self._suspects:
             self._suspects.difference_update((slot.queue.key, c) for c in cells)
-        self._progress.finished(slot.worker.key, cells, batch.expected[batch.done:batch.done + n], rows.rows,
+        self._progress.finished(slot.worker.key, cells, batch.expected[batch.done:batch.done + n], outcomes,
                                 now - batch.since)
-        self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
-        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], rows.rows)  # cells whose repeats disagree
+        self._writer.add(with_constant(rows, "plan_cells", self._plan_cells) if rows.table == ROWS else rows)
+        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], outcomes)  # cells whose repeats disagree
         slot.queue.cells.extend(again)
         self._progress.add_cells(slot.queue.key, len(again))
         batch.done += n
@@ -421,7 +446,7 @@ class Dispatcher:
         """A driver-made row for the cell `slot` is running; the rest of its batches queued again."""
         batch = slot.batches[0]
         cell = batch.cells[batch.done]
-        self._finished(slot, batch, row_batches([self._driver_row(slot, cell, status, reason)])[0])
+        self._finished(slot, batch, self._driver_row(slot, cell, status, reason))
         self._drop_batches(slot)
 
     def _restart(self, slot: _Slot) -> None:
@@ -455,10 +480,11 @@ class Dispatcher:
                 slot.retry_at, slot.probe = None, slot.worker.actor.device_info.remote()
             if slot.restarting() and now >= slot.probe_deadline:
                 self._lose(slot, f"not ready {self._plan.start_timeout_s:.0f} s after a restart")
-            elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._plan.cell_timeout_s:
+            elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._cell_timeout_s:
                 log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name,
-                            self._running(slot), self._plan.cell_timeout_s)
-                self._fail_running(slot, "timeout", f"no result within {self._plan.cell_timeout_s:.0f} s; worker killed and restarted")
+                            self._running(slot), self._cell_timeout_s)
+                self._fail_running(slot, "timeout",
+                                   f"no result within {self._cell_timeout_s:.0f} s; worker killed and restarted")
                 self._restart(slot)
 
     def _lose(self, slot: _Slot, why: str, detail: str = "") -> None:
@@ -484,9 +510,12 @@ class Dispatcher:
                   f"; {detail}" if detail else "", left, others)
         self._progress.lost(slot.worker.key, left, why)
 
-    def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> dict:
-        """A row for a cell the worker could not report on itself."""
-        return cell_row(slot.worker.device, self._cost.stages[cell.stage], cell, self._plan.run_id, status, reason)
+    def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> RowBatch:
+        """A row (a profile status row, when profiling) for a cell the worker could not report on itself."""
+        stage, device, run_id = self._cost.stages[cell.stage], slot.worker.device, self._plan.run_id
+        if self._profile:
+            return profile_batch(status_records(device, stage, cell, run_id, status, reason))
+        return row_batches([cell_row(device, stage, cell, run_id, status, reason)])[0]
 
 
 def _node_gone(worker: Worker) -> str | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ray
 from ray.actor import ActorHandle
@@ -12,6 +12,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from farm.cluster.worker import GPU_MODEL_LABEL, GpuWorker
 from farm.measure import measurers
+from farm.measure.cell_timer import MeasureOptions
 
 log = logging.getLogger("farm.sweep")
 
@@ -78,11 +79,22 @@ def model_wanted(model: str, wanted: tuple[str, ...]) -> bool:
     return not wanted or _canonical(model) in {_canonical(w) for w in wanted}
 
 
-def _spawn(node: GpuNode, measurer_path: str, options: dict) -> ActorHandle:
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What every worker builds: the measurer registered under `measurer` (farm/measure/measurers.py), with the
+    plan's validated options (a frozen dataclass: Ray pickles it in a few hundred bytes), compiling `prewarm`'s
+    stages while its first cells run."""
+
+    measurer: str
+    options: MeasureOptions = field(default_factory=MeasureOptions)
+    prewarm: tuple[str, ...] = ()
+
+
+def _spawn(node: GpuNode, measurer_path: str, spec: WorkerSpec) -> ActorHandle:
     # No runtime env of its own (the job's carries the commit: farm/sweep.py connect): Ray can then hand it a
     # worker process it already started, rather than start one for it.
     return GpuWorker.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(
-        measurer_path, options)
+        measurer_path, spec.options, spec.prewarm)
 
 
 def _log_startup(workers: list[Worker], asked: float) -> None:
@@ -93,17 +105,16 @@ def _log_startup(workers: list[Worker], asked: float) -> None:
                  ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items()))
 
 
-def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_timeout_s: float,
+def start_workers(spec: WorkerSpec, wanted: tuple[str, ...], start_timeout_s: float,
                   none_here: bool = False) -> list[Worker]:
-    """One worker per GPU of the wanted models, each ready (its device_info answered), building the measurer
-    registered under the name `measurer` (farm/measure/measurers.py).
+    """One worker per GPU of the wanted models, each ready (its device_info answered), building what `spec` says.
 
     Nodes labelled with an unwanted model get no worker; unlabelled nodes get one so that
     NVML can name their model, and it is stopped if unwanted. Raises SweepError, with no
     worker left running, when the cluster has no GPU or lacks a wanted model. `none_here`: the
     cluster is a local Ray of the sweep's own, which the message then does not send the user to.
     """
-    measurer_path = measurers.path_of(measurer)  # the workers import a registered path, never a plan's text
+    measurer_path = measurers.path_of(spec.measurer)  # the workers import a registered path, never a plan's text
     nodes = gpu_nodes()
     if not nodes and none_here:
         raise SweepError("no GPU on this machine: Ray found none (`nvidia-smi` should list one; CUDA_VISIBLE_DEVICES "
@@ -115,7 +126,7 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
     for node in nodes:
         if node.model_label is None or model_wanted(node.model_label, wanted):
             for _ in range(node.gpus):
-                actor = _spawn(node, measurer_path, options)
+                actor = _spawn(node, measurer_path, spec)
                 pending[actor.device_info.remote()] = (actor, node)
     asked = time.monotonic()
     deadline = asked + start_timeout_s
@@ -131,7 +142,7 @@ def start_workers(measurer: str, options: dict, wanted: tuple[str, ...], start_t
                 ray.kill(actor)
                 if attempt == 1:
                     log.warning("worker on %s (node %s) failed to start, trying once more: %s", node.host, node.node_id[:8], exc)
-                    again = _spawn(node, measurer_path, options)
+                    again = _spawn(node, measurer_path, spec)
                     retries[again.device_info.remote()] = (again, node)
                 else:
                     log.error("worker on %s (node %s) failed to start twice, its GPU is left out: %s", node.host,
@@ -163,9 +174,9 @@ class Recruiter:
     """GPUs that join the cluster after the sweep started (an autoscaler adding nodes): look() starts a worker on
     each GPU of a node not seen before whose label does not rule it out; answered() gives it once ready."""
 
-    def __init__(self, measurer: str, options: dict, wanted: tuple[str, ...]) -> None:
-        self._measurer_path = measurers.path_of(measurer)
-        self._options = options
+    def __init__(self, spec: WorkerSpec, wanted: tuple[str, ...]) -> None:
+        self._measurer_path = measurers.path_of(spec.measurer)
+        self._spec = spec
         self._wanted = wanted
         self._seen = {n.node_id for n in gpu_nodes()}  # the nodes start_workers had (used or not)
         self.pending: dict[ray.ObjectRef, tuple[ActorHandle, GpuNode]] = {}
@@ -179,7 +190,7 @@ class Recruiter:
                 log.info("a node with %d GPU(s) joined: %s (node %s); starting its workers", node.gpus, node.host,
                          node.node_id[:8])
                 for _ in range(node.gpus):
-                    actor = _spawn(node, self._measurer_path, self._options)
+                    actor = _spawn(node, self._measurer_path, self._spec)
                     self.pending[actor.device_info.remote()] = (actor, node)
 
     def answered(self, ref: ray.ObjectRef) -> Worker | None:

@@ -19,6 +19,8 @@ from farm.cluster.cost import Eta
 from farm.data.schema import STATUSES
 
 log = logging.getLogger("farm.sweep")
+# A line per cell as it finishes, for `farm bench` and `farm profile` (farm/sweep.py log_to_stderr turns it on).
+cell_log = logging.getLogger("farm.sweep.cells")
 
 
 def _duration(seconds: float) -> str:
@@ -85,7 +87,7 @@ class Progress:
 
     def finished(self, gpu: str, cells: list[Cell], expected: list[float], rows: pa.RecordBatch,
                  seconds: float) -> None:
-        """Rows (farm.data.schema columns) for the next `cells` `gpu` was running, in order; `expected` their
+        """Outcomes (farm.data.row_batch.OUTCOME) of the next `cells` `gpu` was running, in order; `expected` their
         expected seconds, `seconds` the wall time they took together. A worker sends rows in groups, so the wall
         time is shared among them in proportion to their cell_seconds (evenly when one lacks it)."""
         g = self._gpus[gpu]
@@ -103,6 +105,21 @@ class Progress:
             # Another repeat of the cell: its own time (the worker's, else its wall time) less the first-time verification.
             wall = seconds * share
             q.eta.add(cell.key()[:4], e, wall, max((own or wall) - (verify or 0.0), 0.0))
+        if cell_log.isEnabledFor(logging.INFO):
+            self._log_cells(g, q, cells, rows)
+
+    @staticmethod
+    def _log_cells(g: GpuTally, q: _Queue, cells: list[Cell], rows: pa.RecordBatch) -> None:
+        """A line per cell: its status and median, TFLOPS and % of its baseline (a profiled cell: how many values),
+        or why it has none."""
+        names = ("status", "status_reason", "median_ms", "tflops", "pct_of_baseline", "baseline")
+        columns = {n: rows.column(n).to_pylist() if n in rows.schema.names else [None] * len(cells) for n in names}
+        for i, cell in enumerate(cells):
+            status, reason, ms, tflops, pct, baseline = (columns[n][i] for n in names)
+            timed = f"{ms:.4f} ms  {tflops or 0:.2f} TFLOPS  {pct or 0:.1f}% of {baseline}" if ms else ""
+            detail = timed if status == "ok" and ms else (reason or "")[:120]
+            cell_log.info("%s [%d/%d] %s %dx%dx%d r%d  %s  %s", g.name, q.done - len(cells) + i + 1, q.total,
+                          cell.stage, cell.m, cell.n, cell.k, cell.repeat, status, detail)
 
     def lost(self, gpu: str, cells_left: int, why: str = "") -> None:
         """`gpu` is gone (`why`); `cells_left` cells only it could run stay unrun."""
@@ -137,11 +154,12 @@ class Progress:
             log.info("%s: %d/%d cells%s, now %s, ETA %s", g.name, q.done, q.total, shared, now_running,
                      "?" if eta is None else _duration(eta))
 
-    def summary(self) -> str:
-        """Cells per status per GPU, resumed and unrun cells, wall time and summed timed GPU time."""
-        lines = ["sweep summary:"]
+    def summary(self, what: str = "sweep", statuses: tuple[str, ...] = STATUSES) -> str:
+        """Cells per status (of `statuses`: a profile's are others) per GPU, resumed and unrun cells, wall time and
+        summed timed GPU time."""
+        lines = [f"{what} summary:"]
         for g in self._gpus.values():
-            counts = ", ".join(f"{s} {g.statuses[s]}" for s in STATUSES)
+            counts = ", ".join(f"{s} {g.statuses[s]}" for s in statuses)
             lines.append(f"  {g.name}: {counts}" + (f", not run {g.not_run}" if g.not_run else "")
                          + (f"; given up: {g.lost}" if g.lost else ""))
         resumed = sum(q.already_done for q in self._queues.values())
@@ -157,6 +175,10 @@ class Progress:
     def resumed(self, gpu: str) -> int:
         """Cells of `gpu`'s queue done before this sweep."""
         return self._queues[self._gpus[gpu].queue].already_done
+
+    def statuses(self) -> Counter[str]:
+        """Cells by status, every GPU together."""
+        return sum((g.statuses for g in self._gpus.values()), Counter())
 
     def not_run(self) -> int:
         return sum(g.not_run for g in self._gpus.values())

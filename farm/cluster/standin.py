@@ -1,7 +1,8 @@
 """A stand-in Measurer for tests and `farm simulate`: no GPU needed, deterministic fake timings, faults on request.
 
-Each cell that runs sleeps `cell_ms` (the measurer option; 10 ms by default) and reports that
-as its cell_seconds and timed_seconds.
+Each cell that runs sleeps $GEMM_FARM_STANDIN_CELL_MS milliseconds (10 by default; `farm simulate` sets it) and
+reports that as its cell_seconds and timed_seconds. It takes the measure options and stage names to prewarm as
+every measurer does (farm.cells.Measurer), and ignores them: only EmulatedGpuMeasurer times with the options.
 
 Its GPU's NVML name comes from the node label ``standin.gpu-name`` (underscores for
 spaces, as label values allow no spaces), its UUID from the node id and the GPU Ray
@@ -44,6 +45,7 @@ from farm.measure.sizing import bytes_needed, memory_skip_reason, reference_plan
 from kernels.registry import stage_named
 
 FAULTS_ENV = "GEMM_FARM_STANDIN_FAULTS"
+CELL_MS_ENV = "GEMM_FARM_STANDIN_CELL_MS"
 NAME_LABEL = "standin.gpu-name"
 
 
@@ -71,12 +73,12 @@ def _fire_once(spec: Path, index: int) -> bool:
 class StandinMeasurer:
     """Implements farm.cells.Measurer without a GPU."""
 
-    def __init__(self, cell_ms: float = 10.0, **options) -> None:
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
         path, entries = _faults()
         for index, entry in enumerate(entries):
             if entry["action"] == "fail_start" or (entry["action"] == "fail_start_once" and _fire_once(path, index)):
                 raise RuntimeError("stand-in failed to start")
-        self._cell_s = cell_ms / 1e3
+        self._cell_s = float(os.environ.get(CELL_MS_ENV, "10")) / 1e3
         ctx = ray.get_runtime_context()
         name = ctx.get_node_labels().get(NAME_LABEL, "NVIDIA_Standin_GPU").replace("_", " ")
         gpu = ctx.get_accelerator_ids()["GPU"][0]
@@ -155,12 +157,12 @@ class EmulatedGpuMeasurer(StandinMeasurer):
     This worker's pynvml answers as that card (FakeNvml, patched in for the process's life), and the farm's real
     parts run on it: CellTimer's NVML sampler and cold-mode flush size, the warm-up rule, the throttle summary,
     the memory rule (free memory from NVML) and the FP64 check's sizing. A cell that runs warms up under the
-    emulated load until the rule ends it, then sleeps the stopping rule's least timing time and `cell_ms` as its
-    timed phase; its timings are the stand-in's.
+    emulated load until the rule ends it, then sleeps the stopping rule's least timing time and the stand-in's cell
+    time as its timed phase; its timings are the stand-in's.
     """
 
-    def __init__(self, cell_ms: float = 10.0, prewarm: tuple[str, ...] = (), **plan_options) -> None:
-        super().__init__(cell_ms=cell_ms)
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
+        super().__init__(options, prewarm)
         card = CARDS.get(self._device["gpu_name"])
         if card is None:
             raise ValueError(f"no emulated card is named {self._device['gpu_name']!r} (node label {NAME_LABEL}); "
@@ -169,7 +171,7 @@ class EmulatedGpuMeasurer(StandinMeasurer):
         self._nvml.patcher().start()  # never stopped: the worker process is the card's for its life
         major, minor = (int(x) for x in card.compute_capability.split("."))
         self._cc = 10 * major + minor
-        self._timer = CellTimer(MeasureOptions.from_dict(plan_options), card.pci_bus_id, card.l2_bytes)
+        self._timer = CellTimer(options, card.pci_bus_id, card.l2_bytes)
         self._device.update(compute_capability=card.compute_capability, arch=card.arch, sm_count=card.sm_count,
                             l2_bytes=card.l2_bytes, memory_bytes=card.memory_bytes, max_sm_clock_mhz=card.max_sm_clock_mhz)
 

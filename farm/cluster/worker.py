@@ -1,4 +1,5 @@
-"""The Ray actor that owns one GPU: builds the measurer there and measures batches of cells, streaming results."""
+"""The Ray actor that owns one GPU: builds the measurer there and measures (or profiles) batches of cells, streaming
+results."""
 from __future__ import annotations
 
 import queue
@@ -12,11 +13,12 @@ import ray
 from farm.cells import Cell, Measurer
 from farm.cluster.process_clock import seconds_since_start
 from farm.data import row_batch
-from farm.data.row_batch import RowBatch, row_batches
+from farm.data.row_batch import RowBatch, profile_batch, row_batches
 from farm.data.rows import cell_row
 from farm.measure import measurers
+from farm.measure.cell_timer import MeasureOptions
 from farm.measure.device import model_from_name
-from farm.measure.profiler import DEFAULT_TIMEOUT_S, Profiler
+from farm.measure.profiler import ProfileOptions, Profiler, status_records
 from kernels.registry import stage_named
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
@@ -41,12 +43,14 @@ class GpuWorker:
     row finished while the next cell runs, or hangs, still reaches the driver.
     """
 
-    def __init__(self, measurer_path: str, options: dict) -> None:
+    def __init__(self, measurer_path: str, options: MeasureOptions, prewarm: tuple[str, ...]) -> None:
+        """`options`: the plan's, as validated there; `prewarm`: stages to compile while the first cells run."""
         process_s = seconds_since_start()  # Ray's worker process: Python, Ray and this module imported
         began = time.perf_counter()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="measure")
         # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
-        self._measurer: Measurer = self._thread.submit(lambda: measurers.load(measurer_path)(**options)).result()
+        self._measurer: Measurer = self._thread.submit(lambda: measurers.load(measurer_path)(options, prewarm)).result()
+        self._profiler: Profiler | None = None  # built by the first profiled cell
         info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
         self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}
@@ -63,20 +67,24 @@ class GpuWorker:
         """Seconds each step of this worker's start took, from its process's start to ready, in order."""
         return self._startup
 
-    def _run(self, cells: list[Cell], run_id: str, out: queue.SimpleQueue, ended: threading.Event) -> None:
-        """Measure `cells` in order, putting (row, needs_restart) for each, then None, then setting `ended`. A
-        measurer that raises gives the cell an "error" row and the next cell goes on. Stops after a cell that
-        poisoned the CUDA context; a worker already poisoned measures nothing (the driver restarts it and queues
-        its cells again)."""
-        poisoned = self._measurer.needs_restart()
+    def _run(self, cells: list[Cell], run_id: str, profile: ProfileOptions | None, out: queue.SimpleQueue,
+             ended: threading.Event) -> None:
+        """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each, then
+        None, then setting `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
+        Stops after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
+        restarts it and queues its cells again). A profiler that raises gives the cell an "error" record."""
+        poisoned = not profile and self._measurer.needs_restart()  # a profile's ncu child has a context of its own
         for cell in cells:
             if poisoned:
                 break
+            if profile:
+                out.put((self._profile(cell, run_id, profile), False))
+                continue
             try:
                 row = self._measurer.measure(cell, run_id)
             except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
-                why = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", f"measurer raised: {why}")
+                why = f"measurer raised: {_why(exc)}"
+                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why)
             else:
                 row["gpu_model"] = self._device["gpu_model"]
                 poisoned = self._measurer.needs_restart()
@@ -84,12 +92,25 @@ class GpuWorker:
         out.put(None)
         ended.set()
 
+    def _profile(self, cell: Cell, run_id: str, options: ProfileOptions) -> list[dict]:
+        """The profile records of `cell` under Nsight Compute (farm.measure.profiler; no timing taken). The
+        profiler, which finds ncu and the chip's metrics, is built on the first call and kept."""
+        try:
+            if self._profiler is None:
+                self._profiler = Profiler(self._device, ncu=options.ncu, timeout_s=options.timeout_s)
+            return self._profiler.profile(cell, run_id)
+        except Exception as exc:  # noqa: BLE001 - as a measurer's: the cell's error record
+            why = f"profiler raised: {_why(exc)}"
+            return status_records(self._device, stage_named(cell.stage), cell, run_id, "error", why)
+
     @ray.method(num_returns="streaming")
-    def measure_batch(self, cells: list[list], run_id: str, gather_s: float) -> Iterator[tuple[list[RowBatch], bool]]:
+    def measure_batch(self, cells: list[list], run_id: str, gather_s: float,
+                      profile: ProfileOptions | None = None) -> Iterator[tuple[list[RowBatch], bool]]:
         """The rows of `cells` (each Cell.key() as a list), in order, yielded as (RowBatches, needs_restart): a row goes
         at once when the last yield was at least `gather_s` ago, else with the others that finish by then. A
         cell that hangs holds back no finished row. needs_restart: the last row's cell poisoned the CUDA context
-        (the batch stops there).
+        (the batch stops there). With `profile`, each cell is profiled instead, its records one RowBatch of the
+        profile table.
 
         How long rows may wait is the driver's call: a streamed item costs the worker's process far more CPU
         than a row does, so rows travel together, as Arrow record batches made here rather than by the driver
@@ -98,7 +119,7 @@ class GpuWorker:
         sleeps until the gathering ends or the batch does, rather than waking for every row."""
         out: queue.SimpleQueue = queue.SimpleQueue()
         ended = threading.Event()
-        self._thread.submit(self._run, [Cell(*key) for key in cells], run_id, out, ended)
+        self._thread.submit(self._run, [Cell(*key) for key in cells], run_id, profile, out, ended)
         last_yield = 0.0
         done = False
         while not done:
@@ -110,16 +131,10 @@ class GpuWorker:
             done = chunk[-1] is None
             results = [r for r in chunk if r is not None]
             if results:
-                yield row_batches([row for row, _ in results]), results[-1][1]
+                batches = [profile_batch(r) for r, _ in results] if profile else row_batches([r for r, _ in results])
+                yield batches, results[-1][1]
                 last_yield = time.monotonic()
 
-    def profile(self, cells: list[Cell], run_id: str, timeout_s: float | None = None) -> list[dict]:
-        """Profile records of `cells` under Nsight Compute on this GPU (farm.measure.profiler; no timing taken).
 
-        The profiler (which finds ncu and the chip's metrics) is built on the first call and kept.
-        """
-        if getattr(self, "_profiler", None) is None:
-            self._profiler = Profiler(self._device, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
-        if timeout_s:
-            self._profiler.timeout_s = timeout_s
-        return self._profiler.run(cells, run_id)
+def _why(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]

@@ -23,10 +23,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from farm.data.row_batch import RowBatch, partition_of, row_batches
-from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, RUNS_FILE_SCHEMA,
-                              RUNS_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_SCHEMA)
-
-ROWS, TELEMETRY, PROFILE, RUNS = "rows", "telemetry", "profile", "runs"
+from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, ROWS,
+                              RUNS, RUNS_FILE_SCHEMA, RUNS_SCHEMA, TELEMETRY, TELEMETRY_FILE_SCHEMA, TELEMETRY_SCHEMA)
 _TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA),
            PROFILE: (PROFILE_SCHEMA, PROFILE_FILE_SCHEMA), RUNS: (RUNS_SCHEMA, RUNS_FILE_SCHEMA)}
 
@@ -117,15 +115,14 @@ def write_row_batches(batches: list[RowBatch], output: str) -> list[str]:
 
 
 def row_batch_parts(batches: list[RowBatch]) -> Parts:
-    """RowBatches as the files they make: each partition's rows as one table, their telemetry as another."""
-    rows: dict[tuple, list[pa.RecordBatch]] = defaultdict(list)
-    samples: dict[tuple, list[pa.RecordBatch]] = defaultdict(list)
+    """RowBatches as the files they make: each partition's rows (or profile records) as one table, their telemetry
+    as another."""
+    rows: dict[tuple[str, tuple], list[pa.RecordBatch]] = defaultdict(list)
     for b in batches:
-        rows[b.partition].append(b.rows)
+        rows[(b.table, b.partition)].append(b.rows)
         if b.telemetry is not None:
-            samples[b.partition].append(b.telemetry)
-    parts = {(ROWS, p): pa.Table.from_batches(got, FILE_SCHEMA) for p, got in rows.items()}
-    return parts | {(TELEMETRY, p): pa.Table.from_batches(got, TELEMETRY_FILE_SCHEMA) for p, got in samples.items()}
+            rows[(TELEMETRY, b.partition)].append(b.telemetry)
+    return {key: pa.Table.from_batches(got, _TABLES[key[0]][1]) for key, got in rows.items()}
 
 
 def write_table(records: list[dict], output: str, table: str) -> list[str]:
@@ -174,15 +171,22 @@ def read_table(output: str, table: str = ROWS) -> pa.Table:
     return open_dataset(output, table).to_table()
 
 
-def completed_keys(output: str, run_id: str, scope: str) -> set[tuple]:
-    """Cells of run `run_id` that already have a row, as (row[scope], stage, m, n, k, repeat).
+def read_columns(output: str, table: str, columns: list[str], where: ds.Expression) -> pa.Table:
+    """`columns` of table `table`'s rows that satisfy `where`; an absent table reads as no rows."""
+    if not exists(output, table):
+        return _TABLES[table][0].empty_table().select(columns)
+    return open_dataset(output, table).to_table(columns=columns, filter=where)
+
+
+def completed_keys(output: str, run_id: str, scope: str, table: str = ROWS) -> set[tuple]:
+    """The cells of run `run_id` that are done, as (row[scope], stage, m, n, k, repeat): those with a row in
+    `table`, the rows table (measured) or the profile table (profiled: one cell per (stage, shape), repeat 0).
 
     `scope` is the column a cell is done for: "gpu_uuid" when every GPU runs every cell,
     "gpu_model" when a model's GPUs share them. Every status is final: a cell has one
     row per run, whatever its outcome. An absent dataset has no completed cells.
     """
-    if not exists(output):
-        return set()
-    columns = [scope, "stage", "m", "n", "k", "repeat"]
-    table = open_dataset(output).to_table(columns=columns, filter=ds.field("run_id") == run_id)
-    return set(zip(*(table.column(c).to_pylist() for c in columns)))
+    columns = [scope, "stage", "m", "n", "k", *(["repeat"] if table == ROWS else [])]
+    got = read_columns(output, table, columns, ds.field("run_id") == run_id)
+    keys = zip(*(got.column(c).to_pylist() for c in columns))
+    return set(keys) if table == ROWS else {(*key, 0) for key in keys}

@@ -20,6 +20,8 @@ ADDED_COLUMNS = {
 def added_after(version: str) -> set[str]:
     """Columns a file of this schema version lacks (added by a later version)."""
     return {c for v, cols in ADDED_COLUMNS.items() if int(v) > int(version) for c in cols}
+# The tables of a dataset, each a folder of its own (farm/data/dataset.py).
+ROWS, TELEMETRY, PROFILE, RUNS = "rows", "telemetry", "profile", "runs"
 # Hive partition keys of a dataset: datasets/<name>/gpu_model=<...>/run_id=<...>/part-*.parquet
 PARTITION_KEYS = ("gpu_model", "run_id")
 STATUSES = ("ok", "failed_verification", "implausible", "skipped", "error", "timeout")
@@ -38,7 +40,7 @@ _F = [
     # provenance
     ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
     ("repeat", pa.int32(), "repeat index of the cell within the run (0-based)"),
-    ("plan_cells", pa.int32(), "cells the run's plan gives each GPU (replicate) or GPU model (shard), every repeat counted: the total a progress bar counts to; set by the sweep driver (schema 4; null from `farm bench` and in older data)"),
+    ("plan_cells", pa.int32(), "cells the run's plan gives each GPU (replicate) or GPU model (shard), every repeat counted: the total a progress bar counts to; set by the sweep driver, which `farm bench` runs too (schema 4; null in older data and in rows of `farm bench` before it did)"),
     ("timestamp", pa.timestamp("us", tz="UTC"), "when the cell finished"),
     ("host", pa.string(), "hostname of the GPU's node"),
     ("gpu_model", pa.string(), "GPU model: node label farm.gpu-model, else the NVML name with spaces as dashes"),

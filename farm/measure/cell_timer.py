@@ -50,26 +50,20 @@ class MeasureOptions:
             raise ValueError(f"throttle policy {self.throttle_policy!r} is not one of {', '.join(POLICIES)}")
 
     @classmethod
-    def problems(cls, raw: dict) -> list[str]:
-        """Every problem of a plan's flat [measure] table, one message each ("name: what is wrong"); none: valid."""
-        unknown = sorted(set(raw) - set(_OPTION_GROUPS))
-        if unknown:
-            return [f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                    f"valid: {', '.join(sorted(_OPTION_GROUPS))}"]
-        try:
-            _adapter().validate_python(_nested(raw))
-        except ValidationError as exc:
-            return [f"{_flat_name(e['loc'])}: {e['msg'].removeprefix('Value error, ')}, got {e['input']!r}" for e in exc.errors()]
-        return []
-
-    @classmethod
     def from_dict(cls, raw: dict) -> "MeasureOptions":
         """From a plan's flat [measure] table: this class's fields plus those of TimingConfig,
-        StoppingRule (stopping) and WarmupRule (prefixed warmup_), each checked for its type and range."""
-        problems = cls.problems(raw)
-        if problems:
-            raise ValueError("; ".join(problems))
-        return _adapter().validate_python(_nested(raw))
+        StoppingRule (stopping) and WarmupRule (prefixed warmup_), each checked for its type and range, once, where
+        the plan is read (farm/plan.py); the object then travels to the measurer as it is. ValueError with every
+        problem, one line each ("name: what is wrong")."""
+        unknown = sorted(set(raw) - set(_OPTION_GROUPS))
+        if unknown:
+            raise ValueError(f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                             f"valid: {', '.join(sorted(_OPTION_GROUPS))}")
+        try:
+            return _adapter().validate_python(_nested(raw))
+        except ValidationError as exc:
+            raise ValueError("\n".join(f"{_flat_name(e['loc'])}: {e['msg'].removeprefix('Value error, ')}, got {e['input']!r}"
+                                       for e in exc.errors())) from None
 
 
 # Each flat [measure] name and the group it belongs to: MeasureOptions itself, TimingConfig, its StoppingRule, its

@@ -125,9 +125,9 @@ class _Steps:
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
-    def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, prewarm: tuple[str, ...] = (),
-                 extra_stages: tuple[Stage, ...] = (), **plan_options):
-        """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins.
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = (), ordinal: int = 0,
+                 extra_stages: tuple[Stage, ...] = ()):
+        """`options`: how cells are measured (a plan's [measure] table, validated where the plan was read).
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
         first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages outside the
         catalog that cells may name (the GPU tests' planted cheats; a plan cannot pass any)."""
@@ -142,8 +142,7 @@ class GpuMeasurer:
         major, minor = (int(x) for x in self._device["compute_capability"].split("."))
         self._cc = 10 * major + minor
         step.done("device facts")
-        self._timer = CellTimer(options or MeasureOptions.from_dict(plan_options), cupy.cuda.Device(ordinal).pci_bus_id,
-                                self._device["l2_bytes"])
+        self._timer = CellTimer(options, cupy.cuda.Device(ordinal).pci_bus_id, self._device["l2_bytes"])
         step.done("NVML sampler")
         self._stages = {s.name: s for s in (*catalog(), *extra_stages)}
         self._compiled: dict[str, Compiled] = {}

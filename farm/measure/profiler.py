@@ -1,7 +1,8 @@
 """The profiling pass on one GPU: each stage launched once under Nsight Compute, a fixed list of counters kept.
 
-Separate from measuring: no timing is ever taken under the profiler, and the pass runs
-after a sweep (`farm/sweep.py --profile`) or on its own (`python -m farm profile`).
+Separate from measuring: no timing is ever taken under the profiler. Profiling is a kind of cell the sweep's
+dispatcher hands out like any other (farm.cluster.dispatch): after a sweep (`farm/sweep.py --profile`) or on its
+own (`python -m farm profile`), the GPU workers profile with this module and the driver writes the records.
 Per cell (stage, shape) the GPU's process starts a small child Python process under
 
     ncu --csv --page raw --print-units base --metrics <METRICS> --clock-control none
@@ -38,7 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from farm import __version__
@@ -46,7 +47,16 @@ from farm.cells import Cell
 from farm.data.profile_metrics import DERIVED, METRICS
 from farm.data.rows import REPO_ROOT, git_commit
 from farm.measure.extra_baselines import unavailable_reason
-from farm.measure.ncu import NcuMissing, ProfiledKernel, classify_failure, find_ncu, named_metrics, ncu_version, parse_raw_csv, query_metrics
+from farm.measure.ncu import (
+    NcuMissing,
+    ProfiledKernel,
+    classify_failure,
+    find_ncu,
+    named_metrics,
+    ncu_version,
+    parse_raw_csv,
+    query_metrics,
+)
 from farm.measure.profile_child import CHILD_ERROR, CHILD_MARKER
 from kernels.registry import stage_named
 
@@ -54,6 +64,15 @@ from kernels.registry import stage_named
 HOST_STATUSES = ("no_ncu", "no_permission", "ncu_unusable")
 BASELINE_LAUNCH_CAP = 16  # profile results kept for a cuBLAS call
 DEFAULT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """How a worker profiles: which ncu (None: find_ncu's search on its own host) and how long a cell may take
+    under it before ncu is killed."""
+
+    ncu: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
 
 
 def ncu_options(launch_count: int) -> list[str]:
@@ -252,61 +271,3 @@ def _child_messages(stdout: str) -> tuple[dict, str]:
         elif line.startswith(CHILD_ERROR):
             error = json.loads(line[len(CHILD_ERROR):]).get("reason", "child failed")
     return info, error
-
-
-# ---------------------------------------------------------------------------------------------
-# The pass on this machine (`python -m farm profile`); farm/cluster/profile_fleet.py runs it on a Ray fleet
-
-
-def profile_cells(stages, sizes) -> list[Cell]:
-    """One cell per (stage, shape): a profile has no repeats."""
-    return [Cell(s.name, m, n, k) for (m, n, k) in sizes for s in stages]
-
-
-def profiled_keys(output: str, run_id: str, scope: str = "gpu_uuid") -> set[tuple]:
-    """(row[scope], stage, m, n, k) of the cells of run `run_id` that already have profile records."""
-    from farm.data.dataset import PROFILE, exists, open_dataset
-    import pyarrow.dataset as pds
-
-    if not exists(output, PROFILE):
-        return set()
-    columns = [scope, "stage", "m", "n", "k"]
-    table = open_dataset(output, PROFILE).to_table(columns=columns, filter=pds.field("run_id") == run_id)
-    return set(zip(*(table.column(c).to_pylist() for c in columns)))
-
-
-def record_summary(records: list[dict]) -> tuple[str, str]:
-    """(status, detail) of a cell's records for a progress line."""
-    statuses = Counter(r["status"] for r in records)
-    if statuses.get("ok"):
-        return "ok", f"{statuses['ok']} values, {len({r['launch_index'] for r in records if r.get('launch_index') is not None})} kernel(s)"
-    return records[0]["status"], records[0].get("status_reason") or ""
-
-
-def run_local(plan, ncu: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
-    """`python -m farm profile`: profile a plan's stages on this machine's GPU; records written per cell.
-
-    0 when every cell was profiled or skipped for its shape, 1 otherwise.
-    """
-    from farm.data.dataset import PROFILE, write_table
-    from farm.measure.device import describe_device
-
-    try:
-        device = describe_device(0)
-    except Exception as exc:  # noqa: BLE001 - no CUDA device or driver: one clear error
-        raise ValueError(f"no usable GPU on this machine ({type(exc).__name__}: {str(exc)[:200]})") from None
-    profiler = Profiler(device, ncu=ncu, timeout_s=timeout_s)
-    done = profiled_keys(plan.output, plan.run_id)
-    cells = [c for c in profile_cells(plan.stages(), plan.sizes) if (device["gpu_uuid"], c.stage, c.m, c.n, c.k) not in done]
-    where = profiler.ncu or "no ncu"
-    print(f"{device['gpu_name']} ({device['arch']}): profiling {len(cells)} cells with {where} {profiler.version}, "
-          f"run {plan.run_id} -> {plan.output}", flush=True)
-    counts: Counter[str] = Counter()
-    for i, cell in enumerate(cells, 1):
-        records = profiler.profile(cell, plan.run_id)
-        write_table(records, plan.output, PROFILE)
-        status, detail = record_summary(records)
-        counts[status] += 1
-        print(f"[{i}/{len(cells)}] {cell.stage:<22} {cell.m}x{cell.n}x{cell.k}  {status:<13} {detail[:160]}", flush=True)
-    print("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; profile table at {plan.output}")
-    return 0 if set(counts) <= {"ok", "skipped"} else 1
