@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|geforce|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -205,6 +205,19 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     echo "bench rc=$?"; tail -2 "$OUT/bench-laptop.log"
     python3 -m farm report "$RES" --run-id laptop > "$OUT/report-laptop.md" 2>&1
     python3 -c "import pyarrow.dataset as d, collections; t = d.dataset('$RES/rows', partitioning='hive').to_table(columns=['stage', 'm', 'verify_reference', 'verify_seconds', 'nvml_unreported', 'warmup_reason']).to_pylist(); print(collections.Counter(r['warmup_reason'] for r in t), collections.Counter(tuple(r['nvml_unreported'] or ()) for r in t)); [print(r['m'], round(r['verify_seconds'], 3), r['verify_reference'][:90]) for r in t if r['stage'] == 'cublas_fp32' and r['verify_seconds']]" | tee "$OUT/laptop-checks.txt" ;;
+  merged)  # after parallel branches merge: the trust tests and every new Hopper stage's GPU tests on the merged tree,
+    # then farm bench (the sweep on a local Ray) over one cell of each new family and its baseline, and a sweep as a Ray job
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
+    prewarm --families hopper_d,hopper_tf32,hopper_fp8
+    timeout "${DEADLINE:-600}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_trust.py tests/test_gpu_fp8.py \
+      tests/test_gpu_hopper_tf32.py tests/test_gpu_walkd_shapes.py 2>&1 | tee "$OUT/gpu-tests-merged.log" | tail -4
+    timeout 240 python3 -m farm bench --kernels d_narrow_tiles_bf16,d_split_k_bf16,tf32_warp_specialized,f_warp_specialized_fp8 \
+      --sizes 1024,4096 --run-id merged-bench --output "$RES" > "$OUT/bench-merged.log" 2>&1
+    echo "bench rc=$?"; tail -3 "$OUT/bench-merged.log"
+    node 0 head
+    PLAN=plans/quick.toml sweep merged-sweep
+    ray stop --force > /dev/null 2>&1
+    python3 -m farm validate "$RES" | tail -2 ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
