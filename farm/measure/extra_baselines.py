@@ -10,7 +10,7 @@ are viewed as torch.bfloat16); C is the farm's FP32 output array, written in pla
 Hosts without torch / triton (or too old ones) keep the entries: their cells are
 skipped with the reason (`unavailable_reason`), like a shape a kernel does not take.
 
-Wiring: kernels/baselines.py lists these (ExtraBaselineStage entries, pure catalog data)
+Wiring: kernels/baselines.py lists these (Baseline entries of LIBRARIES, pure catalog data)
 after the cuBLAS entries, so plans can name them and a plan with no stage filter runs
 them. farm.measure.gpu treats them like the cuBLAS entries (their own baseline, verified
 against the FP64 product of the same inputs, then timed) but launches
@@ -25,8 +25,9 @@ import functools
 from typing import Callable
 
 from farm.measure.cublas import Unavailable
-from kernels.baselines import ExtraBaselineStage
-from kernels.registry import Stage
+from kernels.stage import Baseline, Measured
+
+LIBRARIES = ("PyTorch", "Triton")  # the baselines launched here; cuBLAS and cuBLASLt are farm/measure/cublas.py's
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -54,9 +55,9 @@ _TORCH_OUT_DTYPE_MIN = (2, 8)  # torch.mm(..., out_dtype=torch.float32) for fp16
 _TRITON_MIN = (3, 0)  # tl.dot(input_precision=...)
 
 
-def unavailable_reason(stage: Stage) -> str | None:
+def unavailable_reason(stage: Measured) -> str | None:
     """Why this host cannot run a library baseline (missing or old library), or None (also for every other stage)."""
-    if not isinstance(stage, ExtraBaselineStage):
+    if not stage.is_baseline or stage.library not in LIBRARIES:
         return None
     if stage.library == "PyTorch":
         minimum = _TORCH_OUT_DTYPE_MIN if stage.dtype in ("fp16", "bf16") else _TORCH_MIN
@@ -65,7 +66,7 @@ def unavailable_reason(stage: Stage) -> str | None:
     return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
 
 
-def launcher(stage: ExtraBaselineStage, a, b, c, m: int, n: int, k: int) -> Callable[[], None]:
+def launcher(stage: Baseline, a, b, c, m: int, n: int, k: int) -> Callable[[], None]:
     """A no-argument callable computing c = a.b with the stage's library on CuPy's current stream (at call time)."""
     reason = unavailable_reason(stage)
     if reason:

@@ -22,12 +22,12 @@ from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
-from farm.measure.extra_baselines import launcher, unavailable_reason
+from farm.measure.extra_baselines import LIBRARIES, launcher, unavailable_reason
 from farm.measure.sizing import check_fp64, memory_skip_reason, reference_plan
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
-from kernels.baselines import ExtraBaselineStage
-from kernels.registry import Stage, catalog, stage_named
+from kernels.registry import catalog, stage_named
+from kernels.stage import Baseline, Measured, Stage
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024
 # Where a kernel's own baseline cannot run here, these libraries may stand in (same precision class, catalog
@@ -35,13 +35,13 @@ _DEFAULT_SMEM_LIMIT = 48 * 1024
 FALLBACK_LIBRARIES = ("cuBLAS", "cuBLASLt", "PyTorch")
 
 
-def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None):
+def library_call(spec: Baseline, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None):
     """A no-argument callable computing out = a.b with a baseline's library on the current stream: cuBLAS or
     cuBLASLt through `vendor` (this worker's handles and workspace; a new one when None), or PyTorch /
     Triton. Raises Unavailable where this host cannot run it."""
-    if isinstance(spec, ExtraBaselineStage):
+    if spec.library in LIBRARIES:
         return launcher(spec, a, b, out, m, n, k)
-    gemm = GEMMS[spec.library](vendor or VendorContext.on_current_device(), spec.cublas_compute, spec.dtype, m, n, k)
+    gemm = GEMMS[spec.library](vendor or VendorContext.on_current_device(), spec.compute_type, spec.dtype, m, n, k)
     call = lambda: gemm(a, b, out)  # noqa: E731
     call.algorithm = lambda: gemm.algorithm  # noqa: E731 - what the library chose, asked for a baseline row only
     return call
@@ -123,7 +123,7 @@ class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
     def __init__(self, options: MeasureOptions | None = None, ordinal: int = 0, prewarm: tuple[str, ...] = (),
-                 extra_stages: tuple[Stage, ...] = (), **plan_options):
+                 extra_stages: tuple[Measured, ...] = (), **plan_options):
         """`plan_options` are a plan's [measure] table (see MeasureOptions.from_dict); `options` wins.
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
         first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages outside the
@@ -160,7 +160,7 @@ class GpuMeasurer:
     def needs_restart(self) -> bool:
         return self._poisoned
 
-    def _stage(self, name: str) -> Stage:
+    def _stage(self, name: str) -> Measured:
         if name not in self._stages:  # a tuning configuration: not in the catalog
             self._stages[name] = stage_named(name)
         return self._stages[name]
@@ -210,7 +210,7 @@ class GpuMeasurer:
         row["cell_seconds"] = time.perf_counter() - began
         return row
 
-    def _baseline_call(self, stage: Stage, a, b, ref, m: int, n: int, k: int) -> tuple[Stage, object, str]:
+    def _baseline_call(self, stage: Measured, a, b, ref, m: int, n: int, k: int) -> tuple[Baseline, object, str]:
         """(baseline, its callable, note): the stage's own baseline or, where this host cannot run it, the
         first vendor or framework library of the same precision class that it can (the note says why)."""
         own = self._stages[stage.baseline]
@@ -224,7 +224,7 @@ class GpuMeasurer:
                 passed_over.append(f"{spec.name} unavailable: {exc}")
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
-    def _run(self, stage: Stage, cell: Cell) -> dict:
+    def _run(self, stage: Measured, cell: Cell) -> dict:
         """Verify, then time; the last timed batch runs on fresh inputs with the output poisoned and is verified
         too (what was timed is what was checked)."""
         import cupy

@@ -13,6 +13,7 @@
 namespace persistent_ws {
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GROUP = 16;
 constexpr int A_BYTES = BM * BK * 2, B_PANEL = BK * 128, STAGE_BYTES = A_BYTES + BK * BN * 2;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 
 // Called by a __global__ whose tensor maps are __grid_constant__ parameters: TMA reads them where they are.
 template <typename T, bool KEEP_ONE_IN_FLIGHT>

@@ -7,50 +7,48 @@ chip its cells are skipped with the reason. Kernels taking tensor maps name them
 TMA_B: farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes.
 Notes and measurements: kernels/hopper_d/README.md.
 """
-from kernels.registry import Launch, ShapeRule, Stage
+from pathlib import Path
+
+from kernels.sources import declared_launch
+from kernels.stage import ShapeRule, Stage
 
 FAMILY = "hopper_d"
-ORDER = 50
+ORDER = 50  # families sort by this in the catalog
+HERE = Path(__file__).resolve().parent
 DTYPES = {"bf16": ("__nv_bfloat16", "cublas_bf16"), "fp16": ("__half", "cublas_fp16")}
 ARCH = "sm_90a"
 VEC8 = ShapeRule(n_multiple=8, k_multiple=8)  # 16-byte rows chunks (cp.async) and TMA's 16-byte global strides
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
-SMEM_128x128_3 = 3 * (128 * 64 + 64 * 128) * 2
-SMEM_128x256_4 = 4 * (128 * 64 + 64 * 256) * 2
+PERSISTENT = {"args": TMA_ARGS, "persistent": True}
 
-
-def _kernels(t: str) -> list[tuple[str, str, Launch, str]]:
-    """(name, file, launch, what changed) of each kernel for input type `t`, in ladder order."""
-    return [
-        ("d_mma_sync", "00_mma_sync.cu", Launch(f"d_mma_sync<{t}>", 256, 128, 128, dynamic_smem=SMEM_128x128_3),
-         "mma.sync m16n8k16 + ldmatrix(.trans), 128x128x64 tile, 3-stage cp.async into 128-byte-swizzled smem"),
-        ("d_wgmma", "01_wgmma.cu", Launch(f"d_wgmma<{t}>", 256, 128, 128, dynamic_smem=SMEM_128x128_3),
-         "wgmma m64n128k16 from shared-memory descriptors (2 warpgroups), same cp.async pipeline"),
-        ("d_tma", "02_tma.cu", Launch(f"d_tma<{t}>", 256, 128, 128, TMA_ARGS, dynamic_smem=4 * (128 * 64 + 64 * 128) * 2),
-         "TMA boxes (pre-swizzled, zero-filled edges) completing on mbarriers, 4 stages, issued by one thread"),
-        ("d_warp_specialized", "03_warp_specialized.cu",
-         Launch(f"d_warp_specialized<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4),
-         "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k16), full/empty mbarriers, setmaxnreg"),
-        ("d_persistent", "04_persistent.cu",
-         Launch(f"d_persistent<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
-         "persistent: one block per SM loops over tiles in 16-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
-        ("d_mma_overlap", "05_mma_overlap.cu",
-         Launch(f"d_mma_overlap<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True),
-         "one wgmma group kept in flight (wait_group 1): a stage is released when the next tile's wgmmas are queued"),
-        ("d_multicast", "06_multicast.cu",
-         Launch(f"d_multicast<{t}>", 384, 128, 256, TMA_ARGS, dynamic_smem=SMEM_128x256_4, persistent=True, cluster=2),
-         "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
-    ]
+# (name, file, launch options, what changed) in ladder order. Each is the template kernel name<T>, registered for
+# both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
+KERNELS = [
+    ("d_mma_sync", "00_mma_sync.cu", {},
+     "mma.sync m16n8k16 + ldmatrix(.trans), 128x128x64 tile, 3-stage cp.async into 128-byte-swizzled smem"),
+    ("d_wgmma", "01_wgmma.cu", {},
+     "wgmma m64n128k16 from shared-memory descriptors (2 warpgroups), same cp.async pipeline"),
+    ("d_tma", "02_tma.cu", {"args": TMA_ARGS},
+     "TMA boxes (pre-swizzled, zero-filled edges) completing on mbarriers, 4 stages, issued by one thread"),
+    ("d_warp_specialized", "03_warp_specialized.cu", {"args": TMA_ARGS},
+     "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k16), full/empty mbarriers, setmaxnreg"),
+    ("d_persistent", "04_persistent.cu", PERSISTENT,
+     "persistent: one block per SM loops over tiles in 16-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
+    ("d_mma_overlap", "05_mma_overlap.cu", PERSISTENT,
+     "one wgmma group kept in flight (wait_group 1): a stage is released when the next tile's wgmmas are queued"),
+    ("d_multicast", "06_multicast.cu", PERSISTENT,
+     "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
+]
 
 
 def _stages() -> list[Stage]:
     stages = []
-    for position in range(len(_kernels(""))):
+    for position, (name, file, launch, what) in enumerate(KERNELS):
         for dtype, (t, baseline) in DTYPES.items():
-            name, file, launch, what = _kernels(t)[position]
             stages.append(Stage(name=f"{name}_{dtype}", family=FAMILY, walk="D", group="ladder", position=position,
-                                source=f"hopper_d/{file}", launches=(launch,), what_changed=what, dtype=dtype,
-                                baseline=baseline, shapes=VEC8, min_cc=90, requires_arch=ARCH))
+                                source_path=HERE / file, launches=(declared_launch(HERE / file, f"{name}<{t}>", **launch),),
+                                what_changed=what, dtype=dtype, baseline=baseline, shapes=VEC8, min_cc=90,
+                                requires_arch=ARCH))
     return stages
 
 
