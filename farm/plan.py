@@ -19,7 +19,8 @@ from farm.cells import Cell
 from farm.data.dataset import default_output
 from farm.measure import measurers
 from farm.measure.cell_timer import MeasureOptions
-from kernels.registry import Stage, catalog, select
+from kernels.registry import catalog, select
+from kernels.stage import Measured
 from kernels.tuning import tuning_stages
 
 if sys.version_info >= (3, 11):
@@ -59,7 +60,7 @@ class Plan:
     measurer: str = measurers.DEFAULT  # a name from farm/measure/measurers.py: what the workers build with the measure options
     measure: MeasureOptions = field(default_factory=MeasureOptions)  # the [measure] table, validated: what workers' measurers get
 
-    def stages(self) -> list[Stage]:
+    def stages(self) -> list[Measured]:
         """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order,
         then the tuning stages of `tune` (with only `tune` given, no catalog stage but baselines)."""
         chosen = select(list(self.kernels) or None, list(self.families) or None) if self.kernels or self.families or not self.tune else []
@@ -174,7 +175,7 @@ def _memory_of(model: str) -> float | None:
     return GPU_MEMORY[max(known, key=len)] if known else None
 
 
-def _too_large(sizes: list[Shape], stages: list[Stage], gpus: tuple[str, ...]) -> list[str]:
+def _too_large(sizes: list[Shape], stages: list[Measured], gpus: tuple[str, ...]) -> list[str]:
     """Sizes whose largest cell cannot fit on the largest GPU the plan may run on."""
     from farm.measure.sizing import bytes_needed
 

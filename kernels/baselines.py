@@ -1,15 +1,13 @@
 """Vendor baselines, one per library and precision class; every kernel's % is against its own class.
 
 cuBLAS (cublasGemmEx) and cuBLASLt (cublasLtMatmul with its heuristic's best algorithm, what
-PyTorch calls) with FP32 output; `dtype` is the input precision and `cublas_compute` the compute
+PyTorch calls) with FP32 output; `dtype` is the input precision and `compute_type` cuBLAS's compute
 type, so TF32 is never mistaken for FP32. Both go through nvmath-python's bindings and are timed
 as CUDA graphs like our kernels (farm/measure/cublas.py). The optional PyTorch and Triton baselines
 follow them, each stating the precision it computes in. This file is what they are; how they run,
 and why a host without those libraries skips them, is farm/measure/extra_baselines.py.
 """
-from dataclasses import dataclass
-
-from kernels.registry import Stage
+from kernels.stage import Baseline
 
 # (dtype, compute type, min compute capability, what the inputs and compute are)
 _PRECISIONS = (
@@ -24,50 +22,28 @@ _LIBRARIES = (
 )
 
 
-def _baseline(prefix: str, library: str, first: int, call: str, i: int, dtype: str, compute: str, min_cc: int, what: str) -> Stage:
+def _vendor(prefix: str, library: str, first: int, call: str, i: int, dtype: str, compute: str, min_cc: int, what: str) -> Baseline:
     name = f"{prefix}_{dtype}"
-    return Stage(name=name, family="baseline", walk="-", group="baseline", position=first + i, source="", launches=(),
-                 what_changed=f"{call}, {what}, row-major by operand swap", dtype=dtype, baseline=name,
-                 cublas_compute=compute, min_cc=min_cc, library=library)
+    return Baseline(name=name, group="baseline", position=first + i, what_changed=f"{call}, {what}, row-major by operand swap",
+                    dtype=dtype, baseline=name, compute_type=compute, min_cc=min_cc, library=library)
 
 
 # FP8 (E4M3 A and B, per-tensor scales, FP32 out): cuBLASLt alone (cublasGemmEx has no FP8), Hopper on. Operand layout
 # of the class: B stored N x K, both operands K-major, the "TN" cuBLASLt and wgmma need (farm/measure/checks.py).
-_FP8 = Stage(name="cublaslt_fp8_e4m3", family="baseline", walk="-", group="baseline", position=8, source="", launches=(),
-             what_changed="cublasLtMatmul, heuristic's best algorithm, E4M3 A (M x K) and B (stored N x K) as TN, per-tensor "
-                          "scale pointers, FP32 out, CUBLAS_COMPUTE_32F, FAST_ACCUM off",
-             dtype="fp8_e4m3", baseline="cublaslt_fp8_e4m3", cublas_compute="CUBLAS_COMPUTE_32F", min_cc=90, library="cuBLASLt")
-VENDOR_BASELINES = [*(_baseline(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)), _FP8]
-CUBLAS_BASELINES = [s for s in VENDOR_BASELINES if s.library == "cuBLAS"]
+_FP8 = Baseline(name="cublaslt_fp8_e4m3", group="baseline", position=8,
+                what_changed="cublasLtMatmul, heuristic's best algorithm, E4M3 A (M x K) and B (stored N x K) as TN, per-tensor "
+                             "scale pointers, FP32 out, CUBLAS_COMPUTE_32F, FAST_ACCUM off",
+                dtype="fp8_e4m3", baseline="cublaslt_fp8_e4m3", compute_type="CUBLAS_COMPUTE_32F", min_cc=90, library="cuBLASLt")
+VENDOR_BASELINES = [*(_vendor(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)), _FP8]
 
 
-@dataclass(frozen=True)
-class ExtraBaselineStage(Stage):
-    """A library GEMM timed as a baseline of its own. `precision` says what it computes.
-
-    Catalog data only: farm/measure/extra_baselines.py finds the library and launches it.
-    """
-
-    precision: str = ""  # what it computes (its library is Stage.library: PyTorch or Triton)
-
-    @property
-    def is_baseline(self) -> bool:  # noqa: D401 - a baseline, not a compiled kernel
-        return True
-
-    def describe(self) -> dict:
-        return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
-                "position": self.position, "dtype": self.dtype, "baseline": self.baseline, "library": self.library,
-                "compute_type": self.precision, "shapes": self.shapes.describe(),
-                "min_compute_capability": self.min_cc / 10, "what_changed": self.what_changed, "published": None}
+def _extra(position: int, name: str, library: str, dtype: str, min_cc: int, precision: str) -> Baseline:
+    """A PyTorch or Triton GEMM timed as a baseline of its own; `precision` says what it computes."""
+    return Baseline(name=name, group="baseline_extra", position=position, what_changed=f"{library}: {precision}",
+                    dtype=dtype, baseline=name, min_cc=min_cc, library=library, compute_type=precision)
 
 
-def _extra(position: int, name: str, library: str, dtype: str, min_cc: int, precision: str) -> ExtraBaselineStage:
-    return ExtraBaselineStage(name=name, family="baseline", walk="-", group="baseline_extra", position=position, source="",
-                              launches=(), what_changed=f"{library}: {precision}", dtype=dtype, baseline=name,
-                              min_cc=min_cc, library=library, precision=precision)
-
-
-EXTRA_BASELINES: list[ExtraBaselineStage] = [
+EXTRA_BASELINES: list[Baseline] = [
     _extra(10, "torch_fp32", "PyTorch", "fp32", 50,
            "torch.mm, FP32 in/out, TF32 off (allow_tf32=False / fp32_precision='ieee' before every call)"),
     _extra(11, "torch_tf32", "PyTorch", "tf32", 80,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from kernels.half_c import stages as half
-from kernels.registry import Stage
+from kernels.stage import Stage
 from kernels.simt_fp32_c import stages as fp32
 
 # Largest dynamic shared memory one block may opt in to, per arch (CUDA programming guide, compute capabilities).
@@ -238,9 +238,8 @@ def candidates(kernel: str, arch: str | None = None) -> list[Candidate]:
 
 
 def _base(kernel: str) -> Stage:
-    from kernels.registry import catalog
-
-    return next(s for s in catalog() if s.name == kernel)
+    """The ladder stage `kernel` names, from its own family (the catalog gathers every family and this module)."""
+    return next(s for s in (*fp32.STAGES, *half.STAGES) if s.name == kernel)
 
 
 def make_stage(kernel: str, config: Config, base: Stage | None = None) -> Stage:

@@ -1,11 +1,15 @@
 """The import graph of farm/, kernels/ and dashboard/: no cycles, and arrows only in the allowed directions.
 
-Every import counts, those inside functions too (a lazy import is still a dependency).
-docs/layout.md draws the same rooms and arrows.
+Every import counts, those inside functions too (a lazy import is still a dependency), and so does a module
+named in a string: any "module:attribute" path ("farm.measure.gpu:GpuMeasurer", imported by name later) and
+the argument of importlib.import_module / __import__, an f-string (f"kernels.{name}.stages") naming every
+module it can match. (A logger's name, "farm.sweep", is not an import.) docs/layout.md draws the same rooms
+and arrows.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,12 +41,6 @@ ALLOWED: dict[str, set[str]] = {
     "dashboard": {"farm.data", "farm.analysis", "kernels"},
 }
 
-# Two known back edges inside kernels/, which may only go away: kernels/registry.py's catalog() and
-# stage_named() import the baselines and the tuning configurations, which build on its Stage. Moving
-# Stage and its parts out of registry.py ends both. Without them the graph must have no cycle at all.
-KNOWN_BACK_EDGES = {("kernels.registry", "kernels.baselines"), ("kernels.registry", "kernels.tuning")}
-
-
 def modules(root: Path) -> dict[str, Path]:
     """Dotted module name -> file, for every .py under the packages."""
     found = {}
@@ -53,8 +51,28 @@ def modules(root: Path) -> dict[str, Path]:
     return found
 
 
+IMPORTERS = ("import_module", "__import__")
+
+
+def named_in_strings(node: ast.AST, mods: dict[str, Path]) -> set[str]:
+    """The modules named by a "module:attribute" string, or by the first argument of an importer call (a string,
+    or an f-string whose formatted parts each stand for one part of a dotted name)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and ":" in node.value:
+        name = node.value.partition(":")[0]
+        return {name} if name in mods else set()
+    if not (isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", None)) in IMPORTERS):
+        return set()
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return {arg.value} & set(mods)
+    if isinstance(arg, ast.JoinedStr):
+        pattern = "".join(re.escape(str(v.value)) if isinstance(v, ast.Constant) else r"[A-Za-z_]\w*" for v in arg.values)
+        return {m for m in mods if re.fullmatch(pattern, m)}
+    return set()
+
+
 def import_graph(root: Path) -> dict[str, set[str]]:
-    """Module -> the modules of the packages it imports, anywhere in its body."""
+    """Module -> the modules of the packages it imports, anywhere in its body, or names in a string."""
     mods = modules(root)
 
     def known(name: str) -> str | None:
@@ -66,6 +84,9 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.Constant, ast.Call)):
+                graph[name] |= named_in_strings(node, mods) - {name}
+                continue
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -134,21 +155,10 @@ def cycle_edges(graph: dict[str, set[str]], component: list[str]) -> list[str]:
     return [f"{a} -> {b}" for a in component for b in sorted(graph[a] & members)]
 
 
-def without_known_back_edges(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    return {a: {b for b in targets if (a, b) not in KNOWN_BACK_EDGES} for a, targets in graph.items()}
-
-
 def test_no_import_cycles():
-    graph = without_known_back_edges(import_graph(ROOT))
+    graph = import_graph(ROOT)
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n".join("  " + ", ".join(cycle_edges(graph, c)) for c in found)
-
-
-def test_known_back_edges_still_close_a_cycle():
-    # The list only shrinks: an edge that no longer closes a cycle must leave KNOWN_BACK_EDGES.
-    graph = import_graph(ROOT)
-    in_cycle = {(a, b) for c in cycles(graph) for a in c for b in graph[a] & set(c)}
-    assert KNOWN_BACK_EDGES <= in_cycle, f"take out of KNOWN_BACK_EDGES: {sorted(KNOWN_BACK_EDGES - in_cycle)}"
 
 
 def test_arrows_point_one_way():
@@ -201,3 +211,23 @@ def test_imports_inside_functions_and_relative_imports_count(tmp_path):
     assert graph["farm.cluster.fleet"] == {"farm.cluster.dispatch"}
     assert cycles(graph) == [["farm.cluster.dispatch", "farm.cluster.fleet"]]
     assert forbidden(graph) == ["kernels.registry -> farm.cluster.fleet (kernels -> farm.cluster)"]
+
+
+def test_modules_named_in_strings_count(tmp_path):
+    (tmp_path / "farm" / "measure").mkdir(parents=True)
+    (tmp_path / "farm" / "cluster").mkdir()
+    (tmp_path / "kernels" / "walk").mkdir(parents=True)
+    (tmp_path / "dashboard").mkdir()
+    for init in ("farm", "farm/measure", "farm/cluster", "kernels", "kernels/walk", "dashboard"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "farm" / "cluster" / "standin.py").write_text("")
+    (tmp_path / "kernels" / "walk" / "stages.py").write_text("")
+    (tmp_path / "farm" / "measure" / "measurers.py").write_text(
+        'import logging\nlog = logging.getLogger("farm.cluster.standin")\n'
+        'TABLE = {"standin": "farm.cluster.standin:Standin", "label": "farm.gpu-model:x"}\n')
+    (tmp_path / "kernels" / "registry.py").write_text(
+        'import importlib\ndef families(name):\n    return importlib.import_module(f"kernels.{name}.stages")\n')
+    graph = import_graph(tmp_path)
+    assert graph["farm.measure.measurers"] == {"farm.cluster.standin"}
+    assert graph["kernels.registry"] == {"kernels.walk.stages"}
+    assert forbidden(graph) == ["farm.measure.measurers -> farm.cluster.standin (farm.measure -> farm.cluster)"]

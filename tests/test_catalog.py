@@ -3,7 +3,8 @@ import json
 import pytest
 
 from farm.cli import main
-from kernels.registry import ShapeRule, catalog, select
+from kernels.registry import catalog, select
+from kernels.stage import ShapeRule
 
 WALK_A = ["naive", "tiled", "tiled_coalesced", "regblock", "warp_rebalance", "bank_pad_vec",
           "gmem_vec", "wider_m", "supertile", "ldg_vec", "ldg_super", "ldg_wider2", "multibuf", "splitk"]

@@ -6,8 +6,9 @@ import pytest
 
 from farm.measure import extra_baselines as eb
 from farm.measure.cublas import Unavailable
-from kernels.baselines import EXTRA_BASELINES, ExtraBaselineStage
+from kernels.baselines import EXTRA_BASELINES
 from kernels.registry import stage_named
+from kernels.stage import Baseline
 
 
 def test_entries_state_library_and_precision():
@@ -15,16 +16,16 @@ def test_entries_state_library_and_precision():
     assert set(by_name) == {"torch_fp32", "torch_tf32", "torch_fp16", "torch_bf16", "triton_fp32", "triton_fp16", "triton_bf16",
                             "torch_fp8_e4m3"}
     for s in EXTRA_BASELINES:
-        assert isinstance(s, ExtraBaselineStage) and s.is_baseline and s.family == "baseline" and s.group == "baseline_extra"
+        assert isinstance(s, Baseline) and s.is_baseline and s.family == "baseline" and s.group == "baseline_extra"
         assert s.baseline == s.name  # its own baseline, like the cuBLAS entries
-        assert s.library in ("PyTorch", "Triton") and s.precision
+        assert s.library in eb.LIBRARIES and s.compute_type
         d = s.describe()
-        assert d["library"] == s.library and d["compute_type"] == s.precision and d["dtype"] == s.dtype
-    assert "TF32 off" in by_name["torch_fp32"].precision and by_name["torch_fp32"].dtype == "fp32"
+        assert d["library"] == s.library and d["compute_type"] == s.compute_type and d["dtype"] == s.dtype
+    assert "TF32 off" in by_name["torch_fp32"].compute_type and by_name["torch_fp32"].dtype == "fp32"
     assert by_name["torch_tf32"].dtype == "tf32" and by_name["torch_tf32"].min_cc == 80
-    assert "ieee" in by_name["triton_fp32"].precision
-    assert all("FP32 out" in by_name[n].precision for n in ("torch_fp16", "torch_bf16", "torch_fp8_e4m3"))
-    assert "_scaled_mm" in by_name["torch_fp8_e4m3"].precision and by_name["torch_fp8_e4m3"].min_cc == 90
+    assert "ieee" in by_name["triton_fp32"].compute_type
+    assert all("FP32 out" in by_name[n].compute_type for n in ("torch_fp16", "torch_bf16", "torch_fp8_e4m3"))
+    assert "_scaled_mm" in by_name["torch_fp8_e4m3"].compute_type and by_name["torch_fp8_e4m3"].min_cc == 90
     from kernels.registry import catalog
 
     names = [s.name for s in catalog()]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from farm.cells import Cell
-from kernels.registry import Launch, Stage
+from kernels.stage import Launch, Stage
 
 pytestmark = pytest.mark.gpu
 
@@ -15,7 +15,7 @@ CHEATERS = Path(__file__).resolve().parent / "gpu_kernels" / "cheaters.cu"
 
 def cheat(kernel: str, workspace: bool = False) -> Stage:
     args = ("A", "B", "C", "W", "M", "N", "K") if workspace else ("A", "B", "C", "M", "N", "K")
-    return Stage(name=f"test_{kernel}", family="test_cheats", walk="-", group="ladder", position=1, source=str(CHEATERS),
+    return Stage(name=f"test_{kernel}", family="test_cheats", walk="-", group="ladder", position=1, source_path=CHEATERS,
                  launches=(Launch(kernel, (16, 16), 16, 16, args),), what_changed="a planted cheat (test only)",
                  workspace_floats_per_mn=1 if workspace else 0)
 

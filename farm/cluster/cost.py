@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from farm.cells import Cell
 from farm.data.published import published_rows
 from farm.measure.device import model_from_name
-from kernels.registry import Stage
+from kernels.stage import Measured
 
 CELL_OVERHEAD_S = 0.13
 UNTIMED_LAUNCHES = 4
@@ -42,7 +42,7 @@ AGAIN_PRIOR_S = 5.0
 RECENT_DECAY = 0.8
 
 
-def _prior_rate(stage: Stage) -> float:
+def _prior_rate(stage: Measured) -> float:
     base = BASELINE_RATE.get(stage.dtype, BASELINE_RATE["fp32"])
     published = getattr(stage, "published", None)
     if published and published.pct_of_baseline:
@@ -61,7 +61,7 @@ def published_rates() -> dict[tuple[str, str], float]:
 class CostModel:
     """Expected seconds per cell for the stages of a plan; `measured_rates` by (gpu_model, stage) from earlier rows."""
 
-    stages: dict[str, Stage]
+    stages: dict[str, Measured]
     measured_rates: dict[tuple[str, str], float] = field(default_factory=dict)
     _rates: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)  # looked up once per stage
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from farm import __version__
 from farm.cells import Cell
-from kernels.registry import Stage
+from kernels.stage import Measured
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMIT_ENV = "GEMM_FARM_GIT_COMMIT"  # the commit, for workers whose copy of the repo has no .git
@@ -33,7 +33,7 @@ def git_commit() -> str:
         return "unknown"
 
 
-def cell_row(device: dict, stage: Stage, cell: Cell, run_id: str, status: str, reason: str = "") -> dict:
+def cell_row(device: dict, stage: Measured, cell: Cell, run_id: str, status: str, reason: str = "") -> dict:
     """A row with provenance and cell columns set; measurement columns left for the caller."""
     return {
         **device,

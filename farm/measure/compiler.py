@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kernels.registry import COMMON_INCLUDE_DIR
+from kernels.sources import COMMON_INCLUDE_DIR
 
 # The architectures CI compiles for: Ampere (A100, RTX 30xx), Ada (RTX 40xx),
 # Hopper (H100/H200) and consumer Blackwell (RTX 50xx).
@@ -252,7 +252,7 @@ class BackgroundCompiler:
         self._sources = {name: self._pool.submit(compile_timed, path, arch, names) for name, (path, names) in (sources or {}).items()}
         self._futures: dict[str, Future] = {}
         for stage in stages:  # (a stage with no target on this arch is skipped by its cells, never compiled)
-            if stage.launches and stage.name not in self._futures and stage.compile_arch(arch):
+            if not stage.is_baseline and stage.name not in self._futures and stage.compile_arch(arch):
                 self._futures[stage.name] = self._pool.submit(compile_timed, stage.source_path, stage.compile_arch(arch), stage.kernel_names)
 
     def result(self, stage) -> Compiled:

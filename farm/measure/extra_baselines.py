@@ -10,7 +10,7 @@ are viewed as torch.bfloat16); C is the farm's FP32 output array, written in pla
 Hosts without torch / triton (or too old ones) keep the entries: their cells are
 skipped with the reason (`unavailable_reason`), like a shape a kernel does not take.
 
-Wiring: kernels/baselines.py lists these (ExtraBaselineStage entries, pure catalog data)
+Wiring: kernels/baselines.py lists these (Baseline entries of LIBRARIES, pure catalog data)
 after the cuBLAS entries, so plans can name them and a plan with no stage filter runs
 them. farm.measure.gpu treats them like the cuBLAS entries (their own baseline, verified
 against the FP64 product of the same inputs, then timed) but launches
@@ -26,8 +26,9 @@ from typing import Callable
 
 from farm.measure.checks import FP8, scale_of
 from farm.measure.cublas import Unavailable
-from kernels.baselines import ExtraBaselineStage
-from kernels.registry import Stage
+from kernels.stage import Baseline, Measured
+
+LIBRARIES = ("PyTorch", "Triton")  # the baselines launched here; cuBLAS and cuBLASLt are farm/measure/cublas.py's
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -56,9 +57,9 @@ _TRITON_MIN = (3, 0)  # tl.dot(input_precision=...)
 _TORCH_SCALED_MM_MIN = (2, 5)  # torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=..., use_fast_accum=...)
 
 
-def unavailable_reason(stage: Stage) -> str | None:
+def unavailable_reason(stage: Measured) -> str | None:
     """Why this host cannot run a library baseline (missing or old library), or None (also for every other stage)."""
-    if not isinstance(stage, ExtraBaselineStage):
+    if not stage.is_baseline or stage.library not in LIBRARIES:
         return None
     if stage.library == "PyTorch" and stage.dtype in FP8:
         reason = _import_reason("torch", _TORCH_SCALED_MM_MIN)
@@ -70,7 +71,7 @@ def unavailable_reason(stage: Stage) -> str | None:
     return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
 
 
-def launcher(stage: ExtraBaselineStage, a, b, c, m: int, n: int, k: int, scales=None) -> Callable[[], None]:
+def launcher(stage: Baseline, a, b, c, m: int, n: int, k: int, scales=None) -> Callable[[], None]:
     """A no-argument callable computing c = a.b with the stage's library on CuPy's current stream (at call time);
     FP8: B stored N x K, `scales` the device array of A's and B's dequantisation factors (checks.new_scales)."""
     reason = unavailable_reason(stage)

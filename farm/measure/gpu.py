@@ -22,12 +22,12 @@ from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_S
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
-from farm.measure.extra_baselines import launcher, unavailable_reason
+from farm.measure.extra_baselines import LIBRARIES, launcher, unavailable_reason
 from farm.measure.sizing import check_fp64, memory_skip_reason, reference_plan
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
-from kernels.baselines import ExtraBaselineStage
-from kernels.registry import Stage, catalog, stage_named
+from kernels.registry import catalog, stage_named
+from kernels.stage import Baseline, Measured, Stage
 
 _DEFAULT_SMEM_LIMIT = 48 * 1024
 # Where a kernel's own baseline cannot run here, these libraries may stand in (same precision class, catalog
@@ -35,16 +35,16 @@ _DEFAULT_SMEM_LIMIT = 48 * 1024
 FALLBACK_LIBRARIES = ("cuBLAS", "cuBLASLt", "PyTorch")
 
 
-def library_call(spec: Stage, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None, scales=None):
+def library_call(spec: Baseline, a, b, out, m: int, n: int, k: int, vendor: VendorContext | None = None, scales=None):
     """A no-argument callable computing out = a.b with a baseline's library on the current stream: cuBLAS or
     cuBLASLt through `vendor` (this worker's handles and workspace; a new one when None), or PyTorch /
     Triton. FP8: `scales` holds A's and B's dequantisation factors (farm/measure/checks.py). Raises Unavailable
     where this host cannot run it."""
-    if isinstance(spec, ExtraBaselineStage):
+    if spec.library in LIBRARIES:
         return launcher(spec, a, b, out, m, n, k, scales)
     context = vendor or VendorContext.on_current_device()
-    gemm = (GEMMS[spec.library](context, spec.cublas_compute, spec.dtype, m, n, k) if scales is None
-            else GEMMS[spec.library](context, spec.cublas_compute, spec.dtype, m, n, k, scales=scales))
+    gemm = (GEMMS[spec.library](context, spec.compute_type, spec.dtype, m, n, k) if scales is None
+            else GEMMS[spec.library](context, spec.compute_type, spec.dtype, m, n, k, scales=scales))
     call = lambda: gemm(a, b, out)  # noqa: E731
     call.algorithm = lambda: gemm.algorithm  # noqa: E731 - what the library chose, asked for a baseline row only
     return call
@@ -126,7 +126,7 @@ class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
     def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = (), ordinal: int = 0,
-                 extra_stages: tuple[Stage, ...] = ()):
+                 extra_stages: tuple[Measured, ...] = ()):
         """`options`: how cells are measured (a plan's [measure] table, validated where the plan was read).
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
         first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages outside the
@@ -162,7 +162,7 @@ class GpuMeasurer:
     def needs_restart(self) -> bool:
         return self._poisoned
 
-    def _stage(self, name: str) -> Stage:
+    def _stage(self, name: str) -> Measured:
         if name not in self._stages:  # a tuning configuration: not in the catalog
             self._stages[name] = stage_named(name)
         return self._stages[name]
@@ -212,7 +212,7 @@ class GpuMeasurer:
         row["cell_seconds"] = time.perf_counter() - began
         return row
 
-    def _baseline_call(self, stage: Stage, a, b, ref, m: int, n: int, k: int, scales=None) -> tuple[Stage, object, str]:
+    def _baseline_call(self, stage: Measured, a, b, ref, m: int, n: int, k: int, scales=None) -> tuple[Baseline, object, str]:
         """(baseline, its callable, note): the stage's own baseline or, where this host cannot run it, the
         first vendor or framework library of the same precision class that it can (the note says why)."""
         own = self._stages[stage.baseline]
@@ -226,7 +226,7 @@ class GpuMeasurer:
                 passed_over.append(f"{spec.name} unavailable: {exc}")
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
-    def _run(self, stage: Stage, cell: Cell) -> dict:
+    def _run(self, stage: Measured, cell: Cell) -> dict:
         """Verify, then time; the last timed batch runs on fresh inputs with the output poisoned and is verified
         too (what was timed is what was checked)."""
         import cupy

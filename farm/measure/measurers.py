@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib
 
 DEFAULT = "gpu"
-# "standin": no GPU, fake timings and faults on request (farm/cluster/standin.py), for the tests and `farm simulate`.
-_MEASURERS: dict[str, str] = {DEFAULT: "farm.measure.gpu:GpuMeasurer", "standin": "farm.cluster.standin:StandinMeasurer"}
+# Other rooms register their own: farm/cluster/__init__.py adds "standin" (no GPU, for the tests and `farm simulate`).
+_MEASURERS: dict[str, str] = {DEFAULT: "farm.measure.gpu:GpuMeasurer"}
 
 
 def register(name: str, path: str) -> None:
-    """Add the measurer class at import path "module:Class" under `name` (code only: tests register their stand-in)."""
+    """Add the measurer class at import path "module:Class" under `name` (code only: the cluster registers its
+    stand-in, tests theirs)."""
     _MEASURERS[name] = path
 
 

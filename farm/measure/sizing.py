@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from farm.measure.tolerance import Tolerance
-from kernels.registry import Stage
+from kernels.stage import Measured
 
 CUDA_GUIDE = ("CUDA C++ Programming Guide, Arithmetic Instructions throughput table: 64-bit floating-point add, "
               "multiply, multiply-add results per clock per SM: 32 on 8.0, 2 on 8.6, 8.9 and 12.0, 64 on 9.0 and 10.0, "
@@ -101,7 +101,7 @@ def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_
     return ReferencePlan(m, n, k, min(max(afford, 2 * BLOCK_ROWS), m), False, full_s, device.get("arch", "?"))
 
 
-def bytes_needed(stage: Stage, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
+def bytes_needed(stage: Measured, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
     """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace,
     a baseline's FP64 check (reference_plan), and cold mode's L2 flush buffer."""
     fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
@@ -109,7 +109,7 @@ def bytes_needed(stage: Stage, m: int, n: int, k: int, device: dict, flush_bytes
     return fp32 + fp64 + flush_bytes
 
 
-def memory_skip_reason(stage: Stage, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0) -> str | None:
+def memory_skip_reason(stage: Measured, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0) -> str | None:
     """Why the cell cannot run in `free_bytes` of device memory (a `skipped` row's reason), None when it fits."""
     need = bytes_needed(stage, m, n, k, device, flush_bytes)
     if need <= MEMORY_HEADROOM * free_bytes:

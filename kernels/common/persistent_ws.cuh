@@ -22,6 +22,7 @@ constexpr int A_BYTES = BM * BK * 2, B_PANEL = BK * 128, STAGE_BYTES = A_BYTES +
 enum : int {
     ARRIVALS = 8 * 1024,    // split-K arrival counters, one per (tile, consumer warp): at most ARRIVALS / 8 tiles split
     WARPS_PER_TILE = 8,
+    SMEM_BYTES = STAGES * STAGE_BYTES,  // dynamic
 };
 
 __device__ __forceinline__ int cdiv(int a, int b) { return (a + b - 1) / b; }

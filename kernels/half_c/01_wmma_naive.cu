@@ -7,12 +7,14 @@
 // whole 16 x 16 tiles, hence M, N and K multiples of 16.
 #include "walkc_wmma.cuh"
 
+enum : int { BM = 32, BN = 32, THREADS = 128 };  // 2 x 2 warps of one 16 x 16 tile each
+
 template <typename T>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(THREADS)
 h_wmma_naive(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     using namespace walkc;
     const int warp = threadIdx.x / 32;
-    const int r = blockIdx.y * 32 + 16 * (warp / 2), c = blockIdx.x * 32 + 16 * (warp % 2);
+    const int r = blockIdx.y * BM + 16 * (warp / 2), c = blockIdx.x * BN + 16 * (warp % 2);
     if (r >= M || c >= N) return;  // warp-uniform; with M, N multiples of 16 a tile is all in or all out
     FragC acc;
     wmma::fill_fragment(acc, 0.0f);

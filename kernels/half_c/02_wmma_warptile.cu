@@ -10,11 +10,12 @@
 // any M works; N % 8 == 0 and K % 8 == 0.
 #include "walkc_wmma.cuh"
 
+enum : int { BM = 128, BN = 128, BK = 32, WM = 64, WN = 32, THREADS = 32 * (BM / WM) * (BN / WN) };
+
 template <typename T>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(THREADS)
 h_wmma_warptile(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     using namespace walkc;
-    constexpr int BM = 128, BN = 128, BK = 32, WM = 64, WN = 32;
     using L = WmmaTile<BM, BN, BK, WM, WN>;
     __shared__ __align__(128) unsigned char smem[L::smem_bytes(1)];
     T* tile = reinterpret_cast<T*>(smem);

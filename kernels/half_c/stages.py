@@ -7,10 +7,14 @@ ms derived from its TFLOPS (2*4096^3 flops), % of PyTorch's matmul in the same i
 precision. It gives none for the SIMT port ("about 1/4 of PyTorch"), WMMA naive or the
 pipeline variant ("slower than double buffering").
 """
-from kernels.registry import Launch, Published, ShapeRule, Stage
+from pathlib import Path
+
+from kernels.sources import declared_launch
+from kernels.stage import Launch, Published, ShapeRule, Stage
 
 FAMILY = "half_c"
 ORDER = 40  # families sort by this in the catalog
+HERE = Path(__file__).resolve().parent
 DTYPES = {"fp16": ("__half", "cublas_fp16"), "bf16": ("__nv_bfloat16", "cublas_bf16")}
 SOURCE = "walk C: 'Learn CUTLASS the hard way' write-up, RTX 4090, 4096^3"
 _FLOPS_4096 = 2 * 4096**3
@@ -65,10 +69,10 @@ def _kernels(t: str) -> list[tuple[int, str, str, Launch, str, ShapeRule, int]]:
                 dynamic_smem=simt_smem(bm, bn, bk, s)),
          "c_warptile ported: 16-byte loads of 8 inputs widened to FP32 in shared memory, FFMA, no tensor cores",
          VEC8, 80 if bf16 else 70),
-        (1, "h_wmma_naive", "01_wmma_naive.cu", Launch(f"h_wmma_naive<{t}>", 128, 32, 32),
+        (1, "h_wmma_naive", "01_wmma_naive.cu", declared_launch(HERE / "01_wmma_naive.cu", f"h_wmma_naive<{t}>"),
          "tensor cores via WMMA: one 16x16 C tile per warp, fragments loaded straight from global memory",
          FRAG16, 80 if bf16 else 70),
-        (2, "h_wmma_warptile", "02_wmma_warptile.cu", Launch(f"h_wmma_warptile<{t}>", 256, 128, 128),
+        (2, "h_wmma_warptile", "02_wmma_warptile.cu", declared_launch(HERE / "02_wmma_warptile.cu", f"h_wmma_warptile<{t}>"),
          "128x128x32 block tile in padded shared memory, 8 warps of 64x32 (4x2 fragments each)",
          VEC8, 80 if bf16 else 70),
         (3, "h_wmma_dbuf", "03_wmma_dbuf.cu", dbuf_launch(t, *WMMA_DBUF),
@@ -94,7 +98,7 @@ def _stages() -> list[Stage]:
         for dtype, (t, baseline) in DTYPES.items():
             position, name, file, launch, what, shapes, min_cc = _kernels(t)[i]
             stages.append(Stage(name=f"{name}_{dtype}", family=FAMILY, walk="C", group="ladder", position=position,
-                                source=f"half_c/{file}", launches=(launch,), what_changed=what, dtype=dtype,
+                                source_path=HERE / file, launches=(launch,), what_changed=what, dtype=dtype,
                                 baseline=baseline, shapes=shapes, min_cc=min_cc, published=PUBLISHED.get((name, dtype))))
     return stages
 

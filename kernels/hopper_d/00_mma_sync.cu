@@ -12,6 +12,7 @@
 namespace d00 {
 constexpr int BM = 128, BN = 128, BK = 64, STAGES = 3, THREADS = 256;
 constexpr int A_BYTES = BM * BK * 2, STAGE_BYTES = A_BYTES + BK * BN * 2;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 
 __device__ __forceinline__ uint32_t a_off(int r, int chunk) { return r * 128 + ((chunk ^ (r & 7)) << 4); }
 __device__ __forceinline__ uint32_t b_off(int k, int chunk) { return A_BYTES + k * 256 + ((chunk ^ (k & 7)) << 4); }

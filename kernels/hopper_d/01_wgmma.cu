@@ -13,6 +13,7 @@
 namespace d01 {
 constexpr int BM = 128, BN = 128, BK = 64, STAGES = 3, THREADS = 256;
 constexpr int A_BYTES = BM * BK * 2, STAGE_BYTES = A_BYTES + BK * BN * 2;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 // B is stored as BN / 64 column panels of BK rows x 128 bytes each.
 constexpr uint32_t B_PANEL = BK * 128;
 

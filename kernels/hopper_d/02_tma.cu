@@ -12,6 +12,7 @@
 namespace d02 {
 constexpr int BM = 128, BN = 128, BK = 64, STAGES = 4, THREADS = 256;
 constexpr int A_BYTES = BM * BK * 2, B_PANEL = BK * 128, STAGE_BYTES = A_BYTES + BK * BN * 2;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace d02
 
 template <typename T>

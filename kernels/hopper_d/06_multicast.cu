@@ -14,6 +14,7 @@
 namespace d06 {
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 384, GROUP = 8, CLUSTER = 2;
 constexpr int A_BYTES = BM * BK * 2, B_PANEL = BK * 128, STAGE_BYTES = A_BYTES + BK * BN * 2;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace d06
 
 template <typename T>

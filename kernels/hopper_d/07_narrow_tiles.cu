@@ -13,6 +13,9 @@
 // The kernel's body is kernels/common/persistent_ws.cuh (run_per_shape with MAX_SPLITS = 1).
 #include "persistent_ws.cuh"
 
+// The persistent grid: at most one block per 128x64 tile, the narrowest it picks (kernels/sources.py reads BM and BN here before the header's 128x256 ring's).
+enum : int { BM = 128, BN = 64 };
+
 template <typename T>
 __global__ void __launch_bounds__(persistent_ws::THREADS, 1)
 d_narrow_tiles(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, float* __restrict__ C, int M, int N, int K) {

@@ -21,6 +21,10 @@
 // The kernel's body is kernels/common/persistent_ws.cuh (run_per_shape with MAX_SPLITS = 8).
 #include "persistent_ws.cuh"
 
+// The persistent grid: at most one block per work unit, the smallest (a 128x64 tile's eighth of K) counted as
+// a 128x8 tile (kernels/sources.py reads BM and BN here before the header's 128x256 ring's).
+enum : int { BM = 128, BN = 8 };
+
 __device__ unsigned int split_arrivals[persistent_ws::ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
 
 template <typename T>

@@ -17,6 +17,7 @@
 namespace f00 {
 constexpr int BM = 128, BN = 128, BK = 128, STAGES = 4, THREADS = 256;
 constexpr int A_BYTES = BM * BK, STAGE_BYTES = A_BYTES + BN * BK;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace f00
 
 __global__ void __launch_bounds__(f00::THREADS, 1)

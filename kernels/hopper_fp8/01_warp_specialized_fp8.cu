@@ -12,6 +12,7 @@
 namespace f01 {
 constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4, THREADS = 384;
 constexpr int A_BYTES = BM * BK, STAGE_BYTES = A_BYTES + BN * BK;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace f01
 
 __global__ void __launch_bounds__(f01::THREADS, 1)

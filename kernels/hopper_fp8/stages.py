@@ -7,7 +7,10 @@ cuBLASLt (cublasGemmEx has no FP8), then torch._scaled_mm where cuBLASLt offers 
 alone, so on any other chip the cells are skipped with the reason. Tensor maps TMA_A / TMA_B: farm/measure/tma.py,
 boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the dequantisation factors, device floats.
 """
-from kernels.registry import Launch, ShapeRule, Stage
+from pathlib import Path
+
+from kernels.sources import declared_launch
+from kernels.stage import ShapeRule, Stage
 
 FAMILY = "hopper_fp8"
 ORDER = 55
@@ -17,20 +20,18 @@ ARCH = "sm_90a"
 # K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
 ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
-SMEM_128x128_4 = 4 * (128 * 128 + 128 * 128)
-SMEM_128x256_4 = 4 * (128 * 128 + 256 * 128)
+HERE = Path(__file__).resolve().parent
 
-# (name, file, launch, what changed), in ladder order
+# (name, file, what changed), in ladder order; each kernel's threads, tile and dynamic shared memory are declared in its .cu
 _KERNELS = [
-    ("f_wgmma_fp8", "00_wgmma_fp8.cu", Launch("f_wgmma_fp8", 256, 128, 128, ARGS, dynamic_smem=SMEM_128x128_4),
+    ("f_wgmma_fp8", "00_wgmma_fp8.cu",
      "wgmma m64n128k32 E4M3 from TMA-loaded, 128-byte-swizzled K-major tiles (128x128x128, 4 stages, 2 warpgroups), "
      "one barrier per k tile, the whole K in wgmma's accumulators, per-tensor scales in the epilogue"),
     ("f_warp_specialized_fp8", "01_warp_specialized_fp8.cu",
-     Launch("f_warp_specialized_fp8", 384, 128, 256, ARGS, dynamic_smem=SMEM_128x256_4),
      "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k32), full/empty mbarriers, setmaxnreg"),
 ]
 
-STAGES = [Stage(name=name, family=FAMILY, walk="F", group="ladder", position=position, source=f"hopper_fp8/{file}",
-                launches=(launch,), what_changed=what, dtype=DTYPE, baseline=BASELINE, shapes=SHAPES, min_cc=90,
-                requires_arch=ARCH)
-          for position, (name, file, launch, what) in enumerate(_KERNELS)]
+STAGES = [Stage(name=name, family=FAMILY, walk="F", group="ladder", position=position, source_path=HERE / file,
+                launches=(declared_launch(HERE / file, name, args=ARGS),), what_changed=what, dtype=DTYPE,
+                baseline=BASELINE, shapes=SHAPES, min_cc=90, requires_arch=ARCH)
+          for position, (name, file, what) in enumerate(_KERNELS)]

@@ -13,6 +13,7 @@
 namespace t00 {
 constexpr int BM = 128, BN = 128, BK = tf32h::KBOX, STAGES = 4, THREADS = 256;
 constexpr int A_BYTES = BM * BK * 4, STAGE_BYTES = A_BYTES + BK * BN * 4;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace t00
 
 extern "C" __global__ void __launch_bounds__(t00::THREADS, 1)

@@ -12,6 +12,7 @@
 namespace t01 {
 constexpr int BM = 256, BN = 128, BK = tf32h::KBOX, STAGES = 4, THREADS = 384;
 constexpr int A_BYTES = BM * BK * 4, STAGE_BYTES = A_BYTES + BK * BN * 4;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace t01
 
 extern "C" __global__ void __launch_bounds__(t01::THREADS, 1)

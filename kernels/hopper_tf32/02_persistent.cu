@@ -11,6 +11,7 @@
 namespace t02 {
 constexpr int BM = 256, BN = 128, BK = tf32h::KBOX, STAGES = 4, THREADS = 384, GROUP = 8;
 constexpr int A_BYTES = BM * BK * 4, STAGE_BYTES = A_BYTES + BK * BN * 4;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace t02
 
 extern "C" __global__ void __launch_bounds__(t02::THREADS, 1)

@@ -13,6 +13,7 @@
 namespace t03 {
 constexpr int BM = 256, BN = 128, BK = tf32h::KBOX, STAGES = 4, THREADS = 384, GROUP = 4, CLUSTER = 2;
 constexpr int A_BYTES = BM * BK * 4, STAGE_BYTES = A_BYTES + BK * BN * 4, PANELS = BN / tf32h::KBOX;
+enum : int { SMEM_BYTES = STAGES * STAGE_BYTES };  // dynamic
 }  // namespace t03
 
 extern "C" __global__ void __cluster_dims__(t03::CLUSTER, 1, 1) __launch_bounds__(t03::THREADS, 1)

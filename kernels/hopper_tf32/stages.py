@@ -8,61 +8,36 @@ skipped with the reason. Tensor maps TMA_A / TMA_B (farm/measure/tma.py): A in b
 B in 32 x 32 boxes, 128-byte swizzled. Notes and measurements: kernels/hopper_tf32/README.md.
 """
 
-from kernels.registry import Launch, ShapeRule, Stage
+from pathlib import Path
+
+from kernels.sources import declared_launch
+from kernels.stage import ShapeRule, Stage
 
 FAMILY = "hopper_tf32"
 ORDER = 55  # after walk D's 16-bit ladder (50)
+HERE = Path(__file__).resolve().parent
 ARCH = "sm_90a"
 VEC4 = ShapeRule(n_multiple=4, k_multiple=4)  # TMA's 16-byte global strides: rows of A and B in whole 16-byte chunks
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
-SMEM_128x128_4 = 4 * (128 * 32 + 32 * 128) * 4
-SMEM_256x128_4 = 4 * (256 * 32 + 32 * 128) * 4
+PERSISTENT = {"args": TMA_ARGS, "persistent": True}
 
+# (name, file, launch options, what changed) in ladder order; each kernel's threads, tile, dynamic shared memory and
+# cluster are declared in its .cu.
 KERNELS = [
-    (
-        "tf32_wgmma",
-        "00_wgmma.cu",
-        Launch("tf32_wgmma", 256, 128, 128, TMA_ARGS, dynamic_smem=SMEM_128x128_4),
-        (
-            "wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
-            "fed by TMA on mbarriers, 4 stages, one block barrier per k tile"
-        ),
-    ),
-    (
-        "tf32_warp_specialized",
-        "01_warp_specialized.cu",
-        Launch("tf32_warp_specialized", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4),
-        "256x128 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k8), full/empty mbarriers, setmaxnreg",
-    ),
-    (
-        "tf32_persistent",
-        "02_persistent.cu",
-        Launch("tf32_persistent", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4, persistent=True),
-        "persistent: one block per SM loops over tiles in 8-tile-row groups (L2 reuse); next tile's loads overlap the epilogue",
-    ),
-    (
-        "tf32_multicast",
-        "03_multicast.cu",
-        Launch("tf32_multicast", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4, persistent=True, cluster=2),
-        "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both",
-    ),
+    ("tf32_wgmma", "00_wgmma.cu", {"args": TMA_ARGS},
+     "wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
+     "fed by TMA on mbarriers, 4 stages, one block barrier per k tile"),
+    ("tf32_warp_specialized", "01_warp_specialized.cu", {"args": TMA_ARGS},
+     "256x128 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k8), full/empty mbarriers, setmaxnreg"),
+    ("tf32_persistent", "02_persistent.cu", PERSISTENT,
+     "persistent: one block per SM loops over tiles in 8-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
+    ("tf32_multicast", "03_multicast.cu", PERSISTENT,
+     "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
 ]
 
 STAGES = [
-    Stage(
-        name=name,
-        family=FAMILY,
-        walk="D",
-        group="ladder",
-        position=position,
-        source=f"hopper_tf32/{file}",
-        launches=(launch,),
-        what_changed=what,
-        dtype="tf32",
-        baseline="cublas_tf32",
-        shapes=VEC4,
-        min_cc=90,
-        requires_arch=ARCH,
-    )
+    Stage(name=name, family=FAMILY, walk="D", group="ladder", position=position, source_path=HERE / file,
+          launches=(declared_launch(HERE / file, name, **launch),), what_changed=what, dtype="tf32",
+          baseline="cublas_tf32", shapes=VEC4, min_cc=90, requires_arch=ARCH)
     for position, (name, file, launch, what) in enumerate(KERNELS)
 ]

@@ -6,9 +6,9 @@
 // half of every 32-byte sector a warp touches: step 02 fixes that.
 #include "simt_tiles.cuh"
 
-#define TILE 32
+enum : int { TILE = 32, BM = TILE, BN = TILE, THREADS = 256 };
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(THREADS)
 sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     __shared__ float As[TILE][TILE];
     __shared__ float Bs[TILE][TILE];

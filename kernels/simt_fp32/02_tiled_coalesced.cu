@@ -6,9 +6,9 @@
 // apart, which is still a 2-way bank conflict (padding comes in 05).
 #include "simt_tiles.cuh"
 
-#define TILE 32
+enum : int { TILE = 32, BM = TILE, BN = TILE, THREADS = 256 };
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(THREADS)
 sgemm_tiled_coalesced(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     __shared__ float As[TILE][TILE];
     __shared__ float Bs[TILE][TILE];

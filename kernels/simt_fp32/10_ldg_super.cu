@@ -5,6 +5,7 @@
 
 constexpr int BM = 128, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 256;
 constexpr int AS_LD = BK + 1;
+enum : int { SMEM_BYTES = (BM * AS_LD + BK * BN) * 4 };  // As[BM][AS_LD] then Bs[BK][BN], dynamic
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 sgemm_ldg_super(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {

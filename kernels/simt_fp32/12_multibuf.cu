@@ -29,7 +29,8 @@
 constexpr int BM = 128, BN = 128, BK = 16, THREADS = 256, STAGES = 4;
 constexpr int LDA = BM + 4;                         // As[k][m] row: 132 floats, 528 bytes (16-byte multiple)
 constexpr int A_FLOATS = BK * LDA;                  // 2,112
-constexpr int STAGE_FLOATS = A_FLOATS + BK * BN;    // 4,160 floats = 16,640 bytes per stage, 66,560 for 4
+constexpr int STAGE_FLOATS = A_FLOATS + BK * BN;    // 4,160 floats = 16,640 bytes per stage
+enum : int { SMEM_BYTES = STAGES * STAGE_FLOATS * 4 };  // 66,560, dynamic
 static_assert(BK % 2 == 0 && (A_FLOATS * 4) % 16 == 0 && (STAGE_FLOATS * 4) % 16 == 0, "16-byte aligned chunks");
 
 // 4-byte copy global -> shared, zero-filled when !in_range (src must still be valid).

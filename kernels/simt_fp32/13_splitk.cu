@@ -10,6 +10,9 @@
 
 constexpr int BM = 128, BN = 64, BK = 32, TM = 8, TN = 4, THREADS = 256;
 constexpr int AS_LD = BK + 1;
+enum : int { SMEM_BYTES = (BM * AS_LD + BK * BN) * 4 };  // As[BM][AS_LD] then Bs[BK][BN], dynamic
+// The reduction: one float4 per thread, a block covers 1 row x 1024 columns.
+enum : int { REDUCE_THREADS = 256, REDUCE_BM = 1, REDUCE_BN = 4 * REDUCE_THREADS };
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 sgemm_splitk_partial(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ W, int M, int N, int K) {
@@ -47,10 +50,10 @@ sgemm_splitk_partial(const float* __restrict__ A, const float* __restrict__ B, f
     store_tile_f4<16>(Wz, acc, M, N, row0, ty, c);
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(REDUCE_THREADS)
 sgemm_splitk_reduce(const float* __restrict__ W, float* __restrict__ C, int M, int N, int SPLITS) {
     const int r = blockIdx.y;
-    const int c = (blockIdx.x * 256 + threadIdx.x) * 4;
+    const int c = (blockIdx.x * REDUCE_THREADS + threadIdx.x) * 4;
     if (r >= M || c >= N) return;
     const size_t at = (size_t)r * N + c, slice = (size_t)M * N;
     float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);

@@ -4,8 +4,9 @@
 // is now fetched by the block once instead of 32 times; the cost moves to
 // shared-memory loads (two LDS per FMA). Partial tiles are zero-filled.
 constexpr int TILE = 32;
+enum : int { BM = TILE, BN = TILE, THREADS = TILE * TILE };
 
-extern "C" __global__ void __launch_bounds__(TILE * TILE)
+extern "C" __global__ void __launch_bounds__(THREADS)
 c_smem(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     __shared__ float As[TILE][TILE];
     __shared__ float Bs[TILE][TILE];

@@ -5,16 +5,19 @@ Every stage: 128x128x16 block tile, 256 threads in 2 x 4 warps of 64x32, FP32 in
 Published figures: mean ms at 4096^3 on an RTX 5060 Laptop GPU from the write-up's
 benchmark listings (one session), % of its cuBLAS TF32 at 8.535 ms (16.10 TFLOPS).
 """
-from kernels.registry import Launch, Published, ShapeRule, Stage
+from pathlib import Path
+
+from kernels.sources import declared_launch
+from kernels.stage import Published, ShapeRule, Stage
 
 FAMILY = "tf32"
 ORDER = 20  # families sort by this in the catalog
+HERE = Path(__file__).resolve().parent
 SOURCE = "walk B: RTX 5060 Laptop TF32 tensor-core write-up (WingEdge777/vitamin-cuda, sgemm_tf32), 4096^3"
 CUBLAS_TF32_MS = 8.535476  # the write-up's sgemm_cublas_tf32 at 4096^3
 
 # 16-byte chunks: A rows along K and B rows along N move by cp.async / LDG.128; any M.
 SHAPES = ShapeRule(n_multiple=4, k_multiple=4)
-THREADS, TILE = 256, 128
 
 
 def _published(ms: float) -> Published:
@@ -23,8 +26,8 @@ def _published(ms: float) -> Published:
 
 
 def _stage(position: int, name: str, file: str, what: str, ms: float) -> Stage:
-    return Stage(name=name, family=FAMILY, walk="B", group="ladder", position=position, source=f"tf32/{file}",
-                 launches=(Launch(name, THREADS, TILE, TILE),), what_changed=what, dtype="tf32",
+    return Stage(name=name, family=FAMILY, walk="B", group="ladder", position=position, source_path=HERE / file,
+                 launches=(declared_launch(HERE / file, name),), what_changed=what, dtype="tf32",
                  baseline="cublas_tf32", shapes=SHAPES, min_cc=80, published=_published(ms))
 
 
