@@ -4,6 +4,7 @@
 Without --data: $GEMM_FARM_DATA (paths joined by os.pathsep), else the shipped datasets/
 plus the sweep's default output (farm.data.dataset.default_output()).
 """
+
 from __future__ import annotations
 
 import sys
@@ -37,8 +38,13 @@ ui.data_paths()
 pages = [st.Page(VIEWS / f, title=t, url_path=u, icon=i) for f, t, u, i in PAGES]
 # The default page is served at "/" only; this hidden one forwards there to Overview (query kept), so that /overview
 # is a URL too.
-home = st.Page(lambda: st.switch_page(pages[0], query_params=st.query_params.to_dict()), title="Overview", url_path="home",
-               default=True, visibility="hidden")
+home = st.Page(
+    lambda: st.switch_page(pages[0], query_params=st.query_params.to_dict()),
+    title="Overview",
+    url_path="home",
+    default=True,
+    visibility="hidden",
+)
 page = st.navigation([home, *pages])
 ui.layout()
 ui.sidebar()

@@ -12,6 +12,7 @@ seconds; each Parquet file is read once per (path, mtime, size) and kept, so a s
 that appends files costs only the new files. An unreadable file is named and skipped.
 Files of older schema versions get nulls for the columns they lack.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,6 +41,7 @@ TABLES = {fds.ROWS: ROW_SCHEMA, fds.TELEMETRY: TELEMETRY_SCHEMA}
 
 
 # ---------------------------------------------------------------- where the data is
+
 
 def data_args(argv: list[str]) -> list[str]:
     """Paths given as ``--data PATH`` (repeatable, each may hold several joined by os.pathsep)."""
@@ -94,9 +96,13 @@ def discover(paths: list[str]) -> list[Source]:
             found.append((path, f"missing: {exc}"))
             continue
         if kind == "folder":
-            subs = sorted(c.path for c in fs.get_file_info(pafs.FileSelector(root)) if c.type == pafs.FileType.Directory)
+            subs = sorted(
+                c.path for c in fs.get_file_info(pafs.FileSelector(root)) if c.type == pafs.FileType.Directory
+            )
             datasets = [s for s in subs if _kind(fs, s) in ("tables", "flat")]
-            found += [(s if "://" not in path else f"{path.rstrip('/')}/{Path(s).name}", _kind(fs, s)) for s in datasets]
+            found += [
+                (s if "://" not in path else f"{path.rstrip('/')}/{Path(s).name}", _kind(fs, s)) for s in datasets
+            ]
             if not datasets:
                 found.append((path, "empty"))
         else:
@@ -116,6 +122,7 @@ def discover(paths: list[str]) -> list[Source]:
 
 
 # ---------------------------------------------------------------- listing and reading
+
 
 @dataclass(frozen=True)
 class FileEntry:
@@ -147,7 +154,7 @@ def list_files(source: Source, table: str) -> tuple[FileEntry, ...]:
     for info in infos:
         if info.type != pafs.FileType.File or not info.base_name.endswith(".parquet"):
             continue
-        rel = info.path[len(root):].strip("/").split("/")
+        rel = info.path[len(root) :].strip("/").split("/")
         if any(part.startswith((".", "_")) for part in rel):
             continue
         out.append(FileEntry(info.path, int(info.mtime_ns or 0), int(info.size or 0)))
@@ -245,6 +252,7 @@ def _read_all(source: Source, entries: tuple[FileEntry, ...], table: str) -> tup
 
 # ---------------------------------------------------------------- the loaded data
 
+
 @dataclass
 class Loaded:
     sources: list[Source]
@@ -260,7 +268,9 @@ class Loaded:
 
 def with_extras(schema: pa.Schema) -> pa.Schema:
     """`schema` plus the columns the dashboard adds to every table it reads."""
-    return pa.schema([*schema.remove_metadata(), pa.field("schema_version", pa.string()), pa.field("dataset", pa.string())])
+    return pa.schema(
+        [*schema.remove_metadata(), pa.field("schema_version", pa.string()), pa.field("dataset", pa.string())]
+    )
 
 
 def _table_of(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
@@ -273,7 +283,12 @@ def _table_of(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
 def assemble(listed) -> Loaded:
     """Read every listed file (new ones only; the rest come from the per-process store) into one Loaded."""
     cache = _file_cache()
-    current = {(e.path, e.mtime_ns, e.size, t) for _, r, te in listed for t, es in ((fds.ROWS, r), (fds.TELEMETRY, te)) for e in es}
+    current = {
+        (e.path, e.mtime_ns, e.size, t)
+        for _, r, te in listed
+        for t, es in ((fds.ROWS, r), (fds.TELEMETRY, te))
+        for e in es
+    }
     if len(cache) > 2 * len(current) + 10_000:  # files rewritten or gone: drop what no listing names any more
         for key in [k for k in cache if k not in current]:
             cache.pop(key, None)
@@ -288,14 +303,19 @@ def assemble(listed) -> Loaded:
             parts[table] += [t.append_column("dataset", _const(source.name, pa.string(), t.num_rows)) for t in tables]
     rows = _table_of(parts[fds.ROWS], ROW_SCHEMA)
     tele = _table_of(parts[fds.TELEMETRY], TELEMETRY_SCHEMA)
-    return Loaded(sources=sources, rows=enrich(to_pandas(rows)), telemetry=to_pandas(tele), files=files, problems=problems)
+    return Loaded(
+        sources=sources, rows=enrich(to_pandas(rows)), telemetry=to_pandas(tele), files=files, problems=problems
+    )
 
 
 def runs(sources: list[Source]) -> pd.DataFrame:
     """The runs tables of `sources` (farm.data.schema RUNS_SCHEMA columns + dataset); datasets written before the
     runs table existed add nothing."""
-    frames = [fds.read_table(s.path, fds.RUNS).to_pandas().assign(dataset=s.name)
-              for s in sources if s.layout == "tables" and fds.exists(s.path, fds.RUNS)]
+    frames = [
+        fds.read_table(s.path, fds.RUNS).to_pandas().assign(dataset=s.name)
+        for s in sources
+        if s.layout == "tables" and fds.exists(s.path, fds.RUNS)
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*RUNS_SCHEMA.names, "dataset"])
 
 
@@ -320,6 +340,7 @@ def load_uncached(paths: list[str]) -> Loaded:
 
 
 # ---------------------------------------------------------------- derived columns
+
 
 def size_label(m: int, n: int, k: int) -> str:
     return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
@@ -362,8 +383,14 @@ def ladder_order(df: pd.DataFrame) -> pd.Series:
     """Sort key: family in catalog order, then ladder position, then catalog order within a position."""
     fam = family_order()
     cat = {s.name: i for i, s in enumerate(catalog())}
-    return pd.Series([fam.get(f, 99) * 10_000 + (p if pd.notna(p) else 999) * 10 + cat.get(s, 9) * 1e-4
-                      for f, p, s in zip(df.family, df.position, df.stage)], index=df.index, dtype="float64")
+    return pd.Series(
+        [
+            fam.get(f, 99) * 10_000 + (p if pd.notna(p) else 999) * 10 + cat.get(s, 9) * 1e-4
+            for f, p, s in zip(df.family, df.position, df.stage)
+        ],
+        index=df.index,
+        dtype="float64",
+    )
 
 
 def catalog() -> list:

@@ -1,5 +1,6 @@
 """The pandas pieces every page shares (pandas in, pandas out, no Streamlit): the sidebar's filters, timed rows,
 and cells pooled over repeats, runs and same-model GPUs with where their numbers came from."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ def options(rows: pd.DataFrame, column: str) -> list:
 
 # ---------------------------------------------------------------- cells
 
+
 def timed(rows: pd.DataFrame) -> pd.DataFrame:
     """Verified, timed rows."""
     if rows.empty:
@@ -86,20 +88,51 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     q1-q3 of its own samples.
     """
     t = timed(rows)
-    cols = [*keys, "rows", "median_ms", "tflops", "tflops_lo", "tflops_hi", "pct", "pct_lo", "pct_hi", "pct_vendor",
-            "unlike_launches", "spread", "cv_max", "runs", "datasets", "gpus", "flops"]
+    cols = [
+        *keys,
+        "rows",
+        "median_ms",
+        "tflops",
+        "tflops_lo",
+        "tflops_hi",
+        "pct",
+        "pct_lo",
+        "pct_hi",
+        "pct_vendor",
+        "unlike_launches",
+        "spread",
+        "cv_max",
+        "runs",
+        "datasets",
+        "gpus",
+        "flops",
+    ]
     if t.empty:
         return pd.DataFrame(columns=[*cols, *PROVENANCE])
-    t = t.assign(_pct=t["pct_of_baseline"].astype("float64"), _tf=t["flops"] / t["median_ms"] / 1e9,
-                 # derived by data.enrich; frames built elsewhere may lack them
-                 _vendor=t.get("pct_of_vendor_best", pd.Series(np.nan, index=t.index)).astype("float64"),
-                 _unlike=t.get("launch_flag", pd.Series("", index=t.index)).fillna("").ne(""))
+    t = t.assign(
+        _pct=t["pct_of_baseline"].astype("float64"),
+        _tf=t["flops"] / t["median_ms"] / 1e9,
+        # derived by data.enrich; frames built elsewhere may lack them
+        _vendor=t.get("pct_of_vendor_best", pd.Series(np.nan, index=t.index)).astype("float64"),
+        _unlike=t.get("launch_flag", pd.Series("", index=t.index)).fillna("").ne(""),
+    )
     g = t.groupby(keys, dropna=False, sort=False)
-    out = g.agg(rows=("median_ms", "size"), median_ms=("median_ms", "median"), flops=("flops", "first"),
-                tf_min=("_tf", "min"), tf_max=("_tf", "max"), pct=("_pct", "median"), pct_min=("_pct", "min"),
-                pct_max=("_pct", "max"), pct_vendor=("_vendor", "median"), unlike_launches=("_unlike", "sum"),
-                q1=("q1_ms", "first"), q3=("q3_ms", "first"), cv_max=("cv", "max"),
-                gpus=("gpu_uuid", "nunique")).reset_index()
+    out = g.agg(
+        rows=("median_ms", "size"),
+        median_ms=("median_ms", "median"),
+        flops=("flops", "first"),
+        tf_min=("_tf", "min"),
+        tf_max=("_tf", "max"),
+        pct=("_pct", "median"),
+        pct_min=("_pct", "min"),
+        pct_max=("_pct", "max"),
+        pct_vendor=("_vendor", "median"),
+        unlike_launches=("_unlike", "sum"),
+        q1=("q1_ms", "first"),
+        q3=("q3_ms", "first"),
+        cv_max=("cv", "max"),
+        gpus=("gpu_uuid", "nunique"),
+    ).reset_index()
     out["runs"] = g["run_id"].agg(distinct_text).values
     out["datasets"] = g["dataset"].agg(distinct_text).values
     out["tflops"] = out["flops"] / out["median_ms"] / 1e9
@@ -110,7 +143,9 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out["tflops_hi"] = np.where(one, out["flops"] / q1 / 1e9, out["tf_max"])
     out["pct_lo"] = np.where(one, out["pct"] * out["median_ms"] / q3, out["pct_min"])
     out["pct_hi"] = np.where(one, out["pct"] * out["median_ms"] / q1, out["pct_max"])
-    out["spread"] = np.where(one, "q1–q3 of one row's samples", "min–max over " + out["rows"].astype(str) + " rows (repeats, runs, GPUs)")
+    out["spread"] = np.where(
+        one, "q1–q3 of one row's samples", "min–max over " + out["rows"].astype(str) + " rows (repeats, runs, GPUs)"
+    )
     out = out.merge(provenance(t, keys), on=keys, how="left")
     return out[[*cols, *PROVENANCE]]
 
@@ -120,8 +155,13 @@ PROVENANCE = ["pooled", "cards", "driver", "cuda_nvrtc", "commits", "sm_clock", 
 
 def _values(series: pd.Series, what: str, short: int | None = None) -> str:
     """One value as itself; several as 'N whats: a, b, c, …'; none as 'not recorded'."""
-    vals = sorted({str(v)[:short] + ("-dirty" if short and str(v).endswith("-dirty") else "") if short else str(v)
-                   for v in series.dropna() if str(v)})
+    vals = sorted(
+        {
+            str(v)[:short] + ("-dirty" if short and str(v).endswith("-dirty") else "") if short else str(v)
+            for v in series.dropna()
+            if str(v)
+        }
+    )
     if not vals:
         return "not recorded"
     return vals[0] if len(vals) == 1 else f"{len(vals)} {what}: {', '.join(vals[:4])}{', …' if len(vals) > 4 else ''}"
@@ -136,6 +176,7 @@ def provenance(t: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per group of `keys`: where its rows came from, as text (never null): how many rows, runs, commits and cards it
     pools, the cards, driver, CUDA runtime / NVRTC, commits, the median SM clock, the power and thermal state, and
     `flag` (⚑ when a row's % compares unlike launches, '' otherwise)."""
+
     def flag(name: str) -> pd.Series:
         return _col(t, name, False).fillna(False).astype(bool)
 
@@ -145,29 +186,58 @@ def provenance(t: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     def text(name: str) -> pd.Series:
         return _col(t, name).astype("object").where(_col(t, name).notna(), "?").astype(str)
 
-    u = t.assign(_card=_col(t, "gpu").fillna(_col(t, "gpu_uuid")), _run=text("dataset") + "/" + text("run_id"),
-                 _cuda=text("cuda_runtime_version") + " / " + text("nvrtc_version"), _commit=_col(t, "git_commit"),
-                 _driver=_col(t, "driver_version"), _power=flag("throttle_power"),
-                 _thermal=flag("throttle_thermal") | flag("throttle_hw_slowdown"), _clock=number("sm_clock_median_mhz"),
-                 _max=number("max_sm_clock_mhz"), _temp=number("temp_max_c"), _flag=_col(t, "launch_flag", "").fillna("").ne(""))
+    u = t.assign(
+        _card=_col(t, "gpu").fillna(_col(t, "gpu_uuid")),
+        _run=text("dataset") + "/" + text("run_id"),
+        _cuda=text("cuda_runtime_version") + " / " + text("nvrtc_version"),
+        _commit=_col(t, "git_commit"),
+        _driver=_col(t, "driver_version"),
+        _power=flag("throttle_power"),
+        _thermal=flag("throttle_thermal") | flag("throttle_hw_slowdown"),
+        _clock=number("sm_clock_median_mhz"),
+        _max=number("max_sm_clock_mhz"),
+        _temp=number("temp_max_c"),
+        _flag=_col(t, "launch_flag", "").fillna("").ne(""),
+    )
     g = u.groupby(keys, dropna=False, sort=False)
-    out = g.agg(_n=("_run", "size"), _runs=("_run", "nunique"), _commits=("_commit", "nunique"), _ncards=("_card", "nunique"),
-                _clock=("_clock", "median"), _top=("_max", "max"), _temp=("_temp", "max"), _power=("_power", "sum"),
-                _thermal=("_thermal", "sum"), _flagged=("_flag", "sum")).reset_index()
-    for col, what, short, name in (("_card", "cards", None, "cards"), ("_driver", "drivers", None, "driver"),
-                                   ("_cuda", "versions", None, "cuda_nvrtc"), ("_commit", "commits", 12, "commits")):
+    out = g.agg(
+        _n=("_run", "size"),
+        _runs=("_run", "nunique"),
+        _commits=("_commit", "nunique"),
+        _ncards=("_card", "nunique"),
+        _clock=("_clock", "median"),
+        _top=("_max", "max"),
+        _temp=("_temp", "max"),
+        _power=("_power", "sum"),
+        _thermal=("_thermal", "sum"),
+        _flagged=("_flag", "sum"),
+    ).reset_index()
+    for col, what, short, name in (
+        ("_card", "cards", None, "cards"),
+        ("_driver", "drivers", None, "driver"),
+        ("_cuda", "versions", None, "cuda_nvrtc"),
+        ("_commit", "commits", 12, "commits"),
+    ):
         out[name] = g[col].agg(lambda x, w=what, k=short: _values(x, w, k)).values
 
     def plural(v: int, word: str) -> str:
         return f"{v} {word}{'s' * (v != 1)}"
 
-    out["pooled"] = [f"{n} rows from {plural(r, 'run')}, {plural(c, 'commit')}, {plural(k, 'card')}"
-                     for n, r, c, k in zip(out["_n"], out["_runs"], out["_commits"], out["_ncards"])]
-    out["sm_clock"] = [(f"{c:.0f} MHz median" + (f" (max {m:.0f})" if m == m else "")) if c == c else "not recorded"
-                       for c, m in zip(out["_clock"], out["_top"])]
-    out["power_thermal"] = [(f"power-capped in {p} of {n} rows" if p else "no power cap")
-                            + (f", thermal or hardware slowdown in {h}" if h else ", no thermal slowdown")
-                            + (f"; max {x:.0f} °C" if x == x else "")
-                            for p, h, n, x in zip(out["_power"], out["_thermal"], out["_n"], out["_temp"])]
-    out["flag"] = [f"⚑ {f} of {n} rows compare unlike launches" if f else "" for f, n in zip(out["_flagged"], out["_n"])]
+    out["pooled"] = [
+        f"{n} rows from {plural(r, 'run')}, {plural(c, 'commit')}, {plural(k, 'card')}"
+        for n, r, c, k in zip(out["_n"], out["_runs"], out["_commits"], out["_ncards"])
+    ]
+    out["sm_clock"] = [
+        (f"{c:.0f} MHz median" + (f" (max {m:.0f})" if m == m else "")) if c == c else "not recorded"
+        for c, m in zip(out["_clock"], out["_top"])
+    ]
+    out["power_thermal"] = [
+        (f"power-capped in {p} of {n} rows" if p else "no power cap")
+        + (f", thermal or hardware slowdown in {h}" if h else ", no thermal slowdown")
+        + (f"; max {x:.0f} °C" if x == x else "")
+        for p, h, n, x in zip(out["_power"], out["_thermal"], out["_n"], out["_temp"])
+    ]
+    out["flag"] = [
+        f"⚑ {f} of {n} rows compare unlike launches" if f else "" for f, n in zip(out["_flagged"], out["_n"])
+    ]
     return out[[*keys, *PROVENANCE]]

@@ -3,6 +3,7 @@ read null, the ⚑ on marks that pool unlike launches, stage colours, and the ch
 
 Every chart carries tooltips with the exact values and the run ids behind them, and units on every axis.
 """
+
 from __future__ import annotations
 
 import altair as alt
@@ -11,16 +12,49 @@ import pandas as pd
 alt.data_transformers.disable_max_rows()  # the pages bound their own data (telemetry is thinned)
 
 MEASURED_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#eeca3b"]
-TABLEAU10 = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
-TABLEAU20 = ["#4e79a7", "#a0cbe8", "#f28e2b", "#ffbe7d", "#59a14f", "#8cd17d", "#b6992d", "#f1ce63", "#499894", "#86bcb6",
-             "#e15759", "#ff9d9a", "#79706e", "#bab0ac", "#d37295", "#fabfd2", "#b07aa1", "#d4a6c8", "#9d7660", "#d7b5a6"]
+TABLEAU10 = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+]
+TABLEAU20 = [
+    "#4e79a7",
+    "#a0cbe8",
+    "#f28e2b",
+    "#ffbe7d",
+    "#59a14f",
+    "#8cd17d",
+    "#b6992d",
+    "#f1ce63",
+    "#499894",
+    "#86bcb6",
+    "#e15759",
+    "#ff9d9a",
+    "#79706e",
+    "#bab0ac",
+    "#d37295",
+    "#fabfd2",
+    "#b07aa1",
+    "#d4a6c8",
+    "#9d7660",
+    "#d7b5a6",
+]
 
 
 def pad(chart):
     """Sizes are the plotting area's; axes, legends and titles come on top (Streamlit's default 'fit' squeezes them in)."""
     # A little room on the left: Vega measures axis labels with a fallback font and can clip the longest.
-    return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"),
-                            padding={"left": 16, "top": 5, "right": 10, "bottom": 5})
+    return chart.properties(
+        autosize=alt.AutoSizeParams(type="pad", contains="padding"),
+        padding={"left": 16, "top": 5, "right": 10, "bottom": 5},
+    )
 
 
 def tip(field: str, title: str, fmt: str | None = None, type_: str = "quantitative") -> alt.Tooltip:
@@ -36,10 +70,23 @@ def nominal(field: str, title: str) -> alt.Tooltip:
     return alt.Tooltip(field, type="nominal", title=title)
 
 
-PROVENANCE_TIPS = {"pooled": "pooled", "cards": "GPU cards", "driver": "driver", "cuda_nvrtc": "CUDA runtime / NVRTC",
-                   "commits": "commit", "sm_clock": "SM clock", "power_thermal": "power / thermal", "flag": "launch flag"}
-ROW_PROVENANCE_TIPS = {"driver_version": "driver", "cuda_runtime_version": "CUDA runtime", "nvrtc_version": "NVRTC",
-                       "git_commit": "commit", "launch_flag": "launch flag"}
+PROVENANCE_TIPS = {
+    "pooled": "pooled",
+    "cards": "GPU cards",
+    "driver": "driver",
+    "cuda_nvrtc": "CUDA runtime / NVRTC",
+    "commits": "commit",
+    "sm_clock": "SM clock",
+    "power_thermal": "power / thermal",
+    "flag": "launch flag",
+}
+ROW_PROVENANCE_TIPS = {
+    "driver_version": "driver",
+    "cuda_runtime_version": "CUDA runtime",
+    "nvrtc_version": "NVRTC",
+    "git_commit": "commit",
+    "launch_flag": "launch flag",
+}
 FLAG_COLOR = "#d62728"
 
 
@@ -79,8 +126,12 @@ def never_null(df: pd.DataFrame, tips: list[alt.Tooltip]) -> list[alt.Tooltip]:
 def flag_marks(x: alt.X, y: alt.Y, tips: list[alt.Tooltip], field: str = "flag") -> alt.Chart:
     """A red ⚑ above each mark that pools a row whose % compares unlike launches (drawn only when the sidebar
     brings such rows back)."""
-    return alt.Chart().transform_filter(f"datum.{field} && datum.{field} != '—'").mark_text(
-        text="⚑", color=FLAG_COLOR, fontSize=13, dy=-11).encode(x=x, y=y, tooltip=tips)
+    return (
+        alt.Chart()
+        .transform_filter(f"datum.{field} && datum.{field} != '—'")
+        .mark_text(text="⚑", color=FLAG_COLOR, fontSize=13, dy=-11)
+        .encode(x=x, y=y, tooltip=tips)
+    )
 
 
 def stage_order(df: pd.DataFrame, baselines_last: bool = False) -> list[str]:
@@ -115,9 +166,16 @@ def clean(df: pd.DataFrame, cols: list[str] | None = None) -> pd.DataFrame:
     out = df[[c for c in dict.fromkeys(cols) if c in df.columns]].copy() if cols else df.copy()
     for c in list(out.columns):
         first = out[c].dropna().head(1)
-        if len(first) and isinstance(first.iloc[0], (list, tuple)) or (len(first) and hasattr(first.iloc[0], "__array__")
-                                                                       and not isinstance(first.iloc[0], (str, bytes))
-                                                                       and getattr(first.iloc[0], "ndim", 0) > 0):
+        if (
+            len(first)
+            and isinstance(first.iloc[0], (list, tuple))
+            or (
+                len(first)
+                and hasattr(first.iloc[0], "__array__")
+                and not isinstance(first.iloc[0], (str, bytes))
+                and getattr(first.iloc[0], "ndim", 0) > 0
+            )
+        ):
             out = out.drop(columns=[c])
     for c in out.columns:
         if pd.api.types.is_object_dtype(out[c]) and all(isinstance(v, str) for v in out[c].dropna()):

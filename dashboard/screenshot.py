@@ -12,6 +12,7 @@ arrives over a websocket, which virtual time does not count as pending, so the s
 Instead the browser is driven over the DevTools protocol: navigate, wait until the page has
 rendered (title present, no script running, element count steady, charts drawn), capture.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,29 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parent / "app.py"
 ROOT = APP.parent.parent
-PAGES = ["overview", "ladder", "tuning", "scaling", "compare", "history", "peak", "reproducibility", "telemetry", "data"]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
+PAGES = [
+    "overview",
+    "ladder",
+    "tuning",
+    "scaling",
+    "compare",
+    "history",
+    "peak",
+    "reproducibility",
+    "telemetry",
+    "data",
+]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
 
 
 def free_port() -> int:
@@ -83,8 +104,17 @@ class Browser:
 
         self._profile = tempfile.mkdtemp(prefix="gemm-farm-shots-")
         self._proc = subprocess.Popen(
-            [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={self._profile}", f"--window-size={width},{height}",
-             "--remote-debugging-port=0", "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                chromium(),
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={self._profile}",
+                f"--window-size={width},{height}",
+                "--remote-debugging-port=0",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port_file = Path(self._profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while not port_file.exists() or len(port_file.read_text().split()) < 2:
@@ -118,7 +148,9 @@ class Browser:
         res = self.call("Runtime.evaluate", expression=READY_JS, returnByValue=True)
         return json.loads(res["result"]["value"])
 
-    def shoot(self, url: str, out: Path, timeout_s: float = 120.0, settle_s: float = 2.0, full_page: bool = False) -> dict:
+    def shoot(
+        self, url: str, out: Path, timeout_s: float = 120.0, settle_s: float = 2.0, full_page: bool = False
+    ) -> dict:
         """Open `url`, wait until it has rendered and stopped changing, write a PNG of the window
         (or, with `full_page`, of the whole page: the window is made as tall as the main area's content)."""
         import base64
@@ -136,14 +168,28 @@ class Browser:
             time.sleep(0.5)
         time.sleep(settle_s)  # Vega's transitions, fonts
         if full_page:
-            h = self.call("Runtime.evaluate", returnByValue=True, expression=
-                          "(document.querySelector('[data-testid=\"stMain\"]') || document.body).scrollHeight")["result"]["value"]
-            self.call("Emulation.setDeviceMetricsOverride", width=self._width, height=max(self._height, int(h) + 40),
-                      deviceScaleFactor=1, mobile=False)
+            h = self.call(
+                "Runtime.evaluate",
+                returnByValue=True,
+                expression="(document.querySelector('[data-testid=\"stMain\"]') || document.body).scrollHeight",
+            )["result"]["value"]
+            self.call(
+                "Emulation.setDeviceMetricsOverride",
+                width=self._width,
+                height=max(self._height, int(h) + 40),
+                deviceScaleFactor=1,
+                mobile=False,
+            )
             time.sleep(settle_s)
         png = self.call("Page.captureScreenshot", format="png")["data"]
         if full_page:
-            self.call("Emulation.setDeviceMetricsOverride", width=self._width, height=self._height, deviceScaleFactor=1, mobile=False)
+            self.call(
+                "Emulation.setDeviceMetricsOverride",
+                width=self._width,
+                height=self._height,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
         out.write_bytes(base64.b64decode(png))
         return last or {}
 
@@ -185,21 +231,42 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--width", type=int, default=1400)
     p.add_argument("--height", type=int, default=1800)
     p.add_argument("--full-page", action="store_true", help="capture each whole page, not only the window")
-    p.add_argument("--idle", type=float, default=0.0, help="keep each page open this many seconds and print the "
-                                                            "server's CPU seconds meanwhile")
+    p.add_argument(
+        "--idle",
+        type=float,
+        default=0.0,
+        help="keep each page open this many seconds and print the server's CPU seconds meanwhile",
+    )
     args = p.parse_args(argv)
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless=true", f"--server.port={port}",
-           "--server.address=127.0.0.1", "--browser.gatherUsageStats=false", "--client.toolbarMode=minimal",
-           "--server.fileWatcherType=none", "--"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--browser.gatherUsageStats=false",
+        "--client.toolbarMode=minimal",
+        "--server.fileWatcherType=none",
+        "--",
+    ]
     for d in args.data:
         cmd += ["--data", d]
-    server = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    server = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     browser = None
     try:
         wait_healthy(url)
@@ -212,7 +279,9 @@ def main(argv: list[str] | None = None) -> int:
                 before = cpu_seconds(server.pid)
                 browser.idle(args.idle)
                 spent = cpu_seconds(server.pid) - before
-                print(f"idle {page}: server CPU {spent:.2f} s in {args.idle:.0f} s ({60 * spent / args.idle:.2f} s per minute)")
+                print(
+                    f"idle {page}: server CPU {spent:.2f} s in {args.idle:.0f} s ({60 * spent / args.idle:.2f} s per minute)"
+                )
         print("requests to other hosts:", foreign(browser.requested, url) or "none")
     finally:
         if browser is not None:

@@ -1,5 +1,6 @@
 """The Streamlit pieces every page shares: the page preamble (title, filtered rows, messages, live refresh), the
 sidebar, flag handling, and how a chart is drawn."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,8 +24,14 @@ DIGEST_KEY = "gemm_farm_data_digest"
 REFRESH_S = 5  # while a sweep writes
 IDLE_REFRESH_S = 30  # otherwise: still picks up a sweep that starts, then switches to REFRESH_S
 ACTIVE_WINDOW_S = 120  # a file written this recently means a sweep is writing
-FILTER_LABELS = {"dataset": "Datasets", "gpu_model": "GPU models", "family": "Families", "dtype": "Precisions",
-                 "size_label": "Sizes", "run_id": "Runs"}
+FILTER_LABELS = {
+    "dataset": "Datasets",
+    "gpu_model": "GPU models",
+    "family": "Families",
+    "dtype": "Precisions",
+    "size_label": "Sizes",
+    "run_id": "Runs",
+}
 
 
 def data_paths() -> list[str]:
@@ -55,9 +62,11 @@ def filtered() -> tuple[data.Loaded, pd.DataFrame, pd.DataFrame]:
     else:
         rows = rows.drop(flagged.index)
         if len(flagged):
-            st.caption(f"⚑ {len(flagged)} rows hidden (runs {_runs(flagged)}): their % of cuBLAS compares a kernel with "
-                       "a baseline launched differently (schema-2 data). The sidebar's *Show flagged rows* brings "
-                       "them back, each mark flagged ⚑.")
+            st.caption(
+                f"⚑ {len(flagged)} rows hidden (runs {_runs(flagged)}): their % of cuBLAS compares a kernel with "
+                "a baseline launched differently (schema-2 data). The sidebar's *Show flagged rows* brings "
+                "them back, each mark flagged ⚑."
+            )
     return L, rows, frames.filter_telemetry(L.telemetry, rows)
 
 
@@ -65,8 +74,15 @@ def _runs(rows: pd.DataFrame) -> str:
     return ", ".join(sorted(set(rows["dataset"].astype(str) + "/" + rows["run_id"].astype(str))))
 
 
-def page(title: str, caption: str | None, body: Callable[[data.Loaded, pd.DataFrame, pd.DataFrame], None], *,
-         missing_sources: bool = False, empty_hint: str | None = None, stop_when_empty: bool = True) -> None:
+def page(
+    title: str,
+    caption: str | None,
+    body: Callable[[data.Loaded, pd.DataFrame, pd.DataFrame], None],
+    *,
+    missing_sources: bool = False,
+    empty_hint: str | None = None,
+    stop_when_empty: bool = True,
+) -> None:
     """What every page does around its own `body(loaded, rows, telemetry)`: its title and caption, then, watched by
     `live`, the rows and telemetry that pass the sidebar's filters (flagged rows as its switch says) and the unreadable
     files named; where no row is left, why (and `empty_hint`) instead of the body, unless not `stop_when_empty`."""
@@ -130,16 +146,27 @@ def sidebar() -> None:
     L = loaded()
     rows = L.rows
     with st.sidebar:
-        st.toggle("Live refresh", value=True, key=LIVE_KEY,
-                  help=f"Pages look for new or changed result files every {REFRESH_S} s while a sweep writes, every "
-                       f"{IDLE_REFRESH_S} s otherwise, and redraw only when there are some (only new files are read).")
-        st.toggle("Show flagged rows ⚑", value=False, key=FLAGGED_KEY,
-                  help="Rows whose % of cuBLAS compares a kernel with a baseline launched differently (schema-2 data: "
-                       "cuBLAS launched from Python, the kernel from a CUDA graph) are left out of every median, "
-                       "spread and axis. On: they come back, each mark that pools one carries ⚑.")
+        st.toggle(
+            "Live refresh",
+            value=True,
+            key=LIVE_KEY,
+            help=f"Pages look for new or changed result files every {REFRESH_S} s while a sweep writes, every "
+            f"{IDLE_REFRESH_S} s otherwise, and redraw only when there are some (only new files are read).",
+        )
+        st.toggle(
+            "Show flagged rows ⚑",
+            value=False,
+            key=FLAGGED_KEY,
+            help="Rows whose % of cuBLAS compares a kernel with a baseline launched differently (schema-2 data: "
+            "cuBLAS launched from Python, the kernel from a CUDA graph) are left out of every median, "
+            "spread and axis. On: they come back, each mark that pools one carries ⚑.",
+        )
         if st.session_state.get(LIVE_KEY, True):
-            st.caption(f"● sweep writing: refreshing every {REFRESH_S} s" if sweep_active()
-                       else f"○ no new files in {ACTIVE_WINDOW_S // 60} min: checking every {IDLE_REFRESH_S} s")
+            st.caption(
+                f"● sweep writing: refreshing every {REFRESH_S} s"
+                if sweep_active()
+                else f"○ no new files in {ACTIVE_WINDOW_S // 60} min: checking every {IDLE_REFRESH_S} s"
+            )
         st.caption("Filters (empty = all). A family filter keeps the cuBLAS baselines, every family's reference.")
         for col in ("gpu_model", "family", "dtype", "size_label"):
             st.multiselect(FILTER_LABELS[col], frames.options(rows, col), key=f"filter_{col}", placeholder="all")
@@ -148,23 +175,35 @@ def sidebar() -> None:
                 st.multiselect(FILTER_LABELS[col], frames.options(rows, col), key=f"filter_{col}", placeholder="all")
             modes = frames.options(rows, "timing_mode")
             if len(modes) > 1:
-                st.radio("Timing mode", modes, key="filter_timing_mode", horizontal=True,
-                         help="hot: L2 warm, back-to-back launches; cold: L2 flushed before every launch")
+                st.radio(
+                    "Timing mode",
+                    modes,
+                    key="filter_timing_mode",
+                    horizontal=True,
+                    help="hot: L2 warm, back-to-back launches; cold: L2 flushed before every launch",
+                )
             elif "filter_timing_mode" in st.session_state:
                 del st.session_state["filter_timing_mode"]
         with st.expander("Data sources", expanded=False):
-            st.caption(f"From {st.session_state.get(ORIGIN_KEY, '?')}. Start with "
-                       "`streamlit run dashboard/app.py -- --data PATH` or set `GEMM_FARM_DATA`.")
+            st.caption(
+                f"From {st.session_state.get(ORIGIN_KEY, '?')}. Start with "
+                "`streamlit run dashboard/app.py -- --data PATH` or set `GEMM_FARM_DATA`."
+            )
             for s in L.sources:
                 files = L.files.get(s.name, {})
-                st.markdown(f"**{s.name}** · `{s.path}` · {s.layout}, {files.get('rows', 0)} row files, "
-                            f"{files.get('telemetry', 0)} telemetry files")
+                st.markdown(
+                    f"**{s.name}** · `{s.path}` · {s.layout}, {files.get('rows', 0)} row files, "
+                    f"{files.get('telemetry', 0)} telemetry files"
+                )
 
 
 def messages(L: data.Loaded, missing_sources: bool = False) -> None:
     """Unreadable files (named, skipped) and, with `missing_sources`, the paths that are not there, as messages."""
     if L.problems:
-        with st.expander(f"⚠️ {len(L.problems)} unreadable file(s) skipped: the rest of the data is shown", expanded=len(L.problems) <= 5):
+        with st.expander(
+            f"⚠️ {len(L.problems)} unreadable file(s) skipped: the rest of the data is shown",
+            expanded=len(L.problems) <= 5,
+        ):
             st.code("\n".join(L.problems[:200]) + ("\n…" if len(L.problems) > 200 else ""), language=None)
     missing = [s for s in L.sources if s.layout.startswith("missing")]
     if missing_sources and missing and not L.rows.empty:
@@ -175,37 +214,52 @@ def launch_warning(flagged: pd.DataFrame) -> None:
     """Say, when the sidebar shows them, which rows compare a kernel with a baseline launched differently."""
     if flagged.empty:
         return
-    st.warning(f"⚑ {len(flagged)} flagged rows shown (runs {_runs(flagged)}): their % of cuBLAS is not like-for-like. "
-               "These are schema-2 data, whose cuBLAS baselines were launched directly from Python (a 10-18 µs floor "
-               "per call below 2048³) while the kernels replayed CUDA graphs; compare their times, not their %. Every "
-               "mark that pools one carries ⚑. Reasons: " + "; ".join(sorted(set(flagged["launch_flag"])))[:600])
+    st.warning(
+        f"⚑ {len(flagged)} flagged rows shown (runs {_runs(flagged)}): their % of cuBLAS is not like-for-like. "
+        "These are schema-2 data, whose cuBLAS baselines were launched directly from Python (a 10-18 µs floor "
+        "per call below 2048³) while the kernels replayed CUDA graphs; compare their times, not their %. Every "
+        "mark that pools one carries ⚑. Reasons: " + "; ".join(sorted(set(flagged["launch_flag"])))[:600]
+    )
 
 
 def stop_if_empty(L: data.Loaded, rows: pd.DataFrame) -> bool:
     """Say clearly why there is nothing to show; True when the page should show nothing else."""
     if L.rows.empty:
         lines = [f"- `{s.path}`: {_describe(s.layout)}" for s in L.sources] or ["- (no paths)"]
-        st.info("**No result rows found.** Looked in:\n" + "\n".join(lines) +
-                "\n\nRun a sweep (`python -m farm ...` or `ray job submit -- python farm/sweep.py`), or point the "
-                "dashboard at a dataset: `streamlit run dashboard/app.py -- --data PATH` (or `GEMM_FARM_DATA=PATH`).")
+        st.info(
+            "**No result rows found.** Looked in:\n"
+            + "\n".join(lines)
+            + "\n\nRun a sweep (`python -m farm ...` or `ray job submit -- python farm/sweep.py`), or point the "
+            "dashboard at a dataset: `streamlit run dashboard/app.py -- --data PATH` (or `GEMM_FARM_DATA=PATH`)."
+        )
         return True
     if rows.empty:
-        hidden = "" if st.session_state.get(FLAGGED_KEY, False) else " (or, where rows are hidden ⚑, switch on *Show flagged rows*)"
+        hidden = (
+            ""
+            if st.session_state.get(FLAGGED_KEY, False)
+            else " (or, where rows are hidden ⚑, switch on *Show flagged rows*)"
+        )
         st.info(f"No rows match the sidebar filters: clear some of them to see data{hidden}.")
         return True
     return False
 
 
 def _describe(layout: str) -> str:
-    return {"missing": "not found", "empty": "no result files yet", "tables": "dataset, but no readable rows",
-            "flat": "dataset (old layout), but no readable rows"}.get(layout, layout)
+    return {
+        "missing": "not found",
+        "empty": "no result files yet",
+        "tables": "dataset, but no readable rows",
+        "flat": "dataset (old layout), but no readable rows",
+    }.get(layout, layout)
 
 
 def chart(c: alt.TopLevelMixin, key: str | None = None, stretch: bool = False) -> None:
     """An Altair chart at its own size (compound charts keep their panel widths; on a narrow screen a wider one
     scrolls sideways, see STYLE), or with `stretch` as wide as the page (single views only)."""
     if stretch:  # the page's width holds the axes and legend too
-        st.altair_chart(c.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")), width="stretch", key=key)
+        st.altair_chart(
+            c.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding")), width="stretch", key=key
+        )
     else:
         st.altair_chart(marks.pad(c), width="content", key=key)
 
@@ -263,8 +317,9 @@ def stage_groups(t: pd.DataFrame, key: str) -> pd.DataFrame:
     """A multiselect of the stage groups in `t` (the sweeps over many configurations off by default) and the
     rows of the chosen ones."""
     groups = frames.options(t, "stage_group")
-    chosen = st.multiselect("Stage groups", groups, default=[g for g in groups if g not in frames.SWEEP_GROUPS] or groups,
-                            key=key)
+    chosen = st.multiselect(
+        "Stage groups", groups, default=[g for g in groups if g not in frames.SWEEP_GROUPS] or groups, key=key
+    )
     return t[t["stage_group"].isin(chosen)]
 
 

@@ -1,2 +1,3 @@
 """gemm-farm: a distributed benchmark farm for GEMM kernels."""
+
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
 """A cell is the unit of work and of resume: one stage at one shape, one repeat."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

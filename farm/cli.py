@@ -1,5 +1,6 @@
 """`python -m farm` / `gemm-farm`: catalog, compile (no GPU needed), sweep (Ray), bench and profile (the sweep on
 this machine's GPUs)."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,7 @@ def _split(value: str | None) -> list[str] | None:
 
 def _at_least(low: float, kind: type = int):
     """An argparse type: a number of `kind` no smaller than `low` (argparse reports the rest, exit status 2)."""
+
     def parse(text: str):
         try:
             value = kind(text)
@@ -34,6 +36,7 @@ def _at_least(low: float, kind: type = int):
         if value < low:
             raise argparse.ArgumentTypeError(f"{text} is below {low}")
         return value
+
     return parse
 
 
@@ -58,16 +61,25 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([s.describe() for s in stages], indent=2))
         return 0
-    print(f"{'stage':<26} {'family':<12} {'pos':>3} {'group':<16} {'dtype':<5} {'shapes':<28} {'published':<34} what changed")
+    print(
+        f"{'stage':<26} {'family':<12} {'pos':>3} {'group':<16} {'dtype':<5} {'shapes':<28} {'published':<34} what changed"
+    )
     for s in stages:
         p = s.published
-        published = f"{p.pct_of_baseline:.1f}% of cuBLAS, {p.device} {p.m}^3" if p and p.pct_of_baseline is not None else (
-            f"{p.ms} ms, {p.device} {p.m}^3" if p else "")
-        print(f"{s.name:<26} {s.family:<12} {s.position:>3} {s.group:<16} {s.dtype:<5} {s.shapes.describe():<28} {published:<34} {s.what_changed}")
+        published = (
+            f"{p.pct_of_baseline:.1f}% of cuBLAS, {p.device} {p.m}^3"
+            if p and p.pct_of_baseline is not None
+            else (f"{p.ms} ms, {p.device} {p.m}^3" if p else "")
+        )
+        print(
+            f"{s.name:<26} {s.family:<12} {s.position:>3} {s.group:<16} {s.dtype:<5} {s.shapes.describe():<28} {published:<34} {s.what_changed}"
+        )
     return 0
 
 
-def _compile_one(stage_name: str, source_path, arch: str, kernel_names: tuple[str, ...], dynamic_smem: dict[str, int]) -> list[dict]:
+def _compile_one(
+    stage_name: str, source_path, arch: str, kernel_names: tuple[str, ...], dynamic_smem: dict[str, int]
+) -> list[dict]:
     """One stage for one arch: a result per kernel, or one failure (runs in a worker process with --jobs)."""
     try:
         compiled = compile_source(source_path, arch, kernel_names)
@@ -77,12 +89,22 @@ def _compile_one(stage_name: str, source_path, arch: str, kernel_names: tuple[st
     if missing:
         return [{"stage": stage_name, "arch": arch, "ok": False, "error": f"NVRTC gave no ptxas report for {missing}"}]
     code = code_sha256(compiled.cubin_path.read_bytes())
-    return [{"stage": stage_name, "arch": arch, "kernel": kernel, "ok": True,
-             "registers": r.registers, "static_smem_bytes": r.static_smem_bytes,
-             "dynamic_smem_bytes": dynamic_smem.get(kernel, 0), "stack_frame_bytes": r.stack_frame_bytes,
-             "spill_bytes": r.spill_store_bytes + r.spill_load_bytes, "cached": compiled.cache_hit,
-             "code_sha256": code}
-            for kernel, r in compiled.resources.items()]
+    return [
+        {
+            "stage": stage_name,
+            "arch": arch,
+            "kernel": kernel,
+            "ok": True,
+            "registers": r.registers,
+            "static_smem_bytes": r.static_smem_bytes,
+            "dynamic_smem_bytes": dynamic_smem.get(kernel, 0),
+            "stack_frame_bytes": r.stack_frame_bytes,
+            "spill_bytes": r.spill_store_bytes + r.spill_load_bytes,
+            "cached": compiled.cache_hit,
+            "code_sha256": code,
+        }
+        for kernel, r in compiled.resources.items()
+    ]
 
 
 HARNESS_CHECKS = "checks"  # the stage column of farm/measure/checks.cu's kernels in `farm compile`
@@ -130,7 +152,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     else:
         for r in results:
             if r["ok"]:
-                print(f"{r['arch']:<7} {r['stage']:<22} {r['kernel']:<40} regs {r['registers']:>3}  smem {r['static_smem_bytes'] + r['dynamic_smem_bytes']:>6}  spill {r['spill_bytes']}")
+                print(
+                    f"{r['arch']:<7} {r['stage']:<22} {r['kernel']:<40} regs {r['registers']:>3}  smem {r['static_smem_bytes'] + r['dynamic_smem_bytes']:>6}  spill {r['spill_bytes']}"
+                )
             else:
                 print(f"{r['arch']:<7} {r['stage']:<22} FAILED: {r['error']}", file=sys.stderr)
     if failures:
@@ -155,8 +179,15 @@ def _local_plan(args: argparse.Namespace, **fields):
     from farm.data.writer import probe_output
     from farm.plan import load_plan
 
-    plan = load_plan(args.plan, kernels=_split(args.kernels), families=_split(args.families), sizes=_split(args.sizes),
-                     run_id=args.run_id, output=args.output, **fields)
+    plan = load_plan(
+        args.plan,
+        kernels=_split(args.kernels),
+        families=_split(args.families),
+        sizes=_split(args.sizes),
+        run_id=args.run_id,
+        output=args.output,
+        **fields,
+    )
     probe_output(plan.output)
     return plan
 
@@ -194,8 +225,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
         return 2
     ncu = os.path.abspath(args.ncu) if args.ncu and os.sep in args.ncu else args.ncu  # the workers' cwd is Ray's
     sweep.log_to_stderr(each_cell=True)
-    ended = sweep.drive(plan, local=True, measure=False,
-                        profile=ProfileOptions(ncu=ncu, timeout_s=args.timeout or plan.cell_timeout_s))
+    ended = sweep.drive(
+        plan, local=True, measure=False, profile=ProfileOptions(ncu=ncu, timeout_s=args.timeout or plan.cell_timeout_s)
+    )
     return 1 if ended.status == sweep.OK and set(ended.statuses) - {"ok", "skipped"} else ended.status
 
 
@@ -227,7 +259,9 @@ def _run_rows(rows: list[dict], runs: str, path: str) -> list[dict]:
     for run in _split(runs):
         mine = [r for r in rows if r["run_id"] == run]
         if not mine:
-            raise ValueError(f"no rows for run {run} in {path}; runs there: {', '.join(sorted({r['run_id'] for r in rows})) or 'none'}")
+            raise ValueError(
+                f"no rows for run {run} in {path}; runs there: {', '.join(sorted({r['run_id'] for r in rows})) or 'none'}"
+            )
         picked += mine
     return picked
 
@@ -239,8 +273,16 @@ def _compare_options(args: argparse.Namespace) -> None:
         raise ValueError("--aa and --gpu-to-gpu are two comparisons: give one")
     if one_run:
         mode = "--aa" if args.aa else "--gpu-to-gpu"
-        ignored = [name for name, given in (("RUN_B", args.run_b), ("--data-b", args.data_b), ("--plant", args.plant),
-                                            ("--equal-clocks", args.equal_clocks)) if given]
+        ignored = [
+            name
+            for name, given in (
+                ("RUN_B", args.run_b),
+                ("--data-b", args.data_b),
+                ("--plant", args.plant),
+                ("--equal-clocks", args.equal_clocks),
+            )
+            if given
+        ]
         if ignored:
             raise ValueError(f"{mode} compares within RUN_A alone: {', '.join(ignored)} would be ignored")
         if len(_split(args.run_a)) > 1:
@@ -272,10 +314,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history, apart=(rows_a, rows_b))
     extra: dict = {}
     if args.aa or args.gpu_to_gpu:
-        result = (compare.compare_repeats if args.aa else compare.compare_gpus)(rows_a, args.run_a, args.tolerance, model)
+        result = (compare.compare_repeats if args.aa else compare.compare_gpus)(
+            rows_a, args.run_a, args.tolerance, model
+        )
         if not result:
-            print(f"run {args.run_a} has no cell measured {'twice on one GPU' if args.aa else 'on two GPUs of one model'} "
-                  "with samples: nothing to compare", file=sys.stderr)
+            print(
+                f"run {args.run_a} has no cell measured {'twice on one GPU' if args.aa else 'on two GPUs of one model'} "
+                "with samples: nothing to compare",
+                file=sys.stderr,
+            )
             return 1
     elif args.run_b:
         if args.plant:
@@ -284,23 +331,49 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return 0
         result = compare.compare_rows(rows_a, rows_b, args.tolerance, model, args.equal_clocks)
         if not result:
-            print(f"runs {args.run_a} and {args.run_b} measured no cell in common (same GPU model, stage and shape) with "
-                  "samples: nothing to compare", file=sys.stderr)
+            print(
+                f"runs {args.run_a} and {args.run_b} measured no cell in common (same GPU model, stage and shape) with "
+                "samples: nothing to compare",
+                file=sys.stderr,
+            )
             return 1
     stats = compare.summary(result)
     extra["rates"] = compare.rates(result)
     if args.run_b:
         extra["common_shift"] = compare.common_shift(result)
     if args.json:
-        print(json.dumps({"summary": stats, **extra, "cells": [
-            {"key": list(c.key), "a_ms": c.a.median_ms, "b_ms": c.b.median_ms, "diff": c.diff, "band": c.band, "verdict": c.verdict,
-             "context": list(c.context), "confounded": c.confounded, "reason": c.reason, "noise": c.noise}
-            for c in result]}, indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "summary": stats,
+                    **extra,
+                    "cells": [
+                        {
+                            "key": list(c.key),
+                            "a_ms": c.a.median_ms,
+                            "b_ms": c.b.median_ms,
+                            "diff": c.diff,
+                            "band": c.band,
+                            "verdict": c.verdict,
+                            "context": list(c.context),
+                            "confounded": c.confounded,
+                            "reason": c.reason,
+                            "noise": c.noise,
+                        }
+                        for c in result
+                    ],
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         print(compare.format_table(result))
         if args.run_b:
             print("\n" + compare.format_shift(compare.common_shift(result)))
-        print("\nPer GPU model and family (between repeats, or runs of identical code, every FASTER/SLOWER is a false difference):")
+        print(
+            "\nPer GPU model and family (between repeats, or runs of identical code, every FASTER/SLOWER is a false difference):"
+        )
         print(compare.format_rates(extra["rates"]))
         print(json.dumps(stats))
     return 0
@@ -380,9 +453,20 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 def dashboard_command(args: argparse.Namespace) -> list[str]:
     """`streamlit run dashboard/app.py` bound to --host (this machine only by default, wherever it is started: the
     repo's .streamlit/config.toml is read only from the repo root), usage statistics off, no file watcher."""
-    cmd = [sys.executable, "-m", "streamlit", "run", str(DASHBOARD_APP), f"--server.address={args.host}",
-           f"--server.port={args.port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-           "--server.runOnSave=false", "--client.toolbarMode=minimal", "--"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(DASHBOARD_APP),
+        f"--server.address={args.host}",
+        f"--server.port={args.port}",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+        "--server.runOnSave=false",
+        "--client.toolbarMode=minimal",
+        "--",
+    ]
     return cmd + [x for path in args.data for x in ("--data", path)]
 
 
@@ -395,7 +479,7 @@ def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
     from farm.data.dataset import resolve
 
     if importlib.util.find_spec("streamlit") is None:
-        raise ValueError("the dashboard needs its extra: pip install \"gemm-farm[dashboard]\" (or -e \".[dashboard]\")")
+        raise ValueError('the dashboard needs its extra: pip install "gemm-farm[dashboard]" (or -e ".[dashboard]")')
     if args.port > 65535:
         raise ValueError(f"--port {args.port}: ports end at 65535")
     for path in args.data:  # a dataset or a folder of datasets: it must at least be there
@@ -403,8 +487,11 @@ def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
         if fs.get_file_info(root).type == pafs.FileType.NotFound:
             raise ValueError(f"--data {path}: no such dataset or folder")
     if args.host not in LOCAL_HOSTS:
-        print(f"warning: the dashboard listens on {args.host}:{args.port} with no login: anyone who can reach it reads "
-              "every dataset it shows and can download them (docs/dashboard.md)", file=sys.stderr)
+        print(
+            f"warning: the dashboard listens on {args.host}:{args.port} with no login: anyone who can reach it reads "
+            "every dataset it shows and can download them (docs/dashboard.md)",
+            file=sys.stderr,
+        )
     os.execv(sys.executable, dashboard_command(args))  # the server takes this process over: Ctrl-C stops it
 
 
@@ -418,88 +505,158 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.set_defaults(func=cmd_catalog)
 
-    p = sub.add_parser("compile", help="compile every kernel (without a filter, the harness's own checks too) through NVRTC (no GPU needed) and report resources")
+    p = sub.add_parser(
+        "compile",
+        help="compile every kernel (without a filter, the harness's own checks too) through NVRTC (no GPU needed) and report resources",
+    )
     p.add_argument("--arch", help=f"comma-separated sm_XX targets (default: {','.join(CI_ARCHS)})")
     p.add_argument("--kernels", help="comma-separated stage names (default: all)")
     p.add_argument("--families", help="comma-separated families (default: all)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per kernel and arch")
-    p.add_argument("--tuning", action="store_true", help="also compile every valid tile configuration of the selected tunable kernels")
-    p.add_argument("--jobs", type=int, default=1, help="compile in this many processes (default 1); fills the same CUBIN cache sweeps use")
+    p.add_argument(
+        "--tuning",
+        action="store_true",
+        help="also compile every valid tile configuration of the selected tunable kernels",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="compile in this many processes (default 1); fills the same CUBIN cache sweeps use",
+    )
     p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser("sweep", add_help=False,
-                       help="the farm: every GPU of the Ray cluster (or a local Ray) runs a plan; the flags of "
-                            "farm/sweep.py (python -m farm sweep --help)")
+    p = sub.add_parser(
+        "sweep",
+        add_help=False,
+        help="the farm: every GPU of the Ray cluster (or a local Ray) runs a plan; the flags of "
+        "farm/sweep.py (python -m farm sweep --help)",
+    )
     p.set_defaults(func=None)  # main() hands the rest of the command line to farm/sweep.py's own parser
 
-    p = sub.add_parser("bench", help="the sweep on this machine's GPUs (a local Ray of its own, never a cluster; "
-                                     "shard mode): compile, verify and time stages; write Parquet")
+    p = sub.add_parser(
+        "bench",
+        help="the sweep on this machine's GPUs (a local Ray of its own, never a cluster; "
+        "shard mode): compile, verify and time stages; write Parquet",
+    )
     p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
     p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
     p.add_argument("--families", help="comma-separated families")
     p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
     p.add_argument("--repeats", type=int, help="times each cell is measured (default 1)")
-    p.add_argument("--run-id", help="run identifier (default: a new one); an existing one resumes: cells this GPU model has rows for are skipped")
-    p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.add_argument(
+        "--run-id",
+        help="run identifier (default: a new one); an existing one resumes: cells this GPU model has rows for are skipped",
+    )
+    p.add_argument(
+        "--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)"
+    )
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("profile", help="run each stage once under Nsight Compute (ncu) on this machine's GPUs (the "
-                                       "sweep's driver on a local Ray); metrics to the dataset's profile table (no timing)")
+    p = sub.add_parser(
+        "profile",
+        help="run each stage once under Nsight Compute (ncu) on this machine's GPUs (the "
+        "sweep's driver on a local Ray); metrics to the dataset's profile table (no timing)",
+    )
     p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
     p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
     p.add_argument("--families", help="comma-separated families")
     p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
-    p.add_argument("--run-id", help="run identifier: use the sweep's to join its rows; cells it has profiled are skipped "
-                                    "(default: a new one)")
-    p.add_argument("--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
-    p.add_argument("--ncu", help="path to ncu (default: $GEMM_FARM_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)")
-    p.add_argument("--timeout", type=float,
-                   help="seconds one cell may take under ncu before it is killed (default: the plan's cell_timeout_s, 600)")
+    p.add_argument(
+        "--run-id",
+        help="run identifier: use the sweep's to join its rows; cells it has profiled are skipped (default: a new one)",
+    )
+    p.add_argument(
+        "--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)"
+    )
+    p.add_argument(
+        "--ncu",
+        help="path to ncu (default: $GEMM_FARM_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds one cell may take under ncu before it is killed (default: the plan's cell_timeout_s, 600)",
+    )
     p.set_defaults(func=cmd_profile)
 
-    p = sub.add_parser("report", help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset, then "
-                                      "its runs (start-up, cells, overhead per sweep and GPU)")
+    p = sub.add_parser(
+        "report",
+        help="tables of ms, TFLOPS and %% of cuBLAS per GPU and shape from a dataset, then "
+        "its runs (start-up, cells, overhead per sweep and GPU)",
+    )
     p.add_argument("path", help="dataset path or URI")
     p.add_argument("--run-id", help="only this run")
-    p.add_argument("--headline", action="store_true", help="one table instead: per GPU model, family and shape, the stage "
-                                                           "closest to its cuBLAS, with the spread across measurements; "
-                                                           "then, where rows have LLM layer shapes (plans/llm.toml), per "
-                                                           "LLM model the geometric mean of those over its shapes")
+    p.add_argument(
+        "--headline",
+        action="store_true",
+        help="one table instead: per GPU model, family and shape, the stage "
+        "closest to its cuBLAS, with the spread across measurements; "
+        "then, where rows have LLM layer shapes (plans/llm.toml), per "
+        "LLM model the geometric mean of those over its shapes",
+    )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("compare", help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs (of one dataset or two), "
-                                       "repeats (--aa) or GPUs, with what else differed",
-                       description="Compare run B against run A per (GPU model, stage, shape). With --aa: every pair of "
-                                   "repeats of one run on each GPU, and the false-difference rate per GPU model and family "
-                                   "(how often identical code is called different). With --gpu-to-gpu: every pair of "
-                                   "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
-                                   "and runs of one commit); FASTER/SLOWER needs the 99% band of the difference to exclude 0 and the "
-                                   "difference to exceed half the tolerance, SAME the equivalence test's 90% band to lie within the "
-                                   "tolerance: see farm/analysis/compare.py.")
-    p.add_argument("run_a", help="run id, or run ids separated by commas: a side of several runs (the run is then the "
-                                 "unit of noise: run-level noise shrinks with the number of runs, not of repeats)")
+    p = sub.add_parser(
+        "compare",
+        help="SAME/FASTER/SLOWER/UNCLEAR per cell between two runs (of one dataset or two), "
+        "repeats (--aa) or GPUs, with what else differed",
+        description="Compare run B against run A per (GPU model, stage, shape). With --aa: every pair of "
+        "repeats of one run on each GPU, and the false-difference rate per GPU model and family "
+        "(how often identical code is called different). With --gpu-to-gpu: every pair of "
+        "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
+        "and runs of one commit); FASTER/SLOWER needs the 99% band of the difference to exclude 0 and the "
+        "difference to exceed half the tolerance, SAME the equivalence test's 90% band to lie within the "
+        "tolerance: see farm/analysis/compare.py.",
+    )
+    p.add_argument(
+        "run_a",
+        help="run id, or run ids separated by commas: a side of several runs (the run is then the "
+        "unit of noise: run-level noise shrinks with the number of runs, not of repeats)",
+    )
     p.add_argument("run_b", nargs="?", help="as RUN_A")
     p.add_argument("--aa", action="store_true", help="compare the repeats of RUN_A with each other")
     p.add_argument("--gpu-to-gpu", action="store_true", help="compare the same-model GPUs of RUN_A with each other")
-    p.add_argument("--tolerance", type=_above_zero, default=0.02, help="the smallest relative change that matters (default 0.02): "
-                   "SAME means shown within it, FASTER/SLOWER a difference beyond the noise and at least half of it")
+    p.add_argument(
+        "--tolerance",
+        type=_above_zero,
+        default=0.02,
+        help="the smallest relative change that matters (default 0.02): "
+        "SAME means shown within it, FASTER/SLOWER a difference beyond the noise and at least half of it",
+    )
     p.add_argument("--data", help="dataset path or URI of RUN_A (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
     p.add_argument("--data-b", help="dataset path or URI of RUN_B, where it is another dataset (default: --data)")
-    p.add_argument("--history", metavar="PATH,...", help="more datasets to learn the noise from (their repeats and their runs "
-                                                          "of one commit: A/A history), beside the compared ones")
-    p.add_argument("--equal-clocks", action="store_true", help="compare B's time at A's SM clock (scaled by the clock ratio) "
-                                                              "where sound; each cell says when it is not")
-    p.add_argument("--plant", metavar="PCT,...", help="detection rates instead: RUN_B's samples scaled by 1+x for each "
-                                                       "slowdown x (%%), e.g. 1,2,3,5; A and B should be runs of identical code")
+    p.add_argument(
+        "--history",
+        metavar="PATH,...",
+        help="more datasets to learn the noise from (their repeats and their runs "
+        "of one commit: A/A history), beside the compared ones",
+    )
+    p.add_argument(
+        "--equal-clocks",
+        action="store_true",
+        help="compare B's time at A's SM clock (scaled by the clock ratio) where sound; each cell says when it is not",
+    )
+    p.add_argument(
+        "--plant",
+        metavar="PCT,...",
+        help="detection rates instead: RUN_B's samples scaled by 1+x for each "
+        "slowdown x (%%), e.g. 1,2,3,5; A and B should be runs of identical code",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("crosscheck", help="the farm's cuBLAS and cuBLASLt medians (hot and cold) against torch.mm under "
-                                          "triton.testing.do_bench_cudagraph / do_bench, per precision and size (needs torch, triton)")
+    p = sub.add_parser(
+        "crosscheck",
+        help="the farm's cuBLAS and cuBLASLt medians (hot and cold) against torch.mm under "
+        "triton.testing.do_bench_cudagraph / do_bench, per precision and size (needs torch, triton)",
+    )
     given = p.add_mutually_exclusive_group()
     given.add_argument("--sizes", help="comma-separated cube edges (default 256,1024,4096)")
     given.add_argument("--plan", help="take the cube sizes from this plan file instead")
-    p.add_argument("--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)")
+    p.add_argument(
+        "--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)"
+    )
     p.add_argument("--csv", help="also write the records to this CSV file")
     p.set_defaults(func=cmd_crosscheck)
 
@@ -510,34 +667,61 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compact", help="rewrite each partition's small files as one (safe beside a running sweep)")
     p.add_argument("path", help="dataset path or URI")
-    p.add_argument("--telemetry-stride", type=_at_least(1), default=1, help="keep every n-th raw telemetry sample (default 1: all)")
+    p.add_argument(
+        "--telemetry-stride", type=_at_least(1), default=1, help="keep every n-th raw telemetry sample (default 1: all)"
+    )
     p.set_defaults(func=cmd_compact)
 
     p = sub.add_parser("published", help="the write-ups' published figures as CSV (datasets/published.csv)")
     p.set_defaults(func=cmd_published)
 
-    p = sub.add_parser("simulate", help="the sweep driver on a local Ray with N declared GPUs and stand-in cells (no GPU): "
-                                        "rows/s, driver CPU and memory, files, busy fraction, tail")
+    p = sub.add_parser(
+        "simulate",
+        help="the sweep driver on a local Ray with N declared GPUs and stand-in cells (no GPU): "
+        "rows/s, driver CPU and memory, files, busy fraction, tail",
+    )
     p.add_argument("--gpus", type=_at_least(1), default=8, help="declared GPUs, one stand-in worker each (default 8)")
-    p.add_argument("--cells", type=_at_least(1), default=2000, help="cells to run, shard mode (default 2000; rounded up to even)")
-    p.add_argument("--cell-ms", type=_at_least(0.0, float), default=10.0, help="milliseconds each cell sleeps (default 10; 0: instant)")
-    p.add_argument("--flush-every", type=_above_zero, default=10.0, help="seconds between writes of buffered rows (default 10)")
+    p.add_argument(
+        "--cells", type=_at_least(1), default=2000, help="cells to run, shard mode (default 2000; rounded up to even)"
+    )
+    p.add_argument(
+        "--cell-ms",
+        type=_at_least(0.0, float),
+        default=10.0,
+        help="milliseconds each cell sleeps (default 10; 0: instant)",
+    )
+    p.add_argument(
+        "--flush-every", type=_above_zero, default=10.0, help="seconds between writes of buffered rows (default 10)"
+    )
     p.add_argument("--output", help="keep the dataset here (default: a temporary directory, removed)")
     p.add_argument("--profile-driver", help="write a cProfile of the driver's sweep to this file (pstats)")
     p.set_defaults(func=cmd_simulate)
 
-    p = sub.add_parser("dashboard", help="the Streamlit dashboard over result datasets, on this machine only unless --host "
-                                         "says otherwise (docs/dashboard.md)")
-    p.add_argument("--data", action="append", default=[], metavar="PATH",
-                   help="a dataset or a folder of datasets, repeatable (default: $GEMM_FARM_DATA, else the shipped "
-                        "datasets/ and the sweep's default output)")
-    p.add_argument("--host", default="localhost",
-                   help="address to listen on (default localhost: this machine only). Another address opens the "
-                        "dashboard, which has no login, to whoever can reach it: put it behind an authenticating proxy")
+    p = sub.add_parser(
+        "dashboard",
+        help="the Streamlit dashboard over result datasets, on this machine only unless --host "
+        "says otherwise (docs/dashboard.md)",
+    )
+    p.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a dataset or a folder of datasets, repeatable (default: $GEMM_FARM_DATA, else the shipped "
+        "datasets/ and the sweep's default output)",
+    )
+    p.add_argument(
+        "--host",
+        default="localhost",
+        help="address to listen on (default localhost: this machine only). Another address opens the "
+        "dashboard, which has no login, to whoever can reach it: put it behind an authenticating proxy",
+    )
     p.add_argument("--port", type=_at_least(1), default=8501, help="port to listen on (default 8501)")
     p.set_defaults(func=cmd_dashboard)
 
-    p = sub.add_parser("schema", help="print the columns, types and meanings of the dataset's rows and runs tables (markdown)")
+    p = sub.add_parser(
+        "schema", help="print the columns, types and meanings of the dataset's rows and runs tables (markdown)"
+    )
     p.set_defaults(func=cmd_schema)
     return parser
 

@@ -3,6 +3,7 @@
 A plan file names the same fields as :class:`Plan` (see plans/default.toml). Every
 selected stage brings its cuBLAS baseline along, so each row's % has its reference row.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -48,7 +49,9 @@ class Plan:
     families: tuple[str, ...] = ()
     tune: tuple[str, ...] = ()  # tunable kernels whose valid tile configurations (kernels/tuning.py) are added
     repeats: int = 1
-    max_repeats: int = 0  # above repeats: a cell whose repeats disagree gets more, up to this many (farm/cluster/repeats.py)
+    max_repeats: int = (
+        0  # above repeats: a cell whose repeats disagree gets more, up to this many (farm/cluster/repeats.py)
+    )
     repeat_noise: float = 0.0025  # ... while the standard error of its repeats' mean (relative) is above this
     gpus: tuple[str, ...] = ()  # GPU models to run on; empty = every GPU of the cluster
     mode: str = "replicate"  # replicate: every GPU runs every cell; shard: a model's GPUs share its cells
@@ -57,13 +60,21 @@ class Plan:
     cell_timeout_s: float = 600.0  # a cell running longer is killed and recorded as "timeout"
     start_timeout_s: float = 300.0  # a worker not ready (started or restarted) by then is given up
     flush_s: float = 10.0  # the driver writes buffered rows at least this often: what a killed driver can lose
-    measurer: str = measurers.DEFAULT  # a name from farm/measure/measurers.py: what the workers build with the measure options
-    measure: MeasureOptions = field(default_factory=MeasureOptions)  # the [measure] table, validated: what workers' measurers get
+    measurer: str = (
+        measurers.DEFAULT
+    )  # a name from farm/measure/measurers.py: what the workers build with the measure options
+    measure: MeasureOptions = field(
+        default_factory=MeasureOptions
+    )  # the [measure] table, validated: what workers' measurers get
 
     def stages(self) -> list[Measured]:
         """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order,
         then the tuning stages of `tune` (with only `tune` given, no catalog stage but baselines)."""
-        chosen = select(list(self.kernels) or None, list(self.families) or None) if self.kernels or self.families or not self.tune else []
+        chosen = (
+            select(list(self.kernels) or None, list(self.families) or None)
+            if self.kernels or self.families or not self.tune
+            else []
+        )
         tuned = tuning_stages(self.tune) if self.tune else []
         needed = {s.name for s in chosen} | {s.baseline for s in (*chosen, *tuned)}
         ordered = [s for s in catalog() if s.name in needed]
@@ -73,14 +84,22 @@ class Plan:
         """Every (stage, shape, repeat), ordered by repeat, then shape, then stage; `repeats` instead of the plan's
         (1: a profile's cells)."""
         stages = self.stages()
-        return [Cell(s.name, m, n, k, r) for r in range(repeats or self.repeats) for (m, n, k) in self.sizes for s in stages]
+        return [
+            Cell(s.name, m, n, k, r) for r in range(repeats or self.repeats) for (m, n, k) in self.sizes for s in stages
+        ]
 
 
 INT32_MAX = 2**31 - 1  # m, n and k are int32 columns (farm/data/schema.py)
 # Device memory of the largest GPU of each model the farm knows, in bytes (the data sheets): a plan's largest cell
 # must fit on the largest GPU it may run on. A model not listed here, or no --gpus, allows the largest listed.
-GPU_MEMORY = {"H100": 80e9, "H200": 141e9, "B200": 180e9, "GeForce-RTX-4090": 24e9, "GeForce-RTX-5090": 32e9,
-              "A100": 80e9}
+GPU_MEMORY = {
+    "H100": 80e9,
+    "H200": 141e9,
+    "B200": 180e9,
+    "GeForce-RTX-4090": 24e9,
+    "GeForce-RTX-5090": 32e9,
+    "A100": 80e9,
+}
 RUN_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # a path component anywhere: no separators, no leading dot
 
 
@@ -119,8 +138,10 @@ def _unique(names: list[str]) -> tuple[str, ...]:
 
 def _safe_run_id(run_id: str) -> str:
     if not re.fullmatch(RUN_ID, run_id):
-        raise ValueError(f"{run_id!r} is not a safe path component: use 1-100 letters, digits, '.', '_' or '-', "
-                         "starting with a letter or digit")
+        raise ValueError(
+            f"{run_id!r} is not a safe path component: use 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
     return run_id
 
 
@@ -141,8 +162,11 @@ class PlanFields(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_default=True)
 
-    sizes: Annotated[list[Annotated[Any, AfterValidator(parse_size)]], BeforeValidator(_comma_list),
-                     Field(min_length=1, max_length=100_000)]
+    sizes: Annotated[
+        list[Annotated[Any, AfterValidator(parse_size)]],
+        BeforeValidator(_comma_list),
+        Field(min_length=1, max_length=100_000),
+    ]
     kernels: Names = []
     families: Names = []
     tune: Names = []
@@ -165,7 +189,9 @@ def _problem(error: dict) -> str:
     where = ".".join(str(part) for part in error["loc"]) or "plan"
     if error["type"] == "extra_forbidden":
         return f"unknown plan field {where}; valid: {', '.join(PlanFields.model_fields)}"
-    return f"{where}: {error['msg'].removeprefix('Value error, ')}" + ("" if error["type"] == "value_error" else f", got {error['input']!r}")
+    return f"{where}: {error['msg'].removeprefix('Value error, ')}" + (
+        "" if error["type"] == "value_error" else f", got {error['input']!r}"
+    )
 
 
 def _memory_of(model: str) -> float | None:
@@ -185,8 +211,11 @@ def _too_large(sizes: list[Shape], stages: list[Measured], gpus: tuple[str, ...]
     # slowest FP64 rate, one SM, it is at its smallest, so the bound is the cell's own buffers.
     device = {"memory_bytes": memory, "sm_count": 1}
     where = f"the largest GPU of {', '.join(gpus)}" if gpus and None not in named else "any GPU the farm knows"
-    return [f"sizes: {m}x{n}x{k} needs {need / 1e9:.0f} GB of device memory, more than {where} has ({memory / 1e9:.0f} GB)"
-            for m, n, k in sizes if (need := max(bytes_needed(s, m, n, k, device) for s in stages)) > memory]
+    return [
+        f"sizes: {m}x{n}x{k} needs {need / 1e9:.0f} GB of device memory, more than {where} has ({memory / 1e9:.0f} GB)"
+        for m, n, k in sizes
+        if (need := max(bytes_needed(s, m, n, k, device) for s in stages)) > memory
+    ]
 
 
 def _validate(raw: dict[str, Any]) -> Plan:
@@ -205,11 +234,22 @@ def _validate(raw: dict[str, Any]) -> Plan:
     if fields is None or options is None or problems:
         raise PlanError("\n".join(problems))
     plan = Plan(
-        sizes=tuple(dict.fromkeys(fields.sizes)), kernels=fields.kernels, families=fields.families, tune=fields.tune,
-        repeats=fields.repeats, max_repeats=fields.max_repeats or 0, repeat_noise=fields.repeat_noise, gpus=fields.gpus,
-        mode=fields.mode, run_id=fields.run_id or new_run_id(),
-        output=fields.output or default_output(), cell_timeout_s=fields.cell_timeout_s,
-        start_timeout_s=fields.start_timeout_s, flush_s=fields.flush_s, measurer=fields.measurer, measure=options,
+        sizes=tuple(dict.fromkeys(fields.sizes)),
+        kernels=fields.kernels,
+        families=fields.families,
+        tune=fields.tune,
+        repeats=fields.repeats,
+        max_repeats=fields.max_repeats or 0,
+        repeat_noise=fields.repeat_noise,
+        gpus=fields.gpus,
+        mode=fields.mode,
+        run_id=fields.run_id or new_run_id(),
+        output=fields.output or default_output(),
+        cell_timeout_s=fields.cell_timeout_s,
+        start_timeout_s=fields.start_timeout_s,
+        flush_s=fields.flush_s,
+        measurer=fields.measurer,
+        measure=options,
     )
     if plan.max_repeats and plan.max_repeats < plan.repeats:
         raise PlanError(f"max_repeats ({plan.max_repeats}) must be at least repeats ({plan.repeats})")
@@ -254,5 +294,7 @@ def load_plan(path: str | Path | None = None, **overrides: Any) -> Plan:
         raw.pop("families", None)
     raw.update(given)
     if flags:  # flags refine the file's table (a file's table that is no table stays as it is: an error)
-        raw["measure"] = {**raw["measure"], **flags} if isinstance(raw.get("measure"), dict) else raw.get("measure", flags)
+        raw["measure"] = (
+            {**raw["measure"], **flags} if isinstance(raw.get("measure"), dict) else raw.get("measure", flags)
+        )
     return _validate(raw)

@@ -7,6 +7,7 @@ driver's CPU time and peak memory, files written, the GPUs' busy fraction, the t
 to the tail (first GPU out of work to the last one done), and how many of the machine's
 cores were busy: on a small machine the stand-in workers share its cores with the driver.
 """
+
 from __future__ import annotations
 
 import cProfile
@@ -80,8 +81,14 @@ class _RssSampler(threading.Thread):
         self.samples.append(_rss_mib())  # the end of the run, however short
 
 
-def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, flush_s: float = 10.0,
-             profile_to: str | None = None) -> dict:
+def simulate(
+    gpus: int,
+    cells: int,
+    cell_ms: float,
+    output: str | None = None,
+    flush_s: float = 10.0,
+    profile_to: str | None = None,
+) -> dict:
     """Run `cells` stand-in cells (rounded up to even) on `gpus` declared GPUs; the figures as a dict."""
     where = output or tempfile.mkdtemp(prefix="farm-simulate-")
     clock = Clock.start()
@@ -89,8 +96,16 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
     shipped["env_vars"] = {**shipped.get("env_vars", {}), CELL_MS_ENV: str(cell_ms)}
     ray.init(address="local", num_gpus=gpus, include_dashboard=False, log_to_driver=False, runtime_env=shipped)
     try:
-        plan = load_plan(None, kernels=["naive"], sizes=_shapes(cells), mode="shard", output=where, flush_s=flush_s,
-                         measurer=STANDIN, run_id=f"simulate-{gpus}x{cells}")
+        plan = load_plan(
+            None,
+            kernels=["naive"],
+            sizes=_shapes(cells),
+            mode="shard",
+            output=where,
+            flush_s=flush_s,
+            measurer=STANDIN,
+            run_id=f"simulate-{gpus}x{cells}",
+        )
         workers = start_workers(WorkerSpec(STANDIN), (), plan.start_timeout_s)
         clock.ready = time.monotonic()
         cpu_before, machine_before = time.process_time(), _machine_cpu_s()
@@ -115,14 +130,21 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
     run_s = runs[0]["wall_seconds"] - runs[0]["startup_seconds"]
     timed = sum(r["timed_seconds"] for r in runs)
     figures = {
-        "gpus": gpus, "cells": rows.num_rows, "cell_ms": cell_ms,
-        "startup_s": runs[0]["startup_seconds"], "run_s": run_s,
-        "rows_per_s": rows.num_rows / run_s, "cells_per_s_per_gpu": rows.num_rows / run_s / gpus,
-        "driver_cpu_s": cpu, "driver_cpu_per_row_us": 1e6 * cpu / max(rows.num_rows, 1),
+        "gpus": gpus,
+        "cells": rows.num_rows,
+        "cell_ms": cell_ms,
+        "startup_s": runs[0]["startup_seconds"],
+        "run_s": run_s,
+        "rows_per_s": rows.num_rows / run_s,
+        "cells_per_s_per_gpu": rows.num_rows / run_s / gpus,
+        "driver_cpu_s": cpu,
+        "driver_cpu_per_row_us": 1e6 * cpu / max(rows.num_rows, 1),
         "machine_busy_cores": None if machine_before is None else (machine_after - machine_before) / run_s,
         "machine_cores": os.cpu_count(),
-        "peak_rss_mib": peak_rss_mib, "rss_quarters_mib": rss.quarters(),
-        "row_files": sum("/rows/" in f for f in result.files), "flushes": result.flushes,
+        "peak_rss_mib": peak_rss_mib,
+        "rss_quarters_mib": rss.quarters(),
+        "row_files": sum("/rows/" in f for f in result.files),
+        "flushes": result.flushes,
         "busy_fraction": timed / (gpus * run_s) if cell_ms else None,
         "tail_s": (pc.max(last).as_py() - pc.min(last).as_py()).total_seconds(),
     }
@@ -133,13 +155,18 @@ def simulate(gpus: int, cells: int, cell_ms: float, output: str | None = None, f
 
 def report(f: dict) -> str:
     busy = "" if f["busy_fraction"] is None else f", GPUs busy {100 * f['busy_fraction']:.1f} % of the run"
-    machine = ("" if f["machine_busy_cores"] is None else
-               f"; the machine's cores busy {f['machine_busy_cores']:.2f} of {f['machine_cores']} (driver, workers, Ray)")
-    return (f"{f['cells']} cells of {f['cell_ms']:g} ms on {f['gpus']} GPUs: start-up {f['startup_s']:.1f} s, run "
-            f"{f['run_s']:.2f} s\n"
-            f"  {f['rows_per_s']:.0f} rows/s, {f['cells_per_s_per_gpu']:.1f} cells/s per GPU{busy}\n"
-            f"  driver CPU {f['driver_cpu_s']:.2f} s ({f['driver_cpu_per_row_us']:.0f} us per row){machine}, peak RSS "
-            f"{f['peak_rss_mib']:.0f} MiB, RSS at the end of each quarter of the run "
-            f"{', '.join(f'{m:.0f}' for m in f['rss_quarters_mib']) or 'unknown'} MiB\n"
-            f"  {f['row_files']} row files in {f['flushes']} flushes; tail (first GPU out of work to the last done) "
-            f"{f['tail_s']:.2f} s")
+    machine = (
+        ""
+        if f["machine_busy_cores"] is None
+        else f"; the machine's cores busy {f['machine_busy_cores']:.2f} of {f['machine_cores']} (driver, workers, Ray)"
+    )
+    return (
+        f"{f['cells']} cells of {f['cell_ms']:g} ms on {f['gpus']} GPUs: start-up {f['startup_s']:.1f} s, run "
+        f"{f['run_s']:.2f} s\n"
+        f"  {f['rows_per_s']:.0f} rows/s, {f['cells_per_s_per_gpu']:.1f} cells/s per GPU{busy}\n"
+        f"  driver CPU {f['driver_cpu_s']:.2f} s ({f['driver_cpu_per_row_us']:.0f} us per row){machine}, peak RSS "
+        f"{f['peak_rss_mib']:.0f} MiB, RSS at the end of each quarter of the run "
+        f"{', '.join(f'{m:.0f}' for m in f['rss_quarters_mib']) or 'unknown'} MiB\n"
+        f"  {f['row_files']} row files in {f['flushes']} flushes; tail (first GPU out of work to the last done) "
+        f"{f['tail_s']:.2f} s"
+    )

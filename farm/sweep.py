@@ -7,6 +7,7 @@
 The driver is the only writer; workers return rows (see farm.cluster.dispatch for the fault rules).
 `farm bench` and `farm profile` are this driver on a local Ray of their own (drive(local=True)).
 """
+
 from __future__ import annotations
 
 import sys
@@ -59,57 +60,106 @@ def build_parser(prog: str = "farm/sweep.py") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
         description="Compile, verify and time GEMM kernel stages on every GPU of a Ray cluster; "
-                    "rows go to a hive-partitioned Parquet dataset (gpu_model=/run_id=). "
-                    "Flags override the plan file's fields of the same name.",
+        "rows go to a hive-partitioned Parquet dataset (gpu_model=/run_id=). "
+        "Flags override the plan file's fields of the same name.",
         epilog="Examples: python farm/sweep.py --plan plans/quick.toml | "
-               "ray job submit --working-dir . -- python farm/sweep.py --gpus H100,GeForce-RTX-4090 --mode shard",
+        "ray job submit --working-dir . -- python farm/sweep.py --gpus H100,GeForce-RTX-4090 --mode shard",
     )
     p.add_argument("--plan", default=str(DEFAULT_PLAN), help="TOML plan file (default: %(default)s)")
     p.add_argument("--kernels", help="comma-separated stage names, e.g. naive,tiled (their cuBLAS baselines are added)")
-    p.add_argument("--families", help="comma-separated kernel families, e.g. simt_fp32 (with --kernels: both, the union)")
+    p.add_argument(
+        "--families", help="comma-separated kernel families, e.g. simt_fp32 (with --kernels: both, the union)"
+    )
     p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
     p.add_argument("--repeats", type=int, help="times each (stage, size) is measured")
-    p.add_argument("--gpus", help="comma-separated GPU models to use, e.g. H100,GeForce-RTX-4090 (default: all); "
-                                  "a model is the node label farm.gpu-model, else the NVML name with dashes; "
-                                  "case and an 'NVIDIA-' prefix are ignored")
-    p.add_argument("--mode", choices=MODES, help="replicate: every GPU runs every cell (default); "
-                                                 "shard: the GPUs of one model split its cells")
-    p.add_argument("--run-id", help="run identifier; reuse one to resume that run, skipping cells it has rows for: "
-                                    "per GPU in replicate mode, per model in shard mode (use shard to continue on "
-                                    "another card of the model) (default: a new id from the UTC time)")
-    p.add_argument("--output", help="dataset location: local path or pyarrow filesystem URI (s3://...); "
-                                    "default $GEMM_FARM_RESULTS, else ~/gemm-farm-results")
-    p.add_argument("--cell-timeout", type=float, dest="cell_timeout_s",
-                   help="seconds one cell may run before its worker is killed and restarted (default 600)")
-    p.add_argument("--start-timeout", type=float, dest="start_timeout_s",
-                   help="seconds a worker may take to start or restart before its GPU is given up (default 300)")
-    p.add_argument("--flush-every", type=float, dest="flush_s",
-                   help="seconds between writes of the buffered rows (default 10): a driver killed outright loses at "
-                        "most this much of its rows; Ctrl-C and `ray job stop` lose none")
-    p.add_argument("--timing-mode", choices=("hot", "cold"), help="hot: back-to-back launches (default); "
-                                                                  "cold: an L2-sized write before every timed launch")
+    p.add_argument(
+        "--gpus",
+        help="comma-separated GPU models to use, e.g. H100,GeForce-RTX-4090 (default: all); "
+        "a model is the node label farm.gpu-model, else the NVML name with dashes; "
+        "case and an 'NVIDIA-' prefix are ignored",
+    )
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        help="replicate: every GPU runs every cell (default); shard: the GPUs of one model split its cells",
+    )
+    p.add_argument(
+        "--run-id",
+        help="run identifier; reuse one to resume that run, skipping cells it has rows for: "
+        "per GPU in replicate mode, per model in shard mode (use shard to continue on "
+        "another card of the model) (default: a new id from the UTC time)",
+    )
+    p.add_argument(
+        "--output",
+        help="dataset location: local path or pyarrow filesystem URI (s3://...); "
+        "default $GEMM_FARM_RESULTS, else ~/gemm-farm-results",
+    )
+    p.add_argument(
+        "--cell-timeout",
+        type=float,
+        dest="cell_timeout_s",
+        help="seconds one cell may run before its worker is killed and restarted (default 600)",
+    )
+    p.add_argument(
+        "--start-timeout",
+        type=float,
+        dest="start_timeout_s",
+        help="seconds a worker may take to start or restart before its GPU is given up (default 300)",
+    )
+    p.add_argument(
+        "--flush-every",
+        type=float,
+        dest="flush_s",
+        help="seconds between writes of the buffered rows (default 10): a driver killed outright loses at "
+        "most this much of its rows; Ctrl-C and `ray job stop` lose none",
+    )
+    p.add_argument(
+        "--timing-mode",
+        choices=("hot", "cold"),
+        help="hot: back-to-back launches (default); cold: an L2-sized write before every timed launch",
+    )
     p.add_argument("--no-telemetry", action="store_true", help="do not sample NVML during timing")
-    p.add_argument("--throttle-policy", choices=("flag", "remeasure"),
-                   help="flag: keep throttled measurements, flagged (default); remeasure: measure again while throttled")
-    p.add_argument("--target-noise", type=float, help="stop sampling a cell once the median's relative standard "
-                                                       "error is at or below this (default 0.005)")
-    p.add_argument("--measurer", help=f"name of the measurer workers build: {', '.join(measurers.names())} "
-                                      f"(default {measurers.DEFAULT})")
-    p.add_argument("--profile", action="store_true",
-                   help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
-                        "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed")
-    p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else the cluster `ray start` made on "
-                                     "this machine, never a Ray another program started, else a new local Ray of this "
-                                     "command's own, without the Ray dashboard and declaring one CPU: the GPU workers "
-                                     f"need none); an address where no Ray answers within {CONNECT_TIMEOUT_S:.0f} s (TCP, then gRPC) is an error")
-    p.add_argument("--max-gpu-hours", type=float, default=MAX_GPU_HOURS,
-                   help="a plan whose cells are expected to take more GPU time than this (the cost model of "
-                        "farm/cluster/cost.py, summed over GPUs) needs --yes (default %(default)s)")
+    p.add_argument(
+        "--throttle-policy",
+        choices=("flag", "remeasure"),
+        help="flag: keep throttled measurements, flagged (default); remeasure: measure again while throttled",
+    )
+    p.add_argument(
+        "--target-noise",
+        type=float,
+        help="stop sampling a cell once the median's relative standard error is at or below this (default 0.005)",
+    )
+    p.add_argument(
+        "--measurer",
+        help=f"name of the measurer workers build: {', '.join(measurers.names())} (default {measurers.DEFAULT})",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="after the sweep, run each (stage, size) once under Nsight Compute on every GPU whose host has "
+        "ncu; metrics go to the dataset's profile table (farm/measure/profiler.py), never timed",
+    )
+    p.add_argument(
+        "--address",
+        help="Ray cluster address (default: $RAY_ADDRESS, else the cluster `ray start` made on "
+        "this machine, never a Ray another program started, else a new local Ray of this "
+        "command's own, without the Ray dashboard and declaring one CPU: the GPU workers "
+        f"need none); an address where no Ray answers within {CONNECT_TIMEOUT_S:.0f} s (TCP, then gRPC) is an error",
+    )
+    p.add_argument(
+        "--max-gpu-hours",
+        type=float,
+        default=MAX_GPU_HOURS,
+        help="a plan whose cells are expected to take more GPU time than this (the cost model of "
+        "farm/cluster/cost.py, summed over GPUs) needs --yes (default %(default)s)",
+    )
     p.add_argument("--yes", action="store_true", help="run a plan past --max-gpu-hours")
-    p.epilog += (f" | Exit status: {OK} every cell has a row; {NOT_RUN} some cells did not run (their GPU was lost); "
-                 f"{NOTHING_RAN} nothing ran (plan, output, address or cluster error, or too long without --yes); "
-                 f"{FALLBACK} the output failed mid-sweep and rows are in the fallback location the log names; "
-                 f"{STOPPED} stopped.")
+    p.epilog += (
+        f" | Exit status: {OK} every cell has a row; {NOT_RUN} some cells did not run (their GPU was lost); "
+        f"{NOTHING_RAN} nothing ran (plan, output, address or cluster error, or too long without --yes); "
+        f"{FALLBACK} the output failed mid-sweep and rows are in the fallback location the log names; "
+        f"{STOPPED} stopped."
+    )
     return p
 
 
@@ -172,8 +222,10 @@ def connect(address: str | None, local: bool = False) -> str | None:
     if named:
         why = _answers(named, CONNECT_TIMEOUT_S)
         if why:
-            raise SweepError(f"no Ray cluster answers at {named} ({why}); check --address / RAY_ADDRESS, or leave "
-                             "both unset to start a Ray of this sweep's own")
+            raise SweepError(
+                f"no Ray cluster answers at {named} ({why}); check --address / RAY_ADDRESS, or leave "
+                "both unset to start a Ray of this sweep's own"
+            )
         ray.init(address=named, runtime_env=runtime_env())
         return "joined"
     # A Ray of this command's own, on this machine only, started for the first row to come soon: no Ray
@@ -193,9 +245,15 @@ def _stop(signum: int, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def run_sweep(plan: Plan, workers: list[Worker], clock: Clock, max_gpu_hours: float | None = None,
-              recruiter: Recruiter | None = None, profile: ProfileOptions | None = None,
-              measure: bool = True) -> SweepResult:
+def run_sweep(
+    plan: Plan,
+    workers: list[Worker],
+    clock: Clock,
+    max_gpu_hours: float | None = None,
+    recruiter: Recruiter | None = None,
+    profile: ProfileOptions | None = None,
+    measure: bool = True,
+) -> SweepResult:
     """Run the plan on started workers, then stop them: its cells measured (unless not `measure`), then, with
     `profile`, each (stage, shape) profiled on the workers left, through the same dispatcher and writer. The runs
     table gets a row per GPU at the end of the measuring, or on an interrupt. Returns what the measuring did (the
@@ -214,16 +272,26 @@ def run_sweep(plan: Plan, workers: list[Worker], clock: Clock, max_gpu_hours: fl
             dispatchers.append(dispatcher)
             hours = _log_cost(plan, workers, dispatcher.expected_s)
             if max_gpu_hours is not None and hours > max_gpu_hours:
-                raise SweepError(f"the plan is expected to take {hours:.1f} GPU-hours, more than --max-gpu-hours "
-                                 f"{max_gpu_hours:g}: run it with --yes (or a larger --max-gpu-hours), or choose fewer "
-                                 "cells")
+                raise SweepError(
+                    f"the plan is expected to take {hours:.1f} GPU-hours, more than --max-gpu-hours "
+                    f"{max_gpu_hours:g}: run it with --yes (or a larger --max-gpu-hours), or choose fewer "
+                    "cells"
+                )
             result = _recorded(plan, dispatcher, progress, writer, clock)
             workers, recruiter = dispatcher.live_workers, None
         if profile:
-            log.info("profile pass, run %s: %d cells per %s on %d GPUs", plan.run_id, len(plan.cells(repeats=1)),
-                     "GPU" if plan.mode == "replicate" else "model", len(workers))
-            dispatchers.append(Dispatcher(plan, workers, Progress(PROGRESS_EVERY_S, time.monotonic()), cost, writer,
-                                          recruiter, profile))
+            log.info(
+                "profile pass, run %s: %d cells per %s on %d GPUs",
+                plan.run_id,
+                len(plan.cells(repeats=1)),
+                "GPU" if plan.mode == "replicate" else "model",
+                len(workers),
+            )
+            dispatchers.append(
+                Dispatcher(
+                    plan, workers, Progress(PROGRESS_EVERY_S, time.monotonic()), cost, writer, recruiter, profile
+                )
+            )
             profiled = dispatchers[-1].run()
             result = result or profiled
     finally:  # every worker, those that joined mid-sweep included
@@ -232,26 +300,42 @@ def run_sweep(plan: Plan, workers: list[Worker], clock: Clock, max_gpu_hours: fl
     return replace(result, files=writer.files, flushes=writer.flushes, fallback=writer.fallback)
 
 
-def _recorded(plan: Plan, dispatcher: Dispatcher, progress: Progress, writer: BufferedWriter, clock: Clock) -> SweepResult:
+def _recorded(
+    plan: Plan, dispatcher: Dispatcher, progress: Progress, writer: BufferedWriter, clock: Clock
+) -> SweepResult:
     """Run the measuring dispatcher; the runs table gets a row per GPU at its end, or on an interrupt."""
     interrupted = True
     try:
         result = dispatcher.run()
         interrupted = False
     finally:
-        writer.write_records(run_records(plan.run_id, plan.mode, dispatcher.workers, progress, clock, interrupted), RUNS)
+        writer.write_records(
+            run_records(plan.run_id, plan.mode, dispatcher.workers, progress, clock, interrupted), RUNS
+        )
     return result
 
 
 def _log_cost(plan: Plan, workers: list[Worker], expected_s: dict[str, float]) -> float:
     """Log the plan's cells and expected GPU time per model (farm.cluster.cost); returns the GPU-hours in all."""
     per_gpu = "GPU" if plan.mode == "replicate" else "model"
-    log.info("run %s: %d cells per %s, mode %s, on %d GPUs: %s", plan.run_id, len(plan.cells()), per_gpu, plan.mode,
-             len(workers), ", ".join(w.name for w in workers))
+    log.info(
+        "run %s: %d cells per %s, mode %s, on %d GPUs: %s",
+        plan.run_id,
+        len(plan.cells()),
+        per_gpu,
+        plan.mode,
+        len(workers),
+        ", ".join(w.name for w in workers),
+    )
     for model, seconds in sorted(expected_s.items()):
         gpus = sum(w.model == model for w in workers)
-        log.info("  %s, %d GPU(s): expected %.2f GPU-hours for the cells to run (about %.0f min of wall time)", model,
-                 gpus, seconds / 3600, seconds / gpus / 60)
+        log.info(
+            "  %s, %d GPU(s): expected %.2f GPU-hours for the cells to run (about %.0f min of wall time)",
+            model,
+            gpus,
+            seconds / 3600,
+            seconds / gpus / 60,
+        )
     return sum(expected_s.values()) / 3600
 
 
@@ -260,11 +344,28 @@ def main(argv: list[str] | None = None, prog: str = "farm/sweep.py") -> int:
     args = build_parser(prog).parse_args(argv)
     clock = Clock.start()
     log_to_stderr()
-    measure_flags = {"mode": args.timing_mode, "telemetry": False if args.no_telemetry else None,
-                     "throttle_policy": args.throttle_policy, "target_noise": args.target_noise}
-    overrides = {k: v for k, v in vars(args).items()
-                 if k not in ("plan", "address", "timing_mode", "no_telemetry", "throttle_policy", "target_noise", "profile",
-                              "max_gpu_hours", "yes")}
+    measure_flags = {
+        "mode": args.timing_mode,
+        "telemetry": False if args.no_telemetry else None,
+        "throttle_policy": args.throttle_policy,
+        "target_noise": args.target_noise,
+    }
+    overrides = {
+        k: v
+        for k, v in vars(args).items()
+        if k
+        not in (
+            "plan",
+            "address",
+            "timing_mode",
+            "no_telemetry",
+            "throttle_policy",
+            "target_noise",
+            "profile",
+            "max_gpu_hours",
+            "yes",
+        )
+    }
     overrides["measure"] = {k: v for k, v in measure_flags.items() if v is not None}
     try:
         plan = load_plan(args.plan, **overrides)
@@ -276,8 +377,9 @@ def main(argv: list[str] | None = None, prog: str = "farm/sweep.py") -> int:
         log.error("%s", exc)
         return NOTHING_RAN
     profile = ProfileOptions(timeout_s=plan.cell_timeout_s) if args.profile else None
-    return drive(plan, clock, address=args.address, profile=profile,
-                 max_gpu_hours=None if args.yes else args.max_gpu_hours).status
+    return drive(
+        plan, clock, address=args.address, profile=profile, max_gpu_hours=None if args.yes else args.max_gpu_hours
+    ).status
 
 
 def log_to_stderr(each_cell: bool = False) -> None:
@@ -296,8 +398,15 @@ class Ended:
     statuses: Counter[str]
 
 
-def drive(plan: Plan, clock: Clock | None = None, address: str | None = None, local: bool = False,
-          measure: bool = True, profile: ProfileOptions | None = None, max_gpu_hours: float | None = None) -> Ended:
+def drive(
+    plan: Plan,
+    clock: Clock | None = None,
+    address: str | None = None,
+    local: bool = False,
+    measure: bool = True,
+    profile: ProfileOptions | None = None,
+    max_gpu_hours: float | None = None,
+) -> Ended:
     """Run a validated plan whose output was probed: connect (`address`; `local`: a Ray of its own on this machine,
     never a cluster), start a worker per GPU, measure the cells (unless not `measure`) and, with `profile`,
     profile each (stage, shape) after. The exit status as main() says it. `clock`: when the command started
@@ -320,9 +429,13 @@ def drive(plan: Plan, clock: Clock | None = None, address: str | None = None, lo
         spec = WorkerSpec(plan.measurer, plan.measure, tuple(s.name for s in plan.stages()) if measure else ())
         workers = start_workers(spec, plan.gpus, plan.start_timeout_s, none_here=connected_here == "local")
         clock.ready = time.monotonic()
-        log.info("start-up: imports and plan %.1f s, Ray %.1f s, workers %.1f s: ready %.1f s after the command started",
-                 connect_began - clock.started, connected - connect_began, clock.ready - connected,
-                 clock.ready - clock.started)
+        log.info(
+            "start-up: imports and plan %.1f s, Ray %.1f s, workers %.1f s: ready %.1f s after the command started",
+            connect_began - clock.started,
+            connected - connect_began,
+            clock.ready - connected,
+            clock.ready - clock.started,
+        )
         recruiter = Recruiter(spec, plan.gpus) if plan.mode == "shard" else None
         result = run_sweep(plan, workers, clock, max_gpu_hours, recruiter, profile, measure)
     except SweepError as exc:

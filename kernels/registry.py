@@ -7,6 +7,7 @@ laid out like kernels/: a family you keep outside this repository, or a test's).
 families: a new folder is in the catalog. The types are kernels/stage.py's; docs/adding-a-stage.md walks
 through adding a stage or a family.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,7 +44,9 @@ def _outside_module(stages_py: Path) -> ModuleType:
 
 def family_modules() -> list[ModuleType]:
     """Every family's stages module, in catalog order (ORDER): kernels/'s folders, then $GEMM_FARM_KERNELS's."""
-    modules = [importlib.import_module(f"kernels.{p.parent.name}.stages") for p in sorted(KERNELS_DIR.glob("*/stages.py"))]
+    modules = [
+        importlib.import_module(f"kernels.{p.parent.name}.stages") for p in sorted(KERNELS_DIR.glob("*/stages.py"))
+    ]
     for root in filter(None, os.environ.get(FAMILIES_ENV, "").split(os.pathsep)):
         modules += [_outside_module(p.resolve()) for p in sorted(Path(root).glob("*/stages.py"))]
     return sorted(modules, key=lambda m: m.ORDER)
@@ -59,7 +62,7 @@ def catalog() -> list[Measured]:
     return stages
 
 
-@functools.lru_cache(maxsize=None)  # the catalog is built per call: workers look a stage up per cell
+@functools.cache  # the catalog is built per call: workers look a stage up per cell
 def stage_named(name: str) -> Measured:
     """Any stage by name: the catalog's, or a tile configuration of a tunable kernel (kernels/tuning.py)."""
     stage = next((s for s in catalog() if s.name == name), None) or tuning.find(name)
@@ -75,11 +78,15 @@ def select(names: list[str] | None = None, families: list[str] | None = None) ->
     known_families = sorted({s.family for s in stages})
     unknown = [f for f in families or () if f not in known_families]
     if unknown:
-        raise KeyError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; valid: {', '.join(known_families)}")
+        raise KeyError(
+            f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; valid: {', '.join(known_families)}"
+        )
     by_name = {s.name: s for s in stages}
     unknown = [n for n in names or () if n not in by_name]
     if unknown:
-        raise KeyError(f"unknown kernel{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(by_name)}")
+        raise KeyError(
+            f"unknown kernel{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; valid: {', '.join(by_name)}"
+        )
     if not names and not families:
         return stages
     return [s for s in stages if s.name in set(names or ()) or s.family in set(families or ())]

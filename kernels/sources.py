@@ -21,6 +21,7 @@ the same file or in the headers it includes from kernels/common/, + - * / % << >
 declarations come first; a name it does not declare is looked up in those headers (each read on its own). A name declared twice in one file with
 different values, or not declared, is an error when asked for.
 """
+
 from __future__ import annotations
 
 import ast
@@ -39,9 +40,16 @@ _DECLARATION = re.compile(r"\bconstexpr\s+int\s+([^;{}]+);|\benum\b[^;{}()]*\{([
 _INCLUDE = re.compile(r'#include\s+"([^"]+)"')
 _LITERAL_SUFFIX = re.compile(r"\b(\d+)[uUlL]+\b")
 _QUALIFIER = re.compile(r"\b\w+::")
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.floordiv,
-              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
-              ast.RShift: operator.rshift}
+_OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.floordiv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
 
 
 def _evaluate(expression: str, known: dict[str, int]) -> int | None:
@@ -93,7 +101,7 @@ def _own_constants(text: str, included: dict[str, int | None]) -> dict[str, int 
     return values
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def constants(path: Path) -> dict[str, int | None]:
     """The integer constants `path` declares, name -> value (None where ambiguous): its own, then those of the
     kernels/common/ headers it includes for names it does not declare itself. Each file is read on its own."""
@@ -121,9 +129,11 @@ def declared(path: Path, name: str, default: int | None = None) -> int:
 def declared_launch(path: Path, kernel: str, prefix: str = "", **launch) -> Launch:
     """The launch of `kernel` with the threads, tile, dynamic shared memory and cluster `path` declares (names
     prefixed by `prefix`); `launch` gives the rest (args, splits, persistent)."""
+
     def get(name: str, default: int | None = None) -> int:
         return declared(path, prefix + name, default)
 
     threads = (get("THREADS_X"), get("THREADS_Y")) if prefix + "THREADS_X" in constants(path) else get("THREADS")
-    return Launch(kernel, threads, get("BM"), get("BN"), dynamic_smem=get("SMEM_BYTES", 0), cluster=get("CLUSTER", 1),
-                  **launch)
+    return Launch(
+        kernel, threads, get("BM"), get("BN"), dynamic_smem=get("SMEM_BYTES", 0), cluster=get("CLUSTER", 1), **launch
+    )

@@ -6,6 +6,7 @@ farm/measure. They share `Measured`: name, family, ladder position, precision, b
 compute capability needed and `is_baseline`, which is how the farm tells the two apart.
 This module only defines the types; kernels/registry.py gathers the catalog.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,11 @@ class ShapeRule:
     def describe(self) -> str:
         if (self.m_multiple, self.n_multiple, self.k_multiple, self.min_k) == (1, 1, 1, 1):
             return "any shape"
-        parts = [f"{d} % {s} == 0" for d, s in (("M", self.m_multiple), ("N", self.n_multiple), ("K", self.k_multiple)) if s > 1]
+        parts = [
+            f"{d} % {s} == 0"
+            for d, s in (("M", self.m_multiple), ("N", self.n_multiple), ("K", self.k_multiple))
+            if s > 1
+        ]
         if self.min_k > 1:
             parts.append(f"K >= {self.min_k}")
         return ", ".join(parts)
@@ -88,13 +93,24 @@ class Launch:
 
     def grid(self, m: int, n: int, sm_count: int = 0) -> tuple[int, int, int]:
         if self.persistent:
-            return (min(sm_count // self.cluster, cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m), self.cluster)) * self.cluster, 1, 1)
+            return (
+                min(sm_count // self.cluster, cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m), self.cluster))
+                * self.cluster,
+                1,
+                1,
+            )
         return (cdiv(n, self.tile_n), cdiv(m, self.tile_m), self.splits)
 
     def describe_grid(self) -> str:
         if self.persistent and self.cluster > 1:
             return "(%d * min(SMs / %d, ceil(ceil(N/%d) * ceil(M/%d) / %d)), 1, 1) in clusters of %d" % (
-                self.cluster, self.cluster, self.tile_n, self.tile_m, self.cluster, self.cluster)
+                self.cluster,
+                self.cluster,
+                self.tile_n,
+                self.tile_m,
+                self.cluster,
+                self.cluster,
+            )
         if self.persistent:
             return "(min(SMs, ceil(N/%d) * ceil(M/%d)), 1, 1)" % (self.tile_n, self.tile_m)
         return "(ceil(N/%d), ceil(M/%d), %d)" % (self.tile_n, self.tile_m, self.splits)
@@ -129,8 +145,15 @@ class Measured:
         return self.shapes.rejects(m, n, k)
 
     def _describe(self) -> dict:
-        return {"name": self.name, "family": self.family, "walk": self.walk, "group": self.group,
-                "position": self.position, "dtype": self.dtype, "baseline": self.baseline}
+        return {
+            "name": self.name,
+            "family": self.family,
+            "walk": self.walk,
+            "group": self.group,
+            "position": self.position,
+            "dtype": self.dtype,
+            "baseline": self.baseline,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +223,12 @@ class Baseline(Measured):
     compute_type: str  # cuBLAS's compute type (CUBLAS_COMPUTE_32F...), or what PyTorch / Triton compute
 
     def describe(self) -> dict:
-        return {**self._describe(), "library": self.library, "compute_type": self.compute_type,
-                "shapes": self.shapes.describe(), "min_compute_capability": self.min_cc / 10,
-                "what_changed": self.what_changed, "published": None}
+        return {
+            **self._describe(),
+            "library": self.library,
+            "compute_type": self.compute_type,
+            "shapes": self.shapes.describe(),
+            "min_compute_capability": self.min_cc / 10,
+            "what_changed": self.what_changed,
+            "published": None,
+        }

@@ -18,19 +18,29 @@ Validity depends on the arch only through shared memory: `arch=None` means valid
 every CI arch (what a plan runs on a mixed cluster); `arch="sm_90"` admits the
 configurations that only fit its 227 KB.
 """
+
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
 
 from kernels.half_c import stages as half
-from kernels.stage import Stage
 from kernels.simt_fp32_c import stages as fp32
+from kernels.stage import Stage
 
 # Largest dynamic shared memory one block may opt in to, per arch (CUDA programming guide, compute capabilities).
-SMEM_LIMIT = {"sm_70": 96 * 1024, "sm_75": 64 * 1024, "sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024,
-              "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_100": 227 * 1024, "sm_120": 99 * 1024}
+SMEM_LIMIT = {
+    "sm_70": 96 * 1024,
+    "sm_75": 64 * 1024,
+    "sm_80": 163 * 1024,
+    "sm_86": 99 * 1024,
+    "sm_87": 163 * 1024,
+    "sm_89": 99 * 1024,
+    "sm_90": 227 * 1024,
+    "sm_100": 227 * 1024,
+    "sm_120": 99 * 1024,
+}
 PORTABLE_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120")  # farm.measure.compiler.CI_ARCHS
 REGISTERS_PER_SM = 65536
 MAX_REGISTERS = 255  # per thread; above it ptxas spills to local memory
@@ -112,7 +122,11 @@ WARPS_SEARCHED = (4, 8)  # warps per block searched (128 or 256 threads)
 
 def _warps_rule(c: Config) -> str | None:
     lo, hi = WARPS_SEARCHED
-    return None if lo <= c.warps <= hi else f"{c.warps} warp{'s' if c.warps != 1 else ''} per block: outside the {lo}..{hi} searched"
+    return (
+        None
+        if lo <= c.warps <= hi
+        else f"{c.warps} warp{'s' if c.warps != 1 else ''} per block: outside the {lo}..{hi} searched"
+    )
 
 
 def _warptile_space() -> Iterable[Config]:
@@ -123,11 +137,14 @@ def _warptile_space() -> Iterable[Config]:
 def _warptile_structure(c: Config) -> str | None:
     threads = c.threads
     return _first(
-        _div("BM / WM", c.bm, c.wm), _div("BN / WN", c.bn, c.wn),
-        _div("warp tile rows (16-row sub-tiles) WM", c.wm, 16), _div("warp tile columns (32-column sub-tiles) WN", c.wn, 32),
+        _div("BM / WM", c.bm, c.wm),
+        _div("BN / WN", c.bn, c.wn),
+        _div("warp tile rows (16-row sub-tiles) WM", c.wm, 16),
+        _div("warp tile columns (32-column sub-tiles) WN", c.wn, 32),
         None if c.stages in (1, 2) else f"stages {c.stages}: the SIMT warptile has 1 or 2 buffers",
         _warps_rule(c),
-        _div("A tile copy: 16-row bands BM", c.bm, 16), _div("A tile copy: two 4-float chunks per row, BK", c.bk, 8),
+        _div("A tile copy: 16-row bands BM", c.bm, 16),
+        _div("A tile copy: two 4-float chunks per row, BK", c.bk, 8),
         _div(f"A tile chunks BM*BK/4 = {c.bm * c.bk // 4} over threads", c.bm * c.bk // 4, threads),
         _div(f"B tile chunks BK*BN/4 = {c.bk * c.bn // 4} over threads", c.bk * c.bn // 4, threads),
     )
@@ -146,18 +163,24 @@ def _warptile_registers(c: Config) -> int:
 
 
 # --- h_wmma_dbuf / h_wmma_pipe (common/walkc_wmma.cuh) --------------------------------------------------------
-def _wmma_space(bks: tuple[int, ...], warp_tiles: tuple[tuple[int, int], ...], stages: tuple[int, ...]) -> Callable[[], Iterable[Config]]:
+def _wmma_space(
+    bks: tuple[int, ...], warp_tiles: tuple[tuple[int, int], ...], stages: tuple[int, ...]
+) -> Callable[[], Iterable[Config]]:
     def space() -> Iterable[Config]:
         for (bm, bn), bk, (wm, wn), s in itertools.product(BLOCKS, bks, warp_tiles, stages):
             yield Config(bm, bn, bk, wm, wn, s)
+
     return space
 
 
 def _wmma_structure(c: Config) -> str | None:
     threads = c.threads
     return _first(
-        _div("BM / WM", c.bm, c.wm), _div("BN / WN", c.bn, c.wn),
-        _div("WM (16x16 fragments)", c.wm, 16), _div("WN (16x16 fragments)", c.wn, 16), _div("BK (k steps of 16)", c.bk, 16),
+        _div("BM / WM", c.bm, c.wm),
+        _div("BN / WN", c.bn, c.wn),
+        _div("WM (16x16 fragments)", c.wm, 16),
+        _div("WN (16x16 fragments)", c.wn, 16),
+        _div("BK (k steps of 16)", c.bk, 16),
         _warps_rule(c),
         _div(f"A tile chunks BM*BK/8 = {c.bm * c.bk // 8} over threads", c.bm * c.bk // 8, threads),
         _div(f"B tile chunks BK*BN/8 = {c.bk * c.bn // 8} over threads", c.bk * c.bn // 8, threads),
@@ -174,31 +197,51 @@ def _wmma_registers(staged: bool) -> Callable[[Config], int]:
         fm, fn = c.wm // 16, c.wn // 16
         chunks = (c.bm * c.bk + c.bk * c.bn) // 8 // threads
         return 8 * fm * fn + 4 * (fm + 1) + (8 if staged else 3) * chunks + 48
+
     return estimate
 
 
 def _dbuf(dtype: str) -> Tunable:
     t = half.DTYPES[dtype][0]
     return Tunable(
-        kernel=f"h_wmma_dbuf_{dtype}", space=_wmma_space((16, 32, 64), ((32, 32), (32, 64), (64, 32), (64, 64)), (2,)),
-        smem=lambda c: half.wmma_smem(c.bm, c.bn, c.bk, c.wm, c.wn, 2), registers=_wmma_registers(True),
-        structure=_wmma_structure, launch=lambda c: half.dbuf_launch(t, c.bm, c.bn, c.bk, c.wm, c.wn))
+        kernel=f"h_wmma_dbuf_{dtype}",
+        space=_wmma_space((16, 32, 64), ((32, 32), (32, 64), (64, 32), (64, 64)), (2,)),
+        smem=lambda c: half.wmma_smem(c.bm, c.bn, c.bk, c.wm, c.wn, 2),
+        registers=_wmma_registers(True),
+        structure=_wmma_structure,
+        launch=lambda c: half.dbuf_launch(t, c.bm, c.bn, c.bk, c.wm, c.wn),
+    )
 
 
 def _pipe(dtype: str) -> Tunable:
     t = half.DTYPES[dtype][0]
     return Tunable(
-        kernel=f"h_wmma_pipe_{dtype}", space=_wmma_space((32, 64), ((32, 64), (64, 32), (64, 64)), (2, 3, 4)),
-        smem=lambda c: half.wmma_smem(c.bm, c.bn, c.bk, c.wm, c.wn, c.stages), registers=_wmma_registers(False),
-        structure=_wmma_structure, launch=lambda c: half.pipe_launch(t, c.bm, c.bn, c.bk, c.wm, c.wn, c.stages))
+        kernel=f"h_wmma_pipe_{dtype}",
+        space=_wmma_space((32, 64), ((32, 64), (64, 32), (64, 64)), (2, 3, 4)),
+        smem=lambda c: half.wmma_smem(c.bm, c.bn, c.bk, c.wm, c.wn, c.stages),
+        registers=_wmma_registers(False),
+        structure=_wmma_structure,
+        launch=lambda c: half.pipe_launch(t, c.bm, c.bn, c.bk, c.wm, c.wn, c.stages),
+    )
 
 
-TUNABLES: dict[str, Tunable] = {t.kernel: t for t in (
-    Tunable(kernel="c_warptile", space=_warptile_space, smem=lambda c: fp32.warptile_smem(c.bm, c.bn, c.bk, c.stages),
-            registers=_warptile_registers, structure=_warptile_structure,
-            launch=lambda c: fp32.warptile_launch(c.bm, c.bn, c.bk, c.wm, c.wn, c.stages)),
-    _dbuf("fp16"), _dbuf("bf16"), _pipe("fp16"), _pipe("bf16"),
-)}
+TUNABLES: dict[str, Tunable] = {
+    t.kernel: t
+    for t in (
+        Tunable(
+            kernel="c_warptile",
+            space=_warptile_space,
+            smem=lambda c: fp32.warptile_smem(c.bm, c.bn, c.bk, c.stages),
+            registers=_warptile_registers,
+            structure=_warptile_structure,
+            launch=lambda c: fp32.warptile_launch(c.bm, c.bn, c.bk, c.wm, c.wn, c.stages),
+        ),
+        _dbuf("fp16"),
+        _dbuf("bf16"),
+        _pipe("fp16"),
+        _pipe("bf16"),
+    )
+}
 
 
 def _smem_limit(arch: str | None) -> tuple[int, str]:
@@ -221,7 +264,9 @@ def _check(t: Tunable, c: Config, arch: str | None) -> Candidate:
         elif regs > MAX_REGISTERS:
             reason = f"needs ~{regs} registers per thread (estimate), over {MAX_REGISTERS}: would spill"
         elif regs * c.threads > REGISTERS_PER_SM:
-            reason = f"~{regs} registers x {c.threads} threads = {regs * c.threads}, over the {REGISTERS_PER_SM} of an SM"
+            reason = (
+                f"~{regs} registers x {c.threads} threads = {regs * c.threads}, over the {REGISTERS_PER_SM} of an SM"
+            )
     return Candidate(kernel=t.kernel, config=c, reason=reason, smem_bytes=smem, registers_estimate=regs)
 
 
@@ -246,9 +291,15 @@ def make_stage(kernel: str, config: Config, base: Stage | None = None) -> Stage:
     """The tuning Stage of one configuration (not checked: see candidates()); `base` is the tuned ladder stage."""
     base, t = base or _base(kernel), tunable(kernel)
     c = config
-    return replace(base, name=stage_name(kernel, c), group="tuning", launches=(t.launch(c),), published=None,
-                   what_changed=f"tuning {kernel}: {c.bm}x{c.bn}x{c.bk} block tile, {c.wm}x{c.wn} warp tile, "
-                                f"{c.threads} threads, {c.stages} shared-memory stage{'s' if c.stages > 1 else ''}")
+    return replace(
+        base,
+        name=stage_name(kernel, c),
+        group="tuning",
+        launches=(t.launch(c),),
+        published=None,
+        what_changed=f"tuning {kernel}: {c.bm}x{c.bn}x{c.bk} block tile, {c.wm}x{c.wn} warp tile, "
+        f"{c.threads} threads, {c.stages} shared-memory stage{'s' if c.stages > 1 else ''}",
+    )
 
 
 def tuning_stages(kernels: Iterable[str] | None = None, arch: str | None = None) -> list[Stage]:
@@ -286,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{kernel}: {sum(c.reason is None for c in cands)} valid of {len(cands)} candidates")
         for c in cands:
             if c.reason is None:
-                print(f"  ok      {c.name:<48} {c.config.threads:>4} threads  {c.smem_bytes:>6} B smem  ~{c.registers_estimate} regs")
+                print(
+                    f"  ok      {c.name:<48} {c.config.threads:>4} threads  {c.smem_bytes:>6} B smem  ~{c.registers_estimate} regs"
+                )
             elif not args.valid:
                 print(f"  reject  {c.name:<48} {c.reason}")
     return 0

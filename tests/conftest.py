@@ -1,4 +1,5 @@
 """Shared fixtures; GPU tests (marker `gpu`) skip cleanly where no NVIDIA GPU is usable."""
+
 import functools
 import sys
 from pathlib import Path

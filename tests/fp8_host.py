@@ -1,5 +1,6 @@
 """E4M3 on the host, written from the OCP 8-bit floating point spec (no CUDA header): the value of each of the 256
 codes, and round-to-nearest-even with saturation, for tests that check the harness's FP8 kernels and baselines."""
+
 import numpy as np
 
 E4M3_MAX = 448.0

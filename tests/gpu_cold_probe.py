@@ -5,6 +5,7 @@ then, inside cudaProfilerStart/Stop, launches it once warm and once after cold m
 FLUSH_L2_MULTIPLE x the L2's size). ncu then reads each launch's DRAM bytes; stdout tells the parent the
 operand bytes and the flush size.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,12 @@ def main() -> int:
     stage, s = stage_named("naive"), args.size
     a, b = Checks(compile_checks(arch).module, sms).random_operands("fp32", s, s, s, seed=7)
     c = cupy.empty((s, s), dtype=cupy.float32)
-    run = _Kernel(stage, compile_timed(stage.source_path, arch, stage.kernel_names), sms).launcher({"A": a, "B": b, "C": c}, s, s, s)
-    timer = CellTimer(MeasureOptions(timing=TimingConfig(mode="cold"), telemetry=False), cupy.cuda.Device(0).pci_bus_id, l2)
+    run = _Kernel(stage, compile_timed(stage.source_path, arch, stage.kernel_names), sms).launcher(
+        {"A": a, "B": b, "C": c}, s, s, s
+    )
+    timer = CellTimer(
+        MeasureOptions(timing=TimingConfig(mode="cold"), telemetry=False), cupy.cuda.Device(0).pci_bus_id, l2
+    )
     stream = cupy.cuda.get_current_stream()
     run()
     run()
@@ -45,8 +50,17 @@ def main() -> int:
     run()  # cold: the first launch after the flush
     stream.synchronize()
     cupy.cuda.runtime.profilerStop()
-    print("PROBE " + json.dumps({"operand_bytes": a.nbytes + b.nbytes, "l2_bytes": l2, "flush_bytes": timer.flush_bytes,
-                                 "gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"]}))
+    print(
+        "PROBE "
+        + json.dumps(
+            {
+                "operand_bytes": a.nbytes + b.nbytes,
+                "l2_bytes": l2,
+                "flush_bytes": timer.flush_bytes,
+                "gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+            }
+        )
+    )
     return 0
 
 

@@ -1,6 +1,5 @@
 """docs/adding-a-stage.md, done by a test: a family written in a temporary folder is in the catalog, compiles
 through NVRTC (no GPU) and runs end to end in a sweep on a Ray cluster through the stand-in measurer."""
-import textwrap
 
 import pytest
 
@@ -54,7 +53,12 @@ def test_the_family_is_in_the_catalog_with_the_launch_its_source_declares(exampl
     from farm.cli import main
 
     stage = registry.select(families=["example_walk"])[0]
-    assert (stage.name, stage.family, stage.position, stage.source) == ("ex_naive", "example_walk", 0, "example_walk/00_naive.cu")
+    assert (stage.name, stage.family, stage.position, stage.source) == (
+        "ex_naive",
+        "example_walk",
+        0,
+        "example_walk/00_naive.cu",
+    )
     launch = stage.launches[0]
     assert (launch.block(), launch.tile_m, launch.tile_n, launch.grid(100, 40)) == ((256, 1, 1), 16, 16, (3, 7, 1))
     assert [s.name for s in registry.catalog()][-1] == "ex_naive"  # ORDER 90: after the shipped families
@@ -66,8 +70,9 @@ def test_the_family_is_in_the_catalog_with_the_launch_its_source_declares(exampl
 def test_a_launch_constant_the_source_does_not_declare_is_an_error(example_family):
     with pytest.raises(ValueError, match="00_naive.cu declares no SPLITS"):
         declared(example_family / "00_naive.cu", "SPLITS")
-    (example_family / "01_twice.cu").write_text("namespace a { constexpr int THREADS = 128, BM = 8, BN = 8; }\n"
-                                                "namespace b { constexpr int THREADS = 256; }\n")
+    (example_family / "01_twice.cu").write_text(
+        "namespace a { constexpr int THREADS = 128, BM = 8, BN = 8; }\nnamespace b { constexpr int THREADS = 256; }\n"
+    )
     with pytest.raises(ValueError, match="declares THREADS more than once"):
         declared_launch(example_family / "01_twice.cu", "k")
 
@@ -83,14 +88,39 @@ def test_the_family_runs_end_to_end_in_a_sweep_through_the_stand_in(example_fami
     c.add_node(num_cpus=1, num_gpus=1, labels={"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"})
     try:
         shipped = runtime_env()  # what the driver gives a cluster it joins, with the family's folder named
-        ray.init(address=c.address, log_to_driver=False, runtime_env={
-            **shipped, "env_vars": {**shipped["env_vars"], registry.FAMILIES_ENV: str(example_family.parent)}})
+        ray.init(
+            address=c.address,
+            log_to_driver=False,
+            runtime_env={
+                **shipped,
+                "env_vars": {**shipped["env_vars"], registry.FAMILIES_ENV: str(example_family.parent)},
+            },
+        )
         out = tmp_path / "ds"
-        assert main(["--kernels", "ex_naive", "--sizes", "64,48x32x16", "--repeats", "1", "--measurer", "standin",
-                     "--output", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "--kernels",
+                    "ex_naive",
+                    "--sizes",
+                    "64,48x32x16",
+                    "--repeats",
+                    "1",
+                    "--measurer",
+                    "standin",
+                    "--output",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         rows = sorted((r["stage"], r["family"], r["m"], r["status"]) for r in read_table(str(out)).to_pylist())
-        assert rows == [("cublas_fp32", "baseline", 48, "ok"), ("cublas_fp32", "baseline", 64, "ok"),
-                        ("ex_naive", "example_walk", 48, "ok"), ("ex_naive", "example_walk", 64, "ok")]
+        assert rows == [
+            ("cublas_fp32", "baseline", 48, "ok"),
+            ("cublas_fp32", "baseline", 64, "ok"),
+            ("ex_naive", "example_walk", 48, "ok"),
+            ("ex_naive", "example_walk", 64, "ok"),
+        ]
     finally:
         ray.shutdown()
         c.shutdown()

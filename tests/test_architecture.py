@@ -6,6 +6,7 @@ the argument of importlib.import_module / __import__, an f-string (f"kernels.{na
 module it can match. (A logger's name, "farm.sweep", is not an import.) docs/layout.md draws the same rooms
 and arrows.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,15 +32,34 @@ ALLOWED: dict[str, set[str]] = {
     "farm.analysis": {"farm", "farm.cells", "farm.data", "farm.measure", "kernels"},
     "farm.sweep": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "kernels"},
     # `farm simulate`: the sweep driver on stand-in workers, a sibling of farm.sweep that cli can start.
-    "farm.simulate": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.cluster", "farm.sweep", "kernels"},
+    "farm.simulate": {
+        "farm",
+        "farm.cells",
+        "farm.data",
+        "farm.measure",
+        "farm.plan",
+        "farm.cluster",
+        "farm.sweep",
+        "kernels",
+    },
     # `farm sweep`, `farm bench` and `farm profile` are the sweep's driver (farm.sweep.main, drive).
-    "farm.cli": {"farm", "farm.cells", "farm.data", "farm.measure", "farm.plan", "farm.analysis", "farm.simulate", "farm.sweep",
-                 "kernels"},
+    "farm.cli": {
+        "farm",
+        "farm.cells",
+        "farm.data",
+        "farm.measure",
+        "farm.plan",
+        "farm.analysis",
+        "farm.simulate",
+        "farm.sweep",
+        "kernels",
+    },
     "farm.__main__": {"farm.cli"},
     # The dashboard reads datasets through farm.data, their analyses through farm.analysis, and the
     # catalog (stage names, ladder order, tuning configurations) from kernels.
     "dashboard": {"farm.data", "farm.analysis", "kernels"},
 }
+
 
 def modules(root: Path) -> dict[str, Path]:
     """Dotted module name -> file, for every .py under the packages."""
@@ -60,13 +80,19 @@ def named_in_strings(node: ast.AST, mods: dict[str, Path]) -> set[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and ":" in node.value:
         name = node.value.partition(":")[0]
         return {name} if name in mods else set()
-    if not (isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", None)) in IMPORTERS):
+    if not (
+        isinstance(node, ast.Call)
+        and node.args
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) in IMPORTERS
+    ):
         return set()
     arg = node.args[0]
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return {arg.value} & set(mods)
     if isinstance(arg, ast.JoinedStr):
-        pattern = "".join(re.escape(str(v.value)) if isinstance(v, ast.Constant) else r"[A-Za-z_]\w*" for v in arg.values)
+        pattern = "".join(
+            re.escape(str(v.value)) if isinstance(v, ast.Constant) else r"[A-Za-z_]\w*" for v in arg.values
+        )
         return {m for m in mods if re.fullmatch(pattern, m)}
     return set()
 
@@ -111,8 +137,12 @@ def room(module: str) -> str:
 
 def forbidden(graph: dict[str, set[str]]) -> list[str]:
     """'a -> b (room -> room)' for every import whose direction the rules do not allow."""
-    return [f"{a} -> {b} ({room(a)} -> {room(b)})" for a in sorted(graph) for b in sorted(graph[a])
-            if room(b) != room(a) and room(b) not in ALLOWED[room(a)]]
+    return [
+        f"{a} -> {b} ({room(a)} -> {room(b)})"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if room(b) != room(a) and room(b) not in ALLOWED[room(a)]
+    ]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -178,19 +208,29 @@ def test_the_rules_themselves_point_one_way():
 
 # The checker itself, on graphs and trees made to break the rules.
 
+
 def test_a_cycle_is_found_and_named():
-    graph = {"farm.data.rows": {"farm.data.schema"}, "farm.data.schema": {"farm.data.dataset"},
-             "farm.data.dataset": {"farm.data.rows"}, "farm.cells": set()}
+    graph = {
+        "farm.data.rows": {"farm.data.schema"},
+        "farm.data.schema": {"farm.data.dataset"},
+        "farm.data.dataset": {"farm.data.rows"},
+        "farm.cells": set(),
+    }
     assert cycles(graph) == [["farm.data.dataset", "farm.data.rows", "farm.data.schema"]]
     assert "farm.data.dataset -> farm.data.rows" in cycle_edges(graph, cycles(graph)[0])
 
 
 def test_a_forbidden_direction_is_named():
-    graph = {"kernels.baselines": {"farm.measure.extra_baselines", "kernels.registry"}, "kernels.registry": set(),
-             "farm.measure.extra_baselines": {"kernels.registry"},
-             "dashboard.analysis": {"farm.measure.throttle", "farm.data.dataset"},
-             "farm.measure.throttle": set(), "farm.data.dataset": set(),
-             "farm.cluster.worker": {"farm.analysis.profile"}, "farm.analysis.profile": set()}
+    graph = {
+        "kernels.baselines": {"farm.measure.extra_baselines", "kernels.registry"},
+        "kernels.registry": set(),
+        "farm.measure.extra_baselines": {"kernels.registry"},
+        "dashboard.analysis": {"farm.measure.throttle", "farm.data.dataset"},
+        "farm.measure.throttle": set(),
+        "farm.data.dataset": set(),
+        "farm.cluster.worker": {"farm.analysis.profile"},
+        "farm.analysis.profile": set(),
+    }
     assert forbidden(graph) == [
         "dashboard.analysis -> farm.measure.throttle (dashboard -> farm.measure)",
         "farm.cluster.worker -> farm.analysis.profile (farm.cluster -> farm.analysis)",
@@ -224,9 +264,11 @@ def test_modules_named_in_strings_count(tmp_path):
     (tmp_path / "kernels" / "walk" / "stages.py").write_text("")
     (tmp_path / "farm" / "measure" / "measurers.py").write_text(
         'import logging\nlog = logging.getLogger("farm.cluster.standin")\n'
-        'TABLE = {"standin": "farm.cluster.standin:Standin", "label": "farm.gpu-model:x"}\n')
+        'TABLE = {"standin": "farm.cluster.standin:Standin", "label": "farm.gpu-model:x"}\n'
+    )
     (tmp_path / "kernels" / "registry.py").write_text(
-        'import importlib\ndef families(name):\n    return importlib.import_module(f"kernels.{name}.stages")\n')
+        'import importlib\ndef families(name):\n    return importlib.import_module(f"kernels.{name}.stages")\n'
+    )
     graph = import_graph(tmp_path)
     assert graph["farm.measure.measurers"] == {"farm.cluster.standin"}
     assert graph["kernels.registry"] == {"kernels.walk.stages"}

@@ -6,8 +6,22 @@ from farm.cli import main
 from kernels.registry import catalog, select
 from kernels.stage import ShapeRule
 
-WALK_A = ["naive", "tiled", "tiled_coalesced", "regblock", "warp_rebalance", "bank_pad_vec",
-          "gmem_vec", "wider_m", "supertile", "ldg_vec", "ldg_super", "ldg_wider2", "multibuf", "splitk"]
+WALK_A = [
+    "naive",
+    "tiled",
+    "tiled_coalesced",
+    "regblock",
+    "warp_rebalance",
+    "bank_pad_vec",
+    "gmem_vec",
+    "wider_m",
+    "supertile",
+    "ldg_vec",
+    "ldg_super",
+    "ldg_wider2",
+    "multibuf",
+    "splitk",
+]
 WALK_B = ["tf32_bt", "tf32_bt_swizzle", "tf32_bt_swizzle_dbf", "tf32_swizzle_bcf", "tf32_swizzle_bcf_dbf"]
 
 
@@ -48,7 +62,10 @@ def test_walk_b_is_complete_and_in_ladder_order():
         assert p.device == "NVIDIA GeForce RTX 5060 Laptop GPU" and (p.m, p.n, p.k) == (4096, 4096, 4096)
         assert p.pct_of_baseline == pytest.approx(100 * 8.535476 / p.ms, abs=0.05)
     published = {s.name: s.published for s in stages}
-    assert published["tf32_bt"].ms == pytest.approx(15.925327) and published["tf32_swizzle_bcf_dbf"].pct_of_baseline == 103.1
+    assert (
+        published["tf32_bt"].ms == pytest.approx(15.925327)
+        and published["tf32_swizzle_bcf_dbf"].pct_of_baseline == 103.1
+    )
 
 
 def test_every_stage_has_what_the_registry_promises():
@@ -102,13 +119,17 @@ WALK_C_HALF = ["h_simt_warptile", "h_wmma_naive", "h_wmma_warptile", "h_wmma_dbu
 def test_walk_c_fp32_is_complete_and_in_ladder_order():
     stages = [s for s in catalog() if s.family == "simt_fp32_c"]
     assert [s.name for s in stages] == WALK_C_FP32
-    assert all(s.walk == "C" and s.group == "ladder" and s.dtype == "fp32" and s.baseline == "cublas_fp32" for s in stages)
+    assert all(
+        s.walk == "C" and s.group == "ladder" and s.dtype == "fp32" and s.baseline == "cublas_fp32" for s in stages
+    )
     assert [s.position for s in stages] == list(range(len(WALK_C_FP32)))
     assert [int(s.source.split("/")[1][:2]) for s in stages] == [s.position for s in stages]
     assert [s.source.split("/")[0] for s in stages] == ["simt_fp32_c"] * len(stages)
     # Published figures: the write-up's RTX 4090 4096^3 table, % of its (TF32) PyTorch, said so in the source.
     assert all(s.published and s.published.device.endswith("RTX 4090") and s.published.m == 4096 for s in stages)
-    assert stages[0].published.ms == pytest.approx(210.29) and stages[-1].published.pct_of_baseline == pytest.approx(54.4)
+    assert stages[0].published.ms == pytest.approx(210.29) and stages[-1].published.pct_of_baseline == pytest.approx(
+        54.4
+    )
     assert all("PyTorch" in s.published.source and "TF32" in s.published.source for s in stages)
     # Uncoalesced vs coalesced mapping is the only change between 00 and 01.
     naive, coalesced = (s.source_path.read_text() for s in stages[:2])

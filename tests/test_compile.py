@@ -1,4 +1,5 @@
 """Every kernel compiles through NVRTC for every CI arch, with no GPU, no spills, within limits."""
+
 import json
 
 import pytest
@@ -26,7 +27,9 @@ def test_every_kernel_compiles(arch, capsys):
     harness = {(HARNESS_CHECKS, k) for k in CHECK_KERNELS}  # every cell's inputs and verification
     assert {(r["stage"], r["kernel"]) for r in results} == kernels | harness
     for r in results:
-        assert r["ok"] and r["arch"] == (arch if r["stage"] == HARNESS_CHECKS else stages[r["stage"]].compile_arch(arch))
+        assert r["ok"] and r["arch"] == (
+            arch if r["stage"] == HARNESS_CHECKS else stages[r["stage"]].compile_arch(arch)
+        )
         assert r["spill_bytes"] == 0 and r["stack_frame_bytes"] == 0, r
         assert 0 < r["registers"] <= 255, r
         assert r["static_smem_bytes"] <= 48 * 1024, r
@@ -137,7 +140,10 @@ def _compiles_for_sm90a_alone(family: str, capsys) -> list:
     assert json.loads(capsys.readouterr().out) == []
     for stage in stages:
         assert stage.unsupported_reason(4096, 4096, 4096, 90) is None
-        assert stage.unsupported_reason(4096, 4096, 4096, 89) == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        assert (
+            stage.unsupported_reason(4096, 4096, 4096, 89)
+            == "needs sm_90a (Hopper's wgmma/TMA/setmaxnreg), this GPU is sm_89"
+        )
         assert stage.unsupported_reason(4096, 4096, 4096, 100).endswith("this GPU is sm_100")
     return stages
 

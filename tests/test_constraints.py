@@ -1,5 +1,6 @@
 """Each shipped dataset has a pip constraints file (datasets/NAME/constraints.txt) whose versions are the ones its
 rows and runs record: what a `recorded in ...` comment names must match every row, and the pins must agree."""
+
 from __future__ import annotations
 
 import re

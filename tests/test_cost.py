@@ -3,6 +3,7 @@
 The recordings are the shipped reference datasets (schema 3): every cell's own host time (cell_seconds) on one
 H200 and one H100, for the whole catalog at 256^3 to 8192^3, three repeats.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -21,8 +22,12 @@ DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 # The recorded sweeps, one run of a dataset each, and how close the ETA must be from the tenth cell on: the
 # reference plan's 1170 cells, and walk D's first runs (288 cells whose prior expected times are all alike,
 # the first of them the slowest: docs/running.md, "The driver").
-RECORDINGS = [("h200-reference", "h200-ref3", 0.25), ("h100-reference", "h100-ref3", 0.25),
-              ("h200-reference", "h200-walkd", 0.45), ("h100-reference", "h100-walkd", 0.45)]
+RECORDINGS = [
+    ("h200-reference", "h200-ref3", 0.25),
+    ("h100-reference", "h100-ref3", 0.25),
+    ("h200-reference", "h200-walkd", 0.45),
+    ("h100-reference", "h100-walkd", 0.45),
+]
 
 
 def recorded(name: str, run: str) -> tuple[CostModel, dict[Cell, dict]]:
@@ -51,7 +56,9 @@ def test_eta_tracks_the_real_remaining_time_from_the_tenth_cell(name, run, bound
 def naive_eta_worst_error(cells: dict[Cell, dict], order: list[Cell]) -> float:
     """Worst relative error, from the tenth cell on, of 'mean of the cells so far x cells left' (the old ETA)."""
     times = [cells[c]["cell_seconds"] for c in order]
-    return max(abs(sum(times[:i]) / i * (len(times) - i) - sum(times[i:])) / sum(times[i:]) for i in range(10, len(times)))
+    return max(
+        abs(sum(times[:i]) / i * (len(times) - i) - sum(times[i:])) / sum(times[i:]) for i in range(10, len(times))
+    )
 
 
 def test_the_old_eta_was_off_on_the_same_recording():

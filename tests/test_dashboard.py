@@ -1,5 +1,6 @@
 """The dashboard on a generated dataset: every page renders through streamlit's AppTest, with its charts and
 downloads; empty, missing and corrupt datasets give a clear message. CPU only."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,8 +39,16 @@ from kernels.registry import catalog  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 PAGES = {  # page file -> (charts at least, download buttons at least)
-    "overview": (2, 0), "ladder": (1, 0), "tuning": (0, 0), "scaling": (2, 0), "compare": (1, 1), "history": (1, 0), "peak": (2, 0),
-    "reproducibility": (4, 0), "telemetry": (2, 0), "data": (0, 8),
+    "overview": (2, 0),
+    "ladder": (1, 0),
+    "tuning": (0, 0),
+    "scaling": (2, 0),
+    "compare": (1, 1),
+    "history": (1, 0),
+    "peak": (2, 0),
+    "reproducibility": (4, 0),
+    "telemetry": (2, 0),
+    "data": (0, 8),
 }
 STAGES = {s.name: s for s in catalog()}
 KERNELS = {"naive": 0.11, "tiled": 0.32, "regblock": 0.47, "bank_pad_vec": 0.63, "ldg_vec": 0.8}  # fraction of cuBLAS
@@ -47,15 +56,44 @@ SIZES = (512, 1024, 2048)
 
 
 def device(model: str, name: str, uuid: str, host: str, cc: str, sms: int) -> dict:
-    return {"host": host, "gpu_name": name, "gpu_model": model, "gpu_uuid": uuid, "gpu_index": 0, "compute_capability": cc,
-            "arch": "sm_" + cc.replace(".", ""), "sm_count": sms, "l2_bytes": 50 * 2**20, "memory_bytes": 80 * 2**30,
-            "driver_version": "580.95.05", "cuda_runtime_version": "13.0", "nvrtc_version": "13.0", "cupy_version": "14.0.0"}
+    return {
+        "host": host,
+        "gpu_name": name,
+        "gpu_model": model,
+        "gpu_uuid": uuid,
+        "gpu_index": 0,
+        "compute_capability": cc,
+        "arch": "sm_" + cc.replace(".", ""),
+        "sm_count": sms,
+        "l2_bytes": 50 * 2**20,
+        "memory_bytes": 80 * 2**30,
+        "driver_version": "580.95.05",
+        "cuda_runtime_version": "13.0",
+        "nvrtc_version": "13.0",
+        "cupy_version": "14.0.0",
+    }
 
 
 GPUS = [  # (device, max SM clock MHz, cuBLAS FP32 TFLOP/s at the largest size)
-    (device("H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "GPU-1a2b3c4d-0000-0000-0000-000000000001", "node-a", "9.0", 132), 1980, 51.0),
-    (device("H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "GPU-5e6f7a8b-0000-0000-0000-000000000002", "node-b", "9.0", 132), 1980, 50.5),
-    (device("RTX-4090", "NVIDIA GeForce RTX 4090", "GPU-9c0d1e2f-0000-0000-0000-000000000003", "node-c", "8.9", 128), 2520, 60.0),
+    (
+        device(
+            "H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "GPU-1a2b3c4d-0000-0000-0000-000000000001", "node-a", "9.0", 132
+        ),
+        1980,
+        51.0,
+    ),
+    (
+        device(
+            "H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "GPU-5e6f7a8b-0000-0000-0000-000000000002", "node-b", "9.0", 132
+        ),
+        1980,
+        50.5,
+    ),
+    (
+        device("RTX-4090", "NVIDIA GeForce RTX 4090", "GPU-9c0d1e2f-0000-0000-0000-000000000003", "node-c", "8.9", 128),
+        2520,
+        60.0,
+    ),
 ]
 
 
@@ -66,28 +104,83 @@ def _timed(row: dict, median_ms: float, base_ms: float, rng: random.Random, cloc
     q = statistics.quantiles(samples, n=4)
     med = statistics.median(samples)
     low_clock = int(clock * 0.6)
-    tele = [{"series": "warmup", "t_ms": 10.0 * i, "sm_clock_mhz": int(clock * (0.7 + 0.05 * i)), "mem_clock_mhz": 2619,
-             "temp_c": 45 + i, "power_w": 200.0 + 20 * i, "reasons": 0} for i in range(6)]
+    tele = [
+        {
+            "series": "warmup",
+            "t_ms": 10.0 * i,
+            "sm_clock_mhz": int(clock * (0.7 + 0.05 * i)),
+            "mem_clock_mhz": 2619,
+            "temp_c": 45 + i,
+            "power_w": 200.0 + 20 * i,
+            "reasons": 0,
+        }
+        for i in range(6)
+    ]
     for i in range(20):
         slow = throttled and 4 <= i < 12
-        tele.append({"series": "kernel" if i % 2 == 0 else "baseline", "t_ms": 60.0 + 10 * i,
-                     "sm_clock_mhz": low_clock if slow else int(clock), "mem_clock_mhz": 2619, "temp_c": 60 + i % 3,
-                     "power_w": 690.0 if slow else 520.0 + rng.random() * 30, "reasons": 0x4 if slow else 0})
+        tele.append(
+            {
+                "series": "kernel" if i % 2 == 0 else "baseline",
+                "t_ms": 60.0 + 10 * i,
+                "sm_clock_mhz": low_clock if slow else int(clock),
+                "mem_clock_mhz": 2619,
+                "temp_c": 60 + i % 3,
+                "power_w": 690.0 if slow else 520.0 + rng.random() * 30,
+                "reasons": 0x4 if slow else 0,
+            }
+        )
     frac = 8 / 20 if throttled else 0.0
     row.update(
-        verified=True, verify_reference="cublas_fp32 output for the same inputs", max_abs_error=1e-4, max_scaled_error=0.2,
-        mismatches=0, atol=1e-3, rtol=1e-3, timing_mode="hot", launch_method="cuda_graph", warmup_launches=20,
-        warmup_reason="clock_settled", launches_per_batch=10, batches=len(samples), launches_timed=10 * len(samples),
-        timed_seconds=2 * sum(samples) * 10 / 1e3, stop_reason="converged", samples_ms=samples, median_ms=med,
-        min_ms=min(samples), max_ms=max(samples), q1_ms=q[0], q3_ms=q[2], iqr_ms=q[2] - q[0],
-        cv=statistics.pstdev(samples) / statistics.fmean(samples), tflops=row["flops"] / med / 1e9,
-        baseline_median_ms=base_ms, pct_of_baseline=100 * base_ms / med, telemetry=True, telemetry_samples=20,
-        sm_clock_min_mhz=float(low_clock if throttled else clock), sm_clock_median_mhz=float(clock), sm_clock_max_mhz=float(clock),
-        max_sm_clock_mhz=float(clock), mem_clock_median_mhz=2619.0, power_mean_w=540.0, temp_max_c=62.0,
-        energy_per_launch_mj=540.0 * med, energy_timed_j=1.0, clock_event_reasons=0x4 if throttled else 0,
-        clock_event_names=["sw_power_cap"] if throttled else [], throttle_idle=False, throttle_power=throttled,
-        throttle_thermal=False, throttle_hw_slowdown=False, low_clock_fraction=frac, throttled_fraction=frac,
-        throttle_policy="flag", remeasures=0, **{TELEMETRY_KEY: tele})
+        verified=True,
+        verify_reference="cublas_fp32 output for the same inputs",
+        max_abs_error=1e-4,
+        max_scaled_error=0.2,
+        mismatches=0,
+        atol=1e-3,
+        rtol=1e-3,
+        timing_mode="hot",
+        launch_method="cuda_graph",
+        warmup_launches=20,
+        warmup_reason="clock_settled",
+        launches_per_batch=10,
+        batches=len(samples),
+        launches_timed=10 * len(samples),
+        timed_seconds=2 * sum(samples) * 10 / 1e3,
+        stop_reason="converged",
+        samples_ms=samples,
+        median_ms=med,
+        min_ms=min(samples),
+        max_ms=max(samples),
+        q1_ms=q[0],
+        q3_ms=q[2],
+        iqr_ms=q[2] - q[0],
+        cv=statistics.pstdev(samples) / statistics.fmean(samples),
+        tflops=row["flops"] / med / 1e9,
+        baseline_median_ms=base_ms,
+        pct_of_baseline=100 * base_ms / med,
+        telemetry=True,
+        telemetry_samples=20,
+        sm_clock_min_mhz=float(low_clock if throttled else clock),
+        sm_clock_median_mhz=float(clock),
+        sm_clock_max_mhz=float(clock),
+        max_sm_clock_mhz=float(clock),
+        mem_clock_median_mhz=2619.0,
+        power_mean_w=540.0,
+        temp_max_c=62.0,
+        energy_per_launch_mj=540.0 * med,
+        energy_timed_j=1.0,
+        clock_event_reasons=0x4 if throttled else 0,
+        clock_event_names=["sw_power_cap"] if throttled else [],
+        throttle_idle=False,
+        throttle_power=throttled,
+        throttle_thermal=False,
+        throttle_hw_slowdown=False,
+        low_clock_fraction=frac,
+        throttled_fraction=frac,
+        throttle_policy="flag",
+        remeasures=0,
+        **{TELEMETRY_KEY: tele},
+    )
     return row
 
 
@@ -107,13 +200,22 @@ def make_rows(run: str, repeats: int, start: dt.datetime, seed: int, gpus=GPUS) 
                     row["timestamp"] = t
                     first = dev is GPUS[0][0] and repeat == 0
                     if first and name == "tiled" and size == 1024:
-                        row.update(status="failed_verification", verified=False, mismatches=12, max_scaled_error=3.5,
-                                   status_reason="12 of 1048576 elements outside tolerance (max scaled error 3.5); not timed")
+                        row.update(
+                            status="failed_verification",
+                            verified=False,
+                            mismatches=12,
+                            max_scaled_error=3.5,
+                            status_reason="12 of 1048576 elements outside tolerance (max scaled error 3.5); not timed",
+                        )
                     elif first and name == "ldg_vec" and size == 512:
                         row.update(status="skipped", status_reason="N=512 is not supported here (test)")
                     else:
                         ms = base_ms / (1.0 if name == "cublas_fp32" else KERNELS[name])
-                        rows.append(_timed(row, ms, base_ms, rng, clock, throttled=first and name == "regblock" and size == 2048))
+                        rows.append(
+                            _timed(
+                                row, ms, base_ms, rng, clock, throttled=first and name == "regblock" and size == 2048
+                            )
+                        )
                         continue
                     rows.append(row)
     return rows
@@ -126,13 +228,36 @@ def farm_dataset(tmp_path_factory) -> Path:
     now = dt.datetime.now(dt.timezone.utc)
     write_rows(make_rows("r1", 3, now - dt.timedelta(hours=1), seed=1), str(root))
     plan_cells = len(SIZES) * (1 + len(KERNELS))  # one repeat of every stage and size, per GPU (replicate)
-    write_rows([{**r, "plan_cells": plan_cells} for r in make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30]],
-               str(root))
+    write_rows(
+        [
+            {**r, "plan_cells": plan_cells}
+            for r in make_rows("r2", 1, now - dt.timedelta(seconds=50), seed=2, gpus=GPUS[:2])[:30]
+        ],
+        str(root),
+    )
     started = now - dt.timedelta(hours=1, seconds=10)
-    write_table([{"run_id": "r1", "gpu_model": d["gpu_model"], "gpu_uuid": d["gpu_uuid"], "mode": "replicate",
-                  "started_at": started, "ended_at": started + dt.timedelta(seconds=100), "interrupted": False,
-                  "startup_seconds": 10.0, "first_row_seconds": 12.0, "wall_seconds": 100.0, "cells_ok": 5,
-                  "timed_seconds": 30.0, "overhead_ratio": 3.0} for d, _, _ in GPUS], str(root), "runs")
+    write_table(
+        [
+            {
+                "run_id": "r1",
+                "gpu_model": d["gpu_model"],
+                "gpu_uuid": d["gpu_uuid"],
+                "mode": "replicate",
+                "started_at": started,
+                "ended_at": started + dt.timedelta(seconds=100),
+                "interrupted": False,
+                "startup_seconds": 10.0,
+                "first_row_seconds": 12.0,
+                "wall_seconds": 100.0,
+                "cells_ok": 5,
+                "timed_seconds": 30.0,
+                "overhead_ratio": 3.0,
+            }
+            for d, _, _ in GPUS
+        ],
+        str(root),
+        "runs",
+    )
     return root
 
 
@@ -161,7 +286,11 @@ def vega_specs(at: AppTest) -> list[dict]:
 
 def chart_values(at: AppTest) -> str:
     """Every value of every chart's data on the page, as text (Streamlit sends a chart's data beside its spec)."""
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for c in at.get("vega_lite_chart") for d in c.proto.datasets]
+    frames = [
+        pa.ipc.open_stream(d.data.data).read_all().to_pandas()
+        for c in at.get("vega_lite_chart")
+        for d in c.proto.datasets
+    ]
     return "\n".join(f.astype(str).to_csv() for f in frames)
 
 
@@ -183,6 +312,7 @@ def _encodings(spec):
 
 
 # ---------------------------------------------------------------- the app
+
 
 def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypatch):
     at = app(monkeypatch, str(farm_dataset))
@@ -216,8 +346,14 @@ def test_every_page_renders_with_its_charts_and_downloads(farm_dataset, monkeypa
                 for ch in ("x", "y"):
                     e = enc.get(ch)
                     axis = e.get("axis", {}) if isinstance(e, dict) else None
-                    if isinstance(e, dict) and e.get("type") in ("quantitative", "temporal") and axis is not None \
-                            and axis.get("labels", True) and "field" in e and e["field"] != "v":
+                    if (
+                        isinstance(e, dict)
+                        and e.get("type") in ("quantitative", "temporal")
+                        and axis is not None
+                        and axis.get("labels", True)
+                        and "field" in e
+                        and e["field"] != "v"
+                    ):
                         assert e.get("title"), (page, ch, e)
 
 
@@ -259,6 +395,7 @@ def test_corrupt_file_is_named_and_skipped(farm_dataset, tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- loading
 
+
 def test_sources_from_flag_env_and_defaults(tmp_path, monkeypatch):
     assert data.data_args(["--data", "a", "--data", f"b{__import__('os').pathsep}c", "--other"]) == ["a", "b", "c"]
     assert data.requested_paths(["--data", "x"], {data.ENV: "y"}) == (["x"], "--data")
@@ -266,17 +403,29 @@ def test_sources_from_flag_env_and_defaults(tmp_path, monkeypatch):
     paths, _ = data.requested_paths([], {})
     assert paths[0].endswith("datasets") and len(paths) == 2
     for name in ("h100", "h200"):  # a folder of datasets expands into them
-        write_rows(make_rows("r", 1, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), seed=4, gpus=GPUS[:1])[:3],
-                   str(tmp_path / "sets" / name))
+        write_rows(
+            make_rows("r", 1, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), seed=4, gpus=GPUS[:1])[:3],
+            str(tmp_path / "sets" / name),
+        )
     assert [s.name for s in data.discover([str(tmp_path / "sets")])] == ["h100", "h200"]
 
 
 def test_older_schema_versions_get_nulls(tmp_path):
     old = tmp_path / "old" / "gpu_model=H200" / "run_id=v1"  # schema 1: rows directly under gpu_model=
     old.mkdir(parents=True)
-    table = pa.table({"stage": ["naive"], "m": pa.array([256], pa.int32()), "n": pa.array([256], pa.int32()),
-                      "k": pa.array([256], pa.int32()), "repeat": pa.array([0], pa.int32()), "status": ["ok"],
-                      "median_ms": [1.0], "family": ["simt_fp32"], "flops": pa.array([2 * 256**3], pa.int64())})
+    table = pa.table(
+        {
+            "stage": ["naive"],
+            "m": pa.array([256], pa.int32()),
+            "n": pa.array([256], pa.int32()),
+            "k": pa.array([256], pa.int32()),
+            "repeat": pa.array([0], pa.int32()),
+            "status": ["ok"],
+            "median_ms": [1.0],
+            "family": ["simt_fp32"],
+            "flops": pa.array([2 * 256**3], pa.int64()),
+        }
+    )
     pq.write_table(table.replace_schema_metadata({b"gemm_farm_schema_version": b"1"}), old / "part-0.parquet")
     L = data.load_uncached([str(tmp_path / "old")])
     assert not L.problems and len(L.rows) == 1
@@ -299,13 +448,18 @@ def test_new_files_show_up_without_rereading_old_ones(tmp_path):
 
 # ---------------------------------------------------------------- what the pages compute
 
+
 def test_timeline_lays_cells_end_to_end_and_flags_throttling(farm_dataset):
     L = data.load_uncached([str(farm_dataset)])
     rows = L.rows[(L.rows["run_id"] == "r1") & (L.rows["gpu_uuid"] == GPUS[0][0]["gpu_uuid"])]
     tl = telemetry.timeline(frames.filter_telemetry(L.telemetry, rows), rows)
     assert tl["time"].is_monotonic_increasing
     windows = telemetry.throttle_windows(tl)
-    assert len(windows) == 1 and "sw_power_cap" in windows["reasons"].iloc[0] and "regblock 2048³" in windows["stages"].iloc[0]
+    assert (
+        len(windows) == 1
+        and "sw_power_cap" in windows["reasons"].iloc[0]
+        and "regblock 2048³" in windows["stages"].iloc[0]
+    )
 
 
 def test_untrustworthy_cells_come_first(farm_dataset):
@@ -347,7 +501,6 @@ def test_ladder_shows_the_counters_each_step_moved(monkeypatch, archived):
     assert step["step gain (measured)"] > 0
 
 
-
 def test_ladder_shows_walk_d_with_its_counters(monkeypatch):
     """On the shipped H100 reference: walk D's stages in ladder order with the counters its BF16 steps moved."""
     shipped = Path(__file__).resolve().parent.parent / "datasets"
@@ -362,36 +515,66 @@ def test_ladder_shows_walk_d_with_its_counters(monkeypatch):
     step = table[(table["from"] == "d_tma_bf16") & (table["to"] == "d_warp_specialized_bf16")].iloc[0]
     assert "tensor pipe" in step["counters that moved most"] and step["step gain (measured)"] > 0
 
+
 # ---------------------------------------------------------------- tuning
 
 SHIPPED = Path(__file__).resolve().parent.parent / "datasets"
 
 
-def tune_row(stage: str, ms: float, run: str = "t", repeat: int = 0, status: str = "ok", size: int = 1024, **kw) -> dict:
+def tune_row(
+    stage: str, ms: float, run: str = "t", repeat: int = 0, status: str = "ok", size: int = 1024, **kw
+) -> dict:
     """A result row as the dashboard holds it (enriched columns set by hand): q1/q3 at ±0.2 %."""
     flops = 2 * size**3
-    row = {"dataset": "d", "run_id": run, "gpu_model": "H200", "gpu_uuid": "GPU-1", "stage": stage, "repeat": repeat,
-           "stage_group": "tuning" if "_tune_" in stage else "ladder", "family": "simt_fp32_c", "dtype": "fp32",
-           "m": size, "n": size, "k": size, "size": float(size), "size_label": f"{size}³", "flops": flops,
-           "status": status, "verified": status == "ok", "median_ms": ms if status == "ok" else None,
-           "q1_ms": ms * 0.998, "q3_ms": ms * 1.002, "cv": 0.001, "pct_of_baseline": 100 * 0.5 / ms,
-           "baseline_median_ms": 0.5, "registers": 128, "local_bytes": 0, "threads_per_block": 256, "dynamic_smem_bytes": 0}
+    row = {
+        "dataset": "d",
+        "run_id": run,
+        "gpu_model": "H200",
+        "gpu_uuid": "GPU-1",
+        "stage": stage,
+        "repeat": repeat,
+        "stage_group": "tuning" if "_tune_" in stage else "ladder",
+        "family": "simt_fp32_c",
+        "dtype": "fp32",
+        "m": size,
+        "n": size,
+        "k": size,
+        "size": float(size),
+        "size_label": f"{size}³",
+        "flops": flops,
+        "status": status,
+        "verified": status == "ok",
+        "median_ms": ms if status == "ok" else None,
+        "q1_ms": ms * 0.998,
+        "q3_ms": ms * 1.002,
+        "cv": 0.001,
+        "pct_of_baseline": 100 * 0.5 / ms,
+        "baseline_median_ms": 0.5,
+        "registers": 128,
+        "local_bytes": 0,
+        "threads_per_block": 256,
+        "dynamic_smem_bytes": 0,
+    }
     row.update(kw)
     return row
 
 
 def test_tuning_best_config_speedup_and_runner_up():
     k = "c_warptile"
-    rows = pd.DataFrame([
-        tune_row(k, 2.0), tune_row(k, 9.0, run="older"),  # the ladder stage: its own run's row is the reference
-        tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.02),  # the ladder configuration again, as a tuning row
-        tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.58), tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.62, repeat=1),
-        tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60, repeat=2),  # median over repeats: 1.60
-        tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.70),
-        tune_row(f"{k}_tune_64x64x8_32x64_s1", 1.0, status="failed_verification"),  # fastest, wrong: never counts
-        tune_row(f"{k}_tune_64x128x8_32x64_s2", 1.1, verified=False),  # ok but unverified: never counts
-        tune_row("cublas_fp32", 0.5, stage_group="baseline", family="baseline"),
-    ])
+    rows = pd.DataFrame(
+        [
+            tune_row(k, 2.0),
+            tune_row(k, 9.0, run="older"),  # the ladder stage: its own run's row is the reference
+            tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.02),  # the ladder configuration again, as a tuning row
+            tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.58),
+            tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.62, repeat=1),
+            tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60, repeat=2),  # median over repeats: 1.60
+            tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.70),
+            tune_row(f"{k}_tune_64x64x8_32x64_s1", 1.0, status="failed_verification"),  # fastest, wrong: never counts
+            tune_row(f"{k}_tune_64x128x8_32x64_s2", 1.1, verified=False),  # ok but unverified: never counts
+            tune_row("cublas_fp32", 0.5, stage_group="baseline", family="baseline"),
+        ]
+    )
     assert tuning.tune_stage(f"{k}_tune_128x256x8_64x64_s2") == (k, "128x256x8_64x64_s2")
     assert tuning.tune_stage(k) is None
     cells = tuning.tuning_cells(rows, {k: "128x128x16_64x64_s1"})
@@ -407,18 +590,25 @@ def test_tuning_best_config_speedup_and_runner_up():
     assert (r["best_ms_lo"], r["best_ms_hi"]) == (pytest.approx(1.58), pytest.approx(1.62))  # min-max over repeats
     assert r["best_tflops"] == pytest.approx(2 * 1024**3 / 1.60 / 1e9) and r["winner"] == "clear"
     lines = tuning.tuning_lines(cells)
-    assert set(lines["highlight"]) == {"ladder stage (128x128x16_64x64_s1)", "128x256x8_64x64_s2: best at 1024³",
-                                       "128x128x16_64x64_s1: ladder configuration, as a tuning row", "other configurations"}
+    assert set(lines["highlight"]) == {
+        "ladder stage (128x128x16_64x64_s1)",
+        "128x256x8_64x64_s2: best at 1024³",
+        "128x128x16_64x64_s1: ladder configuration, as a tuning row",
+        "other configurations",
+    }
     assert tuning.tuning_chart(lines).to_dict() and tuning.tuning_rank_chart(lines, "1024³", "pct").to_dict()
 
 
 def test_tuning_winner_within_noise_and_ladder_from_other_runs():
     k = "c_warptile"
-    rows = pd.DataFrame([
-        tune_row(k, 2.0, run="ladders"),  # no ladder row in the tuning run: another run's is used, and said so
-        tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.1),  # the same kernel 5 % slower in another cell
-        tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60), tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.64),  # 2.5 % apart
-    ])
+    rows = pd.DataFrame(
+        [
+            tune_row(k, 2.0, run="ladders"),  # no ladder row in the tuning run: another run's is used, and said so
+            tune_row(f"{k}_tune_128x128x16_64x64_s1", 2.1),  # the same kernel 5 % slower in another cell
+            tune_row(f"{k}_tune_128x256x8_64x64_s2", 1.60),
+            tune_row(f"{k}_tune_256x128x8_64x64_s2", 1.64),  # 2.5 % apart
+        ]
+    )
     r = tuning.tuning_summary(tuning.tuning_cells(rows, {k: "128x128x16_64x64_s1"}), rows).iloc[0]
     assert r["winner"] == "within noise" and not r["ladder_same_run"] and r["bought"] == pytest.approx(1.25)
     assert tuning.tuning_summary(tuning.tuning_cells(rows.iloc[1:]), rows.iloc[1:])["ladder_ms"].isna().all()
@@ -428,14 +618,22 @@ def test_tuning_winner_within_noise_and_ladder_from_other_runs():
 def test_tuning_page_on_archived_data(monkeypatch, archived):
     # the archived tuning run beside every shipped dataset: the ladder rows of GPUs that did not tune are left out;
     # its rows are schema 2 (flagged), so they show once the sidebar's switch is on
-    at = app(monkeypatch, str(archived / "h200-tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir()))
+    at = app(
+        monkeypatch, str(archived / "h200-tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir())
+    )
     at.switch_page("views/tuning.py").run()
     assert "rows hidden" in texts(at) and not at.get("vega_lite_chart")
     at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     table = at.dataframe[0].value
     assert len(table) == 40 and set(table["gpu_model"]) == {"H200"}
-    assert set(table["kernel"]) == {"c_warptile", "h_wmma_dbuf_fp16", "h_wmma_dbuf_bf16", "h_wmma_pipe_fp16", "h_wmma_pipe_bf16"}
+    assert set(table["kernel"]) == {
+        "c_warptile",
+        "h_wmma_dbuf_fp16",
+        "h_wmma_dbuf_bf16",
+        "h_wmma_pipe_fp16",
+        "h_wmma_pipe_bf16",
+    }
     assert (table["configs"] >= 25).all() and (table["bought"] > 1).all() and table["ladder_same_run"].all()
     assert at.selectbox(key="tuning_gpu").options == ["H200"]
     big = table[(table["kernel"] == "c_warptile") & (table["size_label"] == "8192³")].iloc[0]
@@ -455,7 +653,9 @@ def test_tuning_page_without_tuning_rows_says_how_to_get_them(farm_dataset, monk
     at = app(monkeypatch, str(farm_dataset))
     at.switch_page("views/tuning.py").run()
     assert not at.exception
-    assert "No tuning rows in the loaded data" in texts(at) and "python farm/sweep.py --plan plans/tune.toml" in texts(at)
+    assert "No tuning rows in the loaded data" in texts(at) and "python farm/sweep.py --plan plans/tune.toml" in texts(
+        at
+    )
     assert not at.get("vega_lite_chart")
 
 
@@ -468,7 +668,10 @@ def test_flagged_rows_are_hidden_until_the_switch_brings_them_back_flagged(tmp_p
         if r["stage"] == "cublas_fp32" and r["status"] == "ok":
             r["launch_method"] = "direct"
     write_rows(rows, str(tmp_path / "old"))
-    write_rows(make_rows("v3", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1), seed=4, gpus=GPUS[2:]), str(tmp_path / "new"))
+    write_rows(
+        make_rows("v3", 1, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1), seed=4, gpus=GPUS[2:]),
+        str(tmp_path / "new"),
+    )
     at = app(monkeypatch, str(tmp_path / "old"), str(tmp_path / "new"))
     hidden = sum(r["status"] == "ok" and r["stage"] != "cublas_fp32" for r in rows)
     for page in ("ladder", "scaling", "tuning", "peak", "telemetry", "data"):
@@ -484,7 +687,9 @@ def test_flagged_rows_are_hidden_until_the_switch_brings_them_back_flagged(tmp_p
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, page
         warning = next(w.value for w in at.warning if "⚑" in w.value)
-        assert f"{hidden} flagged rows shown (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning, page
+        assert (
+            f"{hidden} flagged rows shown (runs old/v2)" in warning and "baseline cublas_fp32 as direct" in warning
+        ), page
         if page != "data":
             assert "⚑" in chart_values(at), page
     at.switch_page("views/ladder.py").run()
@@ -502,24 +707,39 @@ def test_every_mark_says_where_it_came_from_and_never_null(farm_dataset):
     runs, commits and cards that is; a value that is missing reads '—', never null."""
     L = data.load_uncached([str(farm_dataset)])
     sc = scaling.scaling(frames.timed(L.rows))
-    cell = sc[(sc["stage"] == "regblock") & (sc["size_label"] == "2048³") & (sc["gpu_model"] == "H100-80GB-HBM3")].iloc[0]
+    cell = sc[(sc["stage"] == "regblock") & (sc["size_label"] == "2048³") & (sc["gpu_model"] == "H100-80GB-HBM3")].iloc[
+        0
+    ]
     assert cell["pooled"] == f"{cell['rows']} rows from 2 runs, 1 commit, 2 cards"
     assert cell["cards"].startswith("2 cards: H100-80GB-HBM3 · GPU-1a2b3c4d") and cell["driver"] == "580.95.05"
     assert cell["cuda_nvrtc"] == "13.0 / 13.0" and cell["sm_clock"] == "1980 MHz median (max 1980)"
     assert cell["power_thermal"].startswith("power-capped in ") and cell["flag"] == ""
     lad = ladder.ladder(L.rows, ladder.published_figures(), "simt_fp32", "2048³", ladder.stage_info())
     for spec in (scaling.scaling_chart(sc).to_dict(), ladder.ladder_chart(lad, "2048³").to_dict()):
-        tips = {t["field"]: t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)}
-        assert {"pooled", "GPU cards", "driver", "CUDA runtime / NVRTC", "commit", "SM clock", "power / thermal"} <= set(tips.values())
+        tips = {
+            t["field"]: t["title"] for enc in _encodings(spec) for t in enc.get("tooltip", []) if isinstance(t, dict)
+        }
+        assert {
+            "pooled",
+            "GPU cards",
+            "driver",
+            "CUDA runtime / NVRTC",
+            "commit",
+            "SM clock",
+            "power / thermal",
+        } <= set(tips.values())
         shown = [r.get(f) for d in spec.get("datasets", {}).values() for r in d for f in tips]
         assert None not in shown and not any(v != v for v in shown if isinstance(v, float)), "a tooltip would read null"
 
 
 def test_dashboard_listens_on_localhost_when_started_from_the_repo_root():
     root = Path(APP).parent.parent
-    shown = subprocess.run([sys.executable, "-m", "streamlit", "config", "show"], cwd=root, capture_output=True,
-                           text=True, timeout=120).stdout
-    assert '\naddress = "localhost"' in shown  # from .streamlit/config.toml, not a default (Streamlit's is all interfaces)
+    shown = subprocess.run(
+        [sys.executable, "-m", "streamlit", "config", "show"], cwd=root, capture_output=True, text=True, timeout=120
+    ).stdout
+    assert (
+        '\naddress = "localhost"' in shown
+    )  # from .streamlit/config.toml, not a default (Streamlit's is all interfaces)
 
 
 def _listening(port: int) -> set[str]:
@@ -541,9 +761,14 @@ def test_farm_dashboard_listens_on_localhost_wherever_it_is_started(tmp_path):
 
     port = free_port()
     root = Path(APP).parent.parent
-    proc = subprocess.Popen([sys.executable, "-m", "farm", "dashboard", "--port", str(port), "--data", str(tmp_path)],
-                            cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(root)},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "farm", "dashboard", "--port", str(port), "--data", str(tmp_path)],
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_healthy(f"http://127.0.0.1:{port}")
         addresses = _listening(port)
@@ -563,7 +788,7 @@ def test_opening_the_dashboard_to_a_team_is_an_explicit_flag_and_says_what_it_ex
     cli.main(["dashboard", "--host", "0.0.0.0", "--data", a, "--data", b])
     [argv] = calls
     assert "--server.address=0.0.0.0" in argv and "--browser.gatherUsageStats=false" in argv
-    assert argv[argv.index("--") + 1:] == ["--data", a, "--data", b]
+    assert argv[argv.index("--") + 1 :] == ["--data", a, "--data", b]
     assert "no login" in capsys.readouterr().err
     cli.main(["dashboard"])
     assert "--server.address=localhost" in calls[-1] and not capsys.readouterr().err
@@ -577,9 +802,15 @@ def test_reproducibility_leads_with_the_untrusted_count(farm_dataset, monkeypatc
     untrusted = int((cells["issues"] != "ok").sum())
     assert 0 < untrusted < len(cells)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["untrusted cells"] == str(untrusted) and f"{untrusted} of {len(cells)} cells cannot be trusted" in texts(at)
-    assert [t.label for t in at.tabs] == ["Spread of samples", "A/A: repeats of one run", "GPU to GPU: same model, same run",
-                                          "Run to run"]
+    assert metrics["untrusted cells"] == str(
+        untrusted
+    ) and f"{untrusted} of {len(cells)} cells cannot be trusted" in texts(at)
+    assert [t.label for t in at.tabs] == [
+        "Spread of samples",
+        "A/A: repeats of one run",
+        "GPU to GPU: same model, same run",
+        "Run to run",
+    ]
 
 
 def test_ladder_shows_published_figures_only_at_their_own_size(farm_dataset, monkeypatch):

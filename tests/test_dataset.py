@@ -1,4 +1,5 @@
 """Parquet round trips: rows written by the driver read back intact, partitioned, with the schema version."""
+
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -10,9 +11,22 @@ from farm.data.rows import cell_row
 from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, columns_markdown, rows_to_table
 from kernels.registry import catalog
 
-DEVICE = {"host": "node-a", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1234", "gpu_index": 0,
-          "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132, "l2_bytes": 60 * 2**20, "memory_bytes": 141 * 2**30,
-          "driver_version": "580.1", "cuda_runtime_version": "13.0", "nvrtc_version": "13.0", "cupy_version": "14.2.0"}
+DEVICE = {
+    "host": "node-a",
+    "gpu_name": "NVIDIA H200",
+    "gpu_model": "H200",
+    "gpu_uuid": "GPU-1234",
+    "gpu_index": 0,
+    "compute_capability": "9.0",
+    "arch": "sm_90",
+    "sm_count": 132,
+    "l2_bytes": 60 * 2**20,
+    "memory_bytes": 141 * 2**30,
+    "driver_version": "580.1",
+    "cuda_runtime_version": "13.0",
+    "nvrtc_version": "13.0",
+    "cupy_version": "14.2.0",
+}
 
 
 def sample_row(stage="naive", model="H200", run="r1", repeat=0, samples=(1.0, 1.1, 0.9)):
@@ -60,15 +74,32 @@ def test_the_dataset_card_documents_the_schema_as_it_is():
 def test_raw_telemetry_goes_to_its_own_table_and_joins(tmp_path):
     from farm.data.schema import TELEMETRY_KEY
 
-    samples = [{"series": "kernel", "t_ms": 10.0 * i, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40,
-                "power_w": 512.5, "reasons": 0} for i in range(3)]
+    samples = [
+        {
+            "series": "kernel",
+            "t_ms": 10.0 * i,
+            "sm_clock_mhz": 1980,
+            "mem_clock_mhz": 3201,
+            "temp_c": 40,
+            "power_w": 512.5,
+            "reasons": 0,
+        }
+        for i in range(3)
+    ]
     write_rows([{**sample_row(), TELEMETRY_KEY: samples}, sample_row("tiled")], str(tmp_path))
     rows = read_table(str(tmp_path))
     tele = read_table(str(tmp_path), "telemetry")
     assert rows.num_rows == 2 and tele.num_rows == 3
     assert "_telemetry" not in rows.column_names
     t = tele.to_pylist()[0]
-    assert (t["gpu_model"], t["run_id"], t["gpu_uuid"], t["stage"], t["m"], t["repeat"]) == ("H200", "r1", "GPU-1234", "naive", 256, 0)
+    assert (t["gpu_model"], t["run_id"], t["gpu_uuid"], t["stage"], t["m"], t["repeat"]) == (
+        "H200",
+        "r1",
+        "GPU-1234",
+        "naive",
+        256,
+        0,
+    )
     assert (tmp_path / "rows").is_dir() and (tmp_path / "telemetry").is_dir()
 
 
@@ -78,9 +109,21 @@ def test_absent_dataset_reads_empty(tmp_path):
 
 def _timed(stage: str, ms: float, base_ms: float, method: str, base_method: str | None, repeat: int = 0) -> dict:
     row = sample_row(stage, repeat=repeat)
-    return {**row, "median_ms": ms, "min_ms": ms, "max_ms": ms, "q1_ms": ms, "q3_ms": ms, "samples_ms": [ms],
-            "baseline_median_ms": base_ms, "pct_of_baseline": 100 * base_ms / ms, "timing_mode": "hot", "iqr_ms": 0.0,
-            "launch_method": method, "baseline_launch_method": base_method}
+    return {
+        **row,
+        "median_ms": ms,
+        "min_ms": ms,
+        "max_ms": ms,
+        "q1_ms": ms,
+        "q3_ms": ms,
+        "samples_ms": [ms],
+        "baseline_median_ms": base_ms,
+        "pct_of_baseline": 100 * base_ms / ms,
+        "timing_mode": "hot",
+        "iqr_ms": 0.0,
+        "launch_method": method,
+        "baseline_launch_method": base_method,
+    }
 
 
 def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
@@ -88,10 +131,18 @@ def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
     from farm.data.validate import launch_notes, validate
 
     v3, v2 = tmp_path / "v3", tmp_path / "v2"
-    write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", "cuda_graph"), _timed("cublas_fp32", 1.0, 1.0, "cuda_graph", "cuda_graph")], str(v3))
+    write_rows(
+        [
+            _timed("naive", 2.0, 1.0, "cuda_graph", "cuda_graph"),
+            _timed("cublas_fp32", 1.0, 1.0, "cuda_graph", "cuda_graph"),
+        ],
+        str(v3),
+    )
     assert validate(str(v3)) == [] and launch_notes(str(v3)) == []
     # A schema-2 file: no version-3 columns, baseline launched directly (as CuPy's cuBLAS was).
-    write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", None), _timed("cublas_fp32", 1.0, 1.0, "direct", None)], str(v2))
+    write_rows(
+        [_timed("naive", 2.0, 1.0, "cuda_graph", None), _timed("cublas_fp32", 1.0, 1.0, "direct", None)], str(v2)
+    )
     for path in v2.rglob("*.parquet"):
         table = pq.read_table(path)
         table = table.drop_columns([c for c in added_after("2") if c in table.column_names])
@@ -111,8 +162,14 @@ def test_schema_2_and_3_both_validate_and_mixed_launches_are_noted(tmp_path):
 def test_report_flags_a_percentage_of_unlike_timings(tmp_path):
     from farm.analysis.report import FLAG, headline_table, ladder_table
 
-    write_rows([_timed("naive", 2.0, 1.0, "cuda_graph", "direct"), _timed("tiled", 1.5, 1.0, "cuda_graph", "cuda_graph"),
-                _timed("cublas_fp32", 1.0, 1.0, "direct", "direct")], str(tmp_path))
+    write_rows(
+        [
+            _timed("naive", 2.0, 1.0, "cuda_graph", "direct"),
+            _timed("tiled", 1.5, 1.0, "cuda_graph", "cuda_graph"),
+            _timed("cublas_fp32", 1.0, 1.0, "direct", "direct"),
+        ],
+        str(tmp_path),
+    )
     ladder = ladder_table(str(tmp_path))
     naive = next(line for line in ladder.splitlines() if line.startswith("| naive "))
     tiled = next(line for line in ladder.splitlines() if line.startswith("| tiled "))

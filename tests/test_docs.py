@@ -1,5 +1,6 @@
 """The README and the docs/ pages it links: every relative link points at a file of the repo, and every
 #anchor into a markdown page at one of its headings, so moving a section cannot leave a dead link behind."""
+
 from __future__ import annotations
 
 import re

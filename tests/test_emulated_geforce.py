@@ -3,6 +3,7 @@ local multi-node Ray, each worker's pynvml answering as its card (farm/cluster/e
 real driver and worker with the stand-in measurer on those cards (EmulatedGpuMeasurer, registered here). The rows
 are test data: they go to a temporary directory, never to a shipped dataset.
 """
+
 from __future__ import annotations
 
 import re
@@ -45,8 +46,24 @@ def fleet_rows(tmp_path_factory):
     ray.init(address=c.address, log_to_driver=False, runtime_env=runtime_env())
     out = tmp_path_factory.mktemp("emulated-geforce")
     try:
-        status = main(["--kernels", STAGES, "--sizes", f"2048,{BIG}", "--repeats", "1", "--measurer", "emulated-geforce",
-                       "--timing-mode", "cold", "--run-id", "emulated", "--output", str(out)])
+        status = main(
+            [
+                "--kernels",
+                STAGES,
+                "--sizes",
+                f"2048,{BIG}",
+                "--repeats",
+                "1",
+                "--measurer",
+                "emulated-geforce",
+                "--timing-mode",
+                "cold",
+                "--run-id",
+                "emulated",
+                "--output",
+                str(out),
+            ]
+        )
     finally:
         ray.shutdown()
         c.shutdown()
@@ -65,7 +82,12 @@ def test_every_card_is_its_own_model_with_its_own_facts(fleet_rows):
         assert len(rows) == 16  # 5 stages and 3 baselines at 2 sizes
         r = rows[0]
         assert r["gpu_model"] == model_from_name(card.nvml_name)
-        assert (r["arch"], r["sm_count"], r["l2_bytes"], r["memory_bytes"]) == (card.arch, card.sm_count, card.l2_bytes, card.memory_bytes)
+        assert (r["arch"], r["sm_count"], r["l2_bytes"], r["memory_bytes"]) == (
+            card.arch,
+            card.sm_count,
+            card.l2_bytes,
+            card.memory_bytes,
+        )
 
 
 def test_memory_and_architecture_skips_come_with_their_reasons(fleet_rows):
@@ -77,7 +99,9 @@ def test_memory_and_architecture_skips_come_with_their_reasons(fleet_rows):
         big = [r for (stage, m), r in rows.items() if m == BIG and stage != "d_wgmma_bf16"]
         if card is L3050:  # 4 GiB of buffers on a 3.68 GiB card: skipped before anything is allocated
             assert {r["status"] for r in big} == {"skipped"}
-            assert all(re.fullmatch(r"needs [4-6]\.\d\d GiB of device memory, 3\.68 GiB free", r["status_reason"]) for r in big)
+            assert all(
+                re.fullmatch(r"needs [4-6]\.\d\d GiB of device memory, 3\.68 GiB free", r["status_reason"]) for r in big
+            )
         else:
             assert {r["status"] for r in big} == {"ok"}
         assert {r["status"] for (stage, m), r in rows.items() if m == 2048 and stage != "d_wgmma_bf16"} == {"ok"}
@@ -115,7 +139,11 @@ def test_cold_mode_flushes_each_cards_own_l2(fleet_rows):
 
 
 def test_baseline_checks_are_sized_for_each_card(fleet_rows):
-    checks = {(r["gpu_name"], r["m"]): r["verify_reference"] for r in fleet_rows if r["stage"] == "cublas_fp32" and r["status"] == "ok"}
+    checks = {
+        (r["gpu_name"], r["m"]): r["verify_reference"]
+        for r in fleet_rows
+        if r["stage"] == "cublas_fp32" and r["status"] == "ok"
+    }
     assert "every element" in checks[(L3050.nvml_name, 2048)]  # 0.15 s of FP64 on the laptop: whole
     assert "every element" in checks[(L5060.nvml_name, 2048)]
     for name in (D4090.nvml_name, L5060.nvml_name):  # 16384^3 in FP64 at 1/64 rate: blocks within the budget
@@ -124,10 +152,17 @@ def test_baseline_checks_are_sized_for_each_card(fleet_rows):
 
 # Dense peaks from the cards' facts and the architecture whitepapers' FLOP per clock per SM (farm/data/peak.py):
 # RTX 4090 FP32 82.6 and BF16 (FP32 accumulate) 165.2 TFLOPS, as the Ada whitepaper quotes them.
-PEAKS = {(L3050.nvml_name, "fp32"): 256 * 16 * 1.740e-3, (L3050.nvml_name, "bf16"): 512 * 16 * 1.740e-3,
-         (L3050.nvml_name, "tf32"): 256 * 16 * 1.740e-3, (D4090.nvml_name, "fp32"): 82.575, (D4090.nvml_name, "bf16"): 165.15,
-         (D4090.nvml_name, "tf32"): 256 * 128 * 2.520e-3, (L5060.nvml_name, "fp32"): 256 * 26 * 2.497e-3,
-         (L5060.nvml_name, "tf32"): 256 * 26 * 2.497e-3, (L5060.nvml_name, "bf16"): 512 * 26 * 2.497e-3}
+PEAKS = {
+    (L3050.nvml_name, "fp32"): 256 * 16 * 1.740e-3,
+    (L3050.nvml_name, "bf16"): 512 * 16 * 1.740e-3,
+    (L3050.nvml_name, "tf32"): 256 * 16 * 1.740e-3,
+    (D4090.nvml_name, "fp32"): 82.575,
+    (D4090.nvml_name, "bf16"): 165.15,
+    (D4090.nvml_name, "tf32"): 256 * 128 * 2.520e-3,
+    (L5060.nvml_name, "fp32"): 256 * 26 * 2.497e-3,
+    (L5060.nvml_name, "tf32"): 256 * 26 * 2.497e-3,
+    (L5060.nvml_name, "bf16"): 512 * 26 * 2.497e-3,
+}
 
 
 def test_pct_of_peak_on_geforce_rows(fleet_rows):

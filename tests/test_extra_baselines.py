@@ -1,4 +1,5 @@
 """Optional PyTorch / Triton baselines: their entries, stated precisions, TF32 switch and skip reasons (no GPU)."""
+
 import sys
 import types
 
@@ -13,8 +14,16 @@ from kernels.stage import Baseline
 
 def test_entries_state_library_and_precision():
     by_name = {s.name: s for s in EXTRA_BASELINES}
-    assert set(by_name) == {"torch_fp32", "torch_tf32", "torch_fp16", "torch_bf16", "triton_fp32", "triton_fp16", "triton_bf16",
-                            "torch_fp8_e4m3"}
+    assert set(by_name) == {
+        "torch_fp32",
+        "torch_tf32",
+        "torch_fp16",
+        "torch_bf16",
+        "triton_fp32",
+        "triton_fp16",
+        "triton_bf16",
+        "torch_fp8_e4m3",
+    }
     for s in EXTRA_BASELINES:
         assert isinstance(s, Baseline) and s.is_baseline and s.family == "baseline" and s.group == "baseline_extra"
         assert s.baseline == s.name  # its own baseline, like the cuBLAS entries
@@ -30,7 +39,9 @@ def test_entries_state_library_and_precision():
 
     names = [s.name for s in catalog()]
     # In the catalog right after the vendor (cuBLAS, cuBLASLt) entries, so an unfiltered plan runs them too.
-    vendor = [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + ["cublaslt_fp8_e4m3"]
+    vendor = [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + [
+        "cublaslt_fp8_e4m3"
+    ]
     assert names[:17] == [*vendor, *by_name]
 
 
@@ -67,10 +78,14 @@ def test_old_libraries_give_a_skip_reason(monkeypatch):
 
 
 def test_tf32_switch_is_set_explicitly():
-    legacy = types.SimpleNamespace(backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=True))))
+    legacy = types.SimpleNamespace(
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=True)))
+    )
     eb._set_tf32(legacy, False)
     assert legacy.backends.cuda.matmul.allow_tf32 is False
-    new = types.SimpleNamespace(backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(fp32_precision="tf32"))))
+    new = types.SimpleNamespace(
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(fp32_precision="tf32")))
+    )
     eb._set_tf32(new, False)
     assert new.backends.cuda.matmul.fp32_precision == "ieee" and not hasattr(new.backends.cuda.matmul, "allow_tf32")
     eb._set_tf32(new, True)
@@ -101,7 +116,9 @@ def test_an_fp8_kernel_whose_cublaslt_has_no_algorithm_is_measured_against_scale
 
     monkeypatch.setattr(gpu, "library_call", library_call)
     host = SimpleNamespace(_stages={s.name: s for s in catalog()}, _vendor_context=lambda: None)
-    spec, run, note = gpu.GpuMeasurer._baseline_call(host, stage_named("f_wgmma_fp8"), None, None, None, 4096, 4096, 4096, "scales")
+    spec, run, note = gpu.GpuMeasurer._baseline_call(
+        host, stage_named("f_wgmma_fp8"), None, None, None, 4096, 4096, 4096, "scales"
+    )
     assert spec.name == "torch_fp8_e4m3" and run == "scaled_mm"
     assert note == "cublaslt_fp8_e4m3 unavailable: cuBLASLt's heuristic offers no algorithm for fp8_e4m3 4096x4096x4096"
     assert calls == [("cublaslt_fp8_e4m3", "scales"), ("torch_fp8_e4m3", "scales")]

@@ -2,6 +2,7 @@
 
 Run with `pytest -m gpu`; skipped cleanly where no GPU is present.
 """
+
 import dataclasses
 import math
 
@@ -19,9 +20,13 @@ pytestmark = pytest.mark.gpu
 LIBRARY_BASELINES = {s.name for s in EXTRA_BASELINES}
 TILE_MULTIPLE = [(256, 256, 256), (512, 768, 384), (1024, 1024, 1024)]
 ODD = [(127, 255, 33), (1000, 1000, 1000), (257, 129, 520)]
-QUICK = MeasureOptions(timing=TimingConfig(
-    target_batch_ms=1, warmup=WarmupRule(min_s=0.01, max_s=0.5),
-    stopping=StoppingRule(min_samples=3, min_time_s=0.0, max_time_s=1.0, target_noise=0.05)))
+QUICK = MeasureOptions(
+    timing=TimingConfig(
+        target_batch_ms=1,
+        warmup=WarmupRule(min_s=0.01, max_s=0.5),
+        stopping=StoppingRule(min_samples=3, min_time_s=0.0, max_time_s=1.0, target_noise=0.05),
+    )
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +44,9 @@ def test_stage_verifies_or_skips_with_reason(measurer, stage, shape):
         assert row["status_reason"], row
         # Library baselines skip where their library is missing or too old; our kernels only on odd shapes.
         # Arch-specific stages (walk D, sm_90a) skip every shape on other chips.
-        assert shape in ODD or stage in LIBRARY_BASELINES or "needs sm_90a" in row["status_reason"], \
+        assert shape in ODD or stage in LIBRARY_BASELINES or "needs sm_90a" in row["status_reason"], (
             f"{stage} skipped a tile-multiple shape: {row['status_reason']}"
+        )
         return
     assert row["status"] == "ok", (row["status"], row["status_reason"])
     assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0
@@ -64,7 +70,9 @@ def cold_measurer():
     return GpuMeasurer(options=MeasureOptions(timing=dataclasses.replace(QUICK.timing, mode="cold")))
 
 
-@pytest.mark.parametrize("stage", [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + ["naive"])
+@pytest.mark.parametrize(
+    "stage", [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + ["naive"]
+)
 def test_cold_mode_replays_one_launch_graphs_for_vendor_baselines_and_kernels(cold_measurer, stage):
     row = cold_measurer.measure(Cell(stage, 257, 129, 520), "gpu-test")
     assert row["status"] == "ok" and row["verified"], row["status_reason"]
@@ -75,8 +83,19 @@ def test_cold_mode_replays_one_launch_graphs_for_vendor_baselines_and_kernels(co
 
 def test_rows_carry_provenance(measurer):
     row = measurer.measure(Cell("cublas_fp32", 512, 512, 512), "gpu-test")
-    for key in ("gpu_name", "gpu_uuid", "compute_capability", "arch", "sm_count", "driver_version",
-                "cuda_runtime_version", "nvrtc_version", "cupy_version", "git_commit", "timestamp"):
+    for key in (
+        "gpu_name",
+        "gpu_uuid",
+        "compute_capability",
+        "arch",
+        "sm_count",
+        "driver_version",
+        "cuda_runtime_version",
+        "nvrtc_version",
+        "cupy_version",
+        "git_commit",
+        "timestamp",
+    ):
         assert row[key] not in (None, ""), key
     assert row["gpu_uuid"].startswith("GPU-")
     assert row["verify_reference"].startswith("fp64") and row["verified"]

@@ -2,6 +2,7 @@
 
 Run with `pytest -m gpu`; skipped cleanly where no GPU is present.
 """
+
 import numpy as np
 import pytest
 
@@ -38,7 +39,11 @@ def test_operands_are_fresh_normals_and_narrow_by_round_to_nearest_even(checks):
     other, _ = checks.random_operands("fp32", 300, 200, 500, seed=8)
     assert np.array_equal(again.get(), a32) and not np.array_equal(other.get(), a32)
     a16, b16 = (x.get() for x in checks.random_operands("fp16", 300, 200, 500, seed=7))
-    assert a16.dtype == np.float16 and np.array_equal(a16, a32.astype(np.float16)) and np.array_equal(b16, b32.astype(np.float16))
+    assert (
+        a16.dtype == np.float16
+        and np.array_equal(a16, a32.astype(np.float16))
+        and np.array_equal(b16, b32.astype(np.float16))
+    )
     abf, bbf = (x.get() for x in checks.random_operands("bf16", 300, 200, 500, seed=7))
     assert abf.dtype == np.uint16 and np.array_equal(abf, _bf16_bits(a32)) and np.array_equal(bbf, _bf16_bits(b32))
     odd, _ = checks.random_operands("fp32", 1, 1, 1, seed=3)  # an odd count (cuRAND makes normals in pairs)
@@ -51,7 +56,11 @@ def test_operands_are_fresh_normals_and_narrow_by_round_to_nearest_even(checks):
 def test_float64_values_are_exact(checks, dtype):
     a, _ = checks.random_operands(dtype, 257, 3, 129, seed=11)
     host = a.get()
-    exact = (host.astype(np.uint32) << 16).view(np.float32).astype(np.float64) if dtype == "bf16" else host.astype(np.float64)
+    exact = (
+        (host.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        if dtype == "bf16"
+        else host.astype(np.float64)
+    )
     wide = checks.to_float64(a, dtype)
     assert wide.dtype == np.float64 and np.array_equal(wide.get(), exact)
 
@@ -86,7 +95,9 @@ def test_compare_counts_every_element_out_of_tolerance_as_numpy_does(checks, ref
     row = checks.compare(cupy.asarray(out), cupy.asarray(ref), tol)
     failed, worst, worst_scaled = _host_compare(out, ref, tol)
     assert row["verified"] and row["mismatches"] == failed == 0
-    assert row["max_abs_error"] == pytest.approx(worst, rel=1e-12) and row["max_scaled_error"] == pytest.approx(worst_scaled, rel=1e-12)
+    assert row["max_abs_error"] == pytest.approx(worst, rel=1e-12) and row["max_scaled_error"] == pytest.approx(
+        worst_scaled, rel=1e-12
+    )
     assert 0 < row["max_scaled_error"] <= 1 and (row["atol"], row["rtol"]) == (tol.atol, tol.rtol)
     bad = out.copy()
     bad[[0, 1234, BIG - 1]] += 10 * tol.atol + 1e-3 * np.abs(ref[[0, 1234, BIG - 1]]).astype(np.float32)

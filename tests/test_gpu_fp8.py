@@ -4,13 +4,14 @@ shapes; a planted kernel that ignores the scales caught.
 
 Run with `pytest -m gpu`; skipped cleanly where no GPU is present (and the Hopper parts on other GPUs).
 """
+
 import numpy as np
 import pytest
+from fp8_host import E4M3_MAX, e4m3_round, e4m3_values
+from test_gpu import QUICK
 
 from farm.cells import Cell
-from fp8_host import E4M3_MAX, e4m3_round, e4m3_values
 from kernels.registry import catalog
-from test_gpu import QUICK
 
 pytestmark = pytest.mark.gpu
 
@@ -92,8 +93,10 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
         assert row["baseline"] == "cublaslt_fp8_e4m3" and row["spill_bytes"] in (0, None)
     if stage == "cublaslt_fp8_e4m3":
         assert row["library_algorithm"].startswith("cuBLASLt ")
-    print(f"{stage} {shape}: max scaled error {row['max_scaled_error']:.3g}, max abs error {row['max_abs_error']:.3g}, "
-          f"{row['tflops']:.0f} TFLOPS, {row['pct_of_baseline']:.1f} % of {row['baseline']}")
+    print(
+        f"{stage} {shape}: max scaled error {row['max_scaled_error']:.3g}, max abs error {row['max_abs_error']:.3g}, "
+        f"{row['tflops']:.0f} TFLOPS, {row['pct_of_baseline']:.1f} % of {row['baseline']}"
+    )
 
 
 def test_a_kernel_that_ignores_the_scales_fails_verification(checks):
@@ -115,6 +118,15 @@ def test_a_kernel_that_ignores_the_scales_fails_verification(checks):
     c = cupy.empty((m, n), dtype=cupy.float32)
     CublasLtGemm(VendorContext.on_current_device(), "CUBLAS_COMPUTE_32F", "fp8_e4m3", m, n, k, scales=ones)(a, b, c)
     device = {"arch": "sm_90", "sm_count": 132, "memory_bytes": 80 << 30, "max_sm_clock_mhz": 1980}
-    got = check_fp64(checks, c, a, b, "fp8_e4m3", tolerance("fp8_e4m3", k), reference_plan(m, n, k, device),
-                     np.random.default_rng(0), scales)
+    got = check_fp64(
+        checks,
+        c,
+        a,
+        b,
+        "fp8_e4m3",
+        tolerance("fp8_e4m3", k),
+        reference_plan(m, n, k, device),
+        np.random.default_rng(0),
+        scales,
+    )
     assert not got["verified"] and got["mismatches"] > 0.99 * m * n

@@ -4,6 +4,7 @@ claims to, whole and in blocks, through the harness's own kernels (farm/measure/
 On an H100 the whole product is cheap, so the block check is forced by a smaller time budget: a quarter of the
 rows, as a 1/64-rate GeForce card would check at 4096^3. Run with `pytest -m gpu -s` to see each check's time.
 """
+
 import time
 
 import numpy as np
@@ -47,8 +48,10 @@ def _check(setup, plan, planted=None, seed=3):
     began = time.perf_counter()
     got = check_fp64(checks, c, a, b, "fp32", tolerance("fp32", SIZE), plan, np.random.default_rng(seed))
     cupy.cuda.get_current_stream().synchronize()
-    print(f"\n{plan.rows} of {SIZE} rows ({'whole' if plan.full else 'blocks'}): {time.perf_counter() - began:.4f} s, "
-          f"{got['mismatches']} mismatches; {got['verify_reference']}")
+    print(
+        f"\n{plan.rows} of {SIZE} rows ({'whole' if plan.full else 'blocks'}): {time.perf_counter() - began:.4f} s, "
+        f"{got['mismatches']} mismatches; {got['verify_reference']}"
+    )
     return got
 
 
@@ -71,6 +74,7 @@ def test_planted_errors_are_caught_where_the_check_looks(setup):
     def element(row, value):
         def plant(c):
             c[row, int(rng.integers(SIZE))] += value
+
         return plant
 
     for row in (0, SIZE - 1, int(rng.choice(checked))):  # the edge blocks always, one drawn block
@@ -89,7 +93,7 @@ def test_a_wrong_tile_or_a_wrong_scale_is_caught(setup):
     tile = block // 128 * 128  # the 128 x 128 tile holding a drawn block, zeroed (a tile cuBLAS never wrote)
 
     def zero_tile(c):
-        c[tile:tile + 128, 256:384] = 0
+        c[tile : tile + 128, 256:384] = 0
 
     def scaled(c):  # every element off by 0.1 %: alpha or a reduction gone wrong
         c *= 1.001

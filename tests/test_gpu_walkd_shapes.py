@@ -12,6 +12,7 @@ Each cell's post-timing check runs the last timed batch again on fresh inputs, s
 be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
 Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.
 """
+
 import pytest
 
 from farm.cells import Cell
@@ -22,8 +23,15 @@ pytestmark = pytest.mark.gpu
 WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
 PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_"))]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
-PLAN_BRANCHES = [(256, 256, 256), (1000, 1000, 1000), (1024, 1024, 1024), (1024, 2048, 512), (2048, 2048, 2048),
-                 (16, 1024, 4096), (8, 512, 832)]
+PLAN_BRANCHES = [
+    (256, 256, 256),
+    (1000, 1000, 1000),
+    (1024, 1024, 1024),
+    (1024, 2048, 512),
+    (2048, 2048, 2048),
+    (16, 1024, 4096),
+    (8, 512, 832),
+]
 
 
 @pytest.fixture(scope="module")

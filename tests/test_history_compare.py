@@ -1,5 +1,6 @@
 """History's change-point rule on synthetic histories, the Compare page's verdicts and summary, and both pages
 (and Peak & roofline) on the shipped datasets through AppTest."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,20 +23,50 @@ SHIPPED = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "data
 START = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
 
 
-def run_rows(run: int, ms: float, rng: random.Random, noise: float, stage: str = "multibuf", gpu: str = "H200",
-             repeats: int = 3, commit: str | None = None, dataset: str = "d") -> list[dict]:
+def run_rows(
+    run: int,
+    ms: float,
+    rng: random.Random,
+    noise: float,
+    stage: str = "multibuf",
+    gpu: str = "H200",
+    repeats: int = 3,
+    commit: str | None = None,
+    dataset: str = "d",
+) -> list[dict]:
     """One run's rows of one cell as the dashboard holds them: `repeats` rows of 15 batch samples with relative
     noise `noise`, each repeat shifted by a little drift (a card warming up, another card of the model)."""
     out = []
     for repeat in range(repeats):
         level = ms * (1 + rng.gauss(0, noise / 3))
         samples = [level * (1 + rng.gauss(0, noise)) for _ in range(15)]
-        out.append({"dataset": dataset, "run_id": f"run{run:02d}", "gpu_model": gpu, "gpu_uuid": f"GPU-{repeat % 2}",
-                    "family": "simt_fp32", "stage": stage, "dtype": "fp32", "order": 10.0, "m": 4096, "n": 4096, "k": 4096,
-                    "size_label": "4096³", "timing_mode": "hot", "repeat": repeat, "status": "ok",
-                    "median_ms": sorted(samples)[7], "samples_ms": samples, "flops": 2 * 4096**3,
-                    "timestamp": START + dt.timedelta(days=run, minutes=repeat), "git_commit": commit or f"c{run:02d}",
-                    "launch_method": "cuda_graph", "baseline": "cublas_fp32", "baseline_launch_method": "cuda_graph"})
+        out.append(
+            {
+                "dataset": dataset,
+                "run_id": f"run{run:02d}",
+                "gpu_model": gpu,
+                "gpu_uuid": f"GPU-{repeat % 2}",
+                "family": "simt_fp32",
+                "stage": stage,
+                "dtype": "fp32",
+                "order": 10.0,
+                "m": 4096,
+                "n": 4096,
+                "k": 4096,
+                "size_label": "4096³",
+                "timing_mode": "hot",
+                "repeat": repeat,
+                "status": "ok",
+                "median_ms": sorted(samples)[7],
+                "samples_ms": samples,
+                "flops": 2 * 4096**3,
+                "timestamp": START + dt.timedelta(days=run, minutes=repeat),
+                "git_commit": commit or f"c{run:02d}",
+                "launch_method": "cuda_graph",
+                "baseline": "cublas_fp32",
+                "baseline_launch_method": "cuda_graph",
+            }
+        )
     return out
 
 
@@ -113,7 +144,9 @@ def test_new_pages_on_the_shipped_datasets(monkeypatch):
     changes = at.dataframe[0].value
     assert len(changes) > 0 and set(changes["verdict"]) <= {"FASTER", "SLOWER"}
     link = parse_qs(urlsplit(changes["compare"].iloc[0]).query)
-    assert link["by"] == ["run"] and link["a"] == [changes["prev_run"].iloc[0]] and link["b"] == [changes["run"].iloc[0]]
+    assert (
+        link["by"] == ["run"] and link["a"] == [changes["prev_run"].iloc[0]] and link["b"] == [changes["run"].iloc[0]]
+    )
     assert at.get("vega_lite_chart")
 
     at.switch_page("views/compare.py").run()

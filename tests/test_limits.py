@@ -1,5 +1,6 @@
 """The physical limits (farm/data/limits.py): a timed row faster than its chip can go is `implausible`, never `ok`,
 and validate, report and dashboard treat it so. CPU only."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,16 +11,38 @@ from farm.data.dataset import write_rows
 from farm.data.rows import cell_row
 from kernels.registry import stage_named
 
-H100 = {"gpu_name": "NVIDIA H100 80GB HBM3", "gpu_model": "H100-80GB-HBM3", "arch": "sm_90", "compute_capability": "9.0",
-        "sm_count": 132, "max_sm_clock_mhz": 1980.0, "memory_bandwidth_tbs": 3.35}
-RTX3050_LAPTOP = {"gpu_name": "NVIDIA GeForce RTX 3050 Laptop GPU", "gpu_model": "GeForce-RTX-3050-Laptop-GPU", "arch": "sm_86",
-                  "compute_capability": "8.6", "sm_count": 16, "max_sm_clock_mhz": 1740.0, "memory_bandwidth_tbs": 0.192}
+H100 = {
+    "gpu_name": "NVIDIA H100 80GB HBM3",
+    "gpu_model": "H100-80GB-HBM3",
+    "arch": "sm_90",
+    "compute_capability": "9.0",
+    "sm_count": 132,
+    "max_sm_clock_mhz": 1980.0,
+    "memory_bandwidth_tbs": 3.35,
+}
+RTX3050_LAPTOP = {
+    "gpu_name": "NVIDIA GeForce RTX 3050 Laptop GPU",
+    "gpu_model": "GeForce-RTX-3050-Laptop-GPU",
+    "arch": "sm_86",
+    "compute_capability": "8.6",
+    "sm_count": 16,
+    "max_sm_clock_mhz": 1740.0,
+    "memory_bandwidth_tbs": 0.192,
+}
 
 
 def timed(device: dict, dtype: str, size: int, tflops: float, mode: str = "hot") -> dict:
     flops = 2 * size**3
-    return {**device, "dtype": dtype, "m": size, "n": size, "k": size, "flops": flops, "timing_mode": mode,
-            "median_ms": flops / (tflops * 1e9)}
+    return {
+        **device,
+        "dtype": dtype,
+        "m": size,
+        "n": size,
+        "k": size,
+        "flops": flops,
+        "timing_mode": mode,
+        "median_ms": flops / (tflops * 1e9),
+    }
 
 
 @pytest.mark.parametrize("dtype, peak", [("fp32", 66.9), ("tf32", 535.3), ("fp16", 1070.5), ("bf16", 1070.5)])
@@ -27,7 +50,9 @@ def test_throughput_above_the_dense_peak_at_max_clock_is_implausible_per_precisi
     assert limits.check(timed(H100, dtype, 1024, 0.9 * peak)) == (None, "peak")
     assert limits.check(timed(H100, dtype, 1024, 1.04 * peak))[0] is None  # within the stated margin
     reason, checked = limits.check(timed(H100, dtype, 1024, 1.2 * peak))
-    assert checked == "peak" and f"dense {dtype} peak of {peak:.1f} TFLOPS" in reason and "132 SMs at 1980 MHz" in reason
+    assert (
+        checked == "peak" and f"dense {dtype} peak of {peak:.1f} TFLOPS" in reason and "132 SMs at 1980 MHz" in reason
+    )
 
 
 def test_the_issue_s_case_200_tflops_fp32_on_an_h100():
@@ -58,22 +83,42 @@ def test_unknown_limits_are_said_never_passed_silently():
     assert checked.startswith("not checked: no dense peak for sm_60")
     _, checked = limits.check(timed({**H100, "max_sm_clock_mhz": None}, "bf16", 1024, 1.0))
     assert "not checked" in checked
-    _, checked = limits.check(timed({**H100, "memory_bandwidth_tbs": None, "gpu_name": "NVIDIA Unknown"}, "bf16", 1024, 1.0, "cold"))
+    _, checked = limits.check(
+        timed({**H100, "memory_bandwidth_tbs": None, "gpu_name": "NVIDIA Unknown"}, "bf16", 1024, 1.0, "cold")
+    )
     assert checked == "peak; not checked: no memory bandwidth for the cold-mode DRAM floor"
 
 
 def test_an_architecture_without_its_own_entry_takes_its_family_s_highest_rate():
     # sm_87 (Orin) is not in the table: the highest sm_8x rate bounds it from above.
-    assert limits.check(timed({**H100, "arch": "sm_87", "compute_capability": "8.7"}, "bf16", 1024, 1.0)) == (None, "peak")
+    assert limits.check(timed({**H100, "arch": "sm_87", "compute_capability": "8.7"}, "bf16", 1024, 1.0)) == (
+        None,
+        "peak",
+    )
 
 
 def _row(stage: str, status: str, tflops: float, **kw) -> dict:
     s = stage_named(stage)
     row = cell_row({**H100, "gpu_uuid": "GPU-1", "host": "h"}, s, Cell(stage, 1024, 1024, 1024), "r1", status)
     ms = row["flops"] / (tflops * 1e9)
-    row.update(median_ms=ms, min_ms=ms, max_ms=ms, q1_ms=ms, q3_ms=ms, iqr_ms=0.0, samples_ms=[ms], tflops=tflops,
-               baseline_median_ms=ms, pct_of_baseline=100.0, verified=status == "ok", timing_mode="hot",
-               launch_method="cuda_graph", baseline_launch_method="cuda_graph", post_checked=True, **kw)
+    row.update(
+        median_ms=ms,
+        min_ms=ms,
+        max_ms=ms,
+        q1_ms=ms,
+        q3_ms=ms,
+        iqr_ms=0.0,
+        samples_ms=[ms],
+        tflops=tflops,
+        baseline_median_ms=ms,
+        pct_of_baseline=100.0,
+        verified=status == "ok",
+        timing_mode="hot",
+        launch_method="cuda_graph",
+        baseline_launch_method="cuda_graph",
+        post_checked=True,
+        **kw,
+    )
     return row
 
 
@@ -84,7 +129,10 @@ def test_validate_fails_an_ok_row_beyond_a_limit_and_accepts_it_as_implausible(t
     problems = validate(str(tmp_path / "bad"))
     assert len(problems) == 1 and "naive" in problems[0] and "beyond a physical limit" in problems[0], problems
     reason, _ = limits.check(_row("naive", "ok", 200.0))
-    write_rows([_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)], str(tmp_path / "good"))
+    write_rows(
+        [_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)],
+        str(tmp_path / "good"),
+    )
     assert validate(str(tmp_path / "good")) == []
 
 
@@ -92,10 +140,14 @@ def test_report_never_shows_an_implausible_row_as_a_result(tmp_path):
     from farm.analysis.report import headline_table, ladder_table
 
     reason, _ = limits.check(_row("naive", "ok", 200.0))
-    write_rows([_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)], str(tmp_path))
+    write_rows(
+        [_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)], str(tmp_path)
+    )
     ladder = ladder_table(str(tmp_path))
     [naive] = [line for line in ladder.splitlines() if line.startswith("| naive")]
-    assert "implausible: 200.0 TFLOPS is above the dense fp32 peak" in naive and naive.split("|")[3].strip() == "", naive  # no time shown
+    assert "implausible: 200.0 TFLOPS is above the dense fp32 peak" in naive and naive.split("|")[3].strip() == "", (
+        naive
+    )  # no time shown
     assert "naive" not in headline_table(str(tmp_path))
 
 
@@ -108,7 +160,9 @@ def test_dashboard_keeps_implausible_rows_out_of_every_result(tmp_path, monkeypa
     from dashboard import data, frames
 
     reason, _ = limits.check(_row("naive", "ok", 200.0))
-    write_rows([_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)], str(tmp_path))
+    write_rows(
+        [_row("cublas_fp32", "ok", 50.0), _row("naive", "implausible", 200.0, status_reason=reason)], str(tmp_path)
+    )
     loaded = data.load_uncached([str(tmp_path)])
     assert list(frames.timed(loaded.rows)["stage"]) == ["cublas_fp32"]
     monkeypatch.setenv(data.ENV, str(tmp_path))
@@ -118,4 +172,6 @@ def test_dashboard_keeps_implausible_rows_out_of_every_result(tmp_path, monkeypa
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, (page, [e.message for e in at.exception])
         specs = " ".join(c.proto.spec for c in at.get("vega_lite_chart"))
-        assert "200.0" not in specs and '"naive"' not in specs.replace('"stage":"naive","status":"implausible"', ""), page
+        assert "200.0" not in specs and '"naive"' not in specs.replace('"stage":"naive","status":"implausible"', ""), (
+            page
+        )

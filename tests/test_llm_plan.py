@@ -1,4 +1,5 @@
 """plans/llm.toml and the report's LLM model rows (farm/data/llm_shapes.py): CPU only."""
+
 import math
 from pathlib import Path
 
@@ -22,8 +23,12 @@ def test_the_plan_runs_every_models_shapes_on_walk_d_and_both_vendor_libraries()
 def test_a_models_layers_follow_from_its_configuration():
     llama = next(m for m in MODELS if m.name == "Llama-3-8B")
     assert llama.head_dim == 128
-    assert llama.layers() == {"q_proj, o_proj": (4096, 4096), "k_proj, v_proj": (1024, 4096),
-                              "gate_proj, up_proj": (14336, 4096), "down_proj": (4096, 14336)}
+    assert llama.layers() == {
+        "q_proj, o_proj": (4096, 4096),
+        "k_proj, v_proj": (1024, 4096),
+        "gate_proj, up_proj": (14336, 4096),
+        "down_proj": (4096, 14336),
+    }
     assert (1, 1024, 4096) in llama.shapes() and (8192, 4096, 14336) in llama.shapes()
     assert all(m.hidden % m.heads == 0 and m.source.startswith("https://huggingface.co/") for m in MODELS)
 
@@ -35,19 +40,41 @@ def test_headline_adds_one_row_per_gpu_llm_model_family_and_precision(tmp_path):
     from farm.data.rows import cell_row
     from kernels.registry import stage_named
 
-    device = {"host": "h", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_model": "H100", "gpu_uuid": "GPU-1", "gpu_index": 0,
-              "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132}
+    device = {
+        "host": "h",
+        "gpu_name": "NVIDIA H100 80GB HBM3",
+        "gpu_model": "H100",
+        "gpu_uuid": "GPU-1",
+        "gpu_index": 0,
+        "compute_capability": "9.0",
+        "arch": "sm_90",
+        "sm_count": 132,
+    }
 
     def row(stage, shape, pct, ms=1.0):
         r = cell_row(device, stage_named(stage), Cell(stage, *shape), "run", "ok")
-        return {**r, "verified": True, "median_ms": ms, "pct_of_baseline": pct, "timing_mode": "hot",
-                "max_sm_clock_mhz": 1980.0, "post_checked": True}
+        return {
+            **r,
+            "verified": True,
+            "median_ms": ms,
+            "pct_of_baseline": pct,
+            "timing_mode": "hot",
+            "max_sm_clock_mhz": 1980.0,
+            "post_checked": True,
+        }
 
     decode, prefill = (1, 1024, 4096), (4096, 4096, 14336)  # two of Llama-3-8B's 24 shapes
-    write_rows([row("d_split_k_bf16", decode, 80.0), row("d_tma_bf16", decode, 50.0),  # best at decode: 80 %
-                row("d_mma_overlap_bf16", prefill, 100.0), row("d_mma_overlap_bf16", prefill, 96.0, ms=1.1),  # median 98
-                row("d_tma_fp16", decode, 60.0),
-                row("d_tma_bf16", (1024, 1024, 1024), 10.0)], str(tmp_path))  # no model's shape: in no model row
+    write_rows(
+        [
+            row("d_split_k_bf16", decode, 80.0),
+            row("d_tma_bf16", decode, 50.0),  # best at decode: 80 %
+            row("d_mma_overlap_bf16", prefill, 100.0),
+            row("d_mma_overlap_bf16", prefill, 96.0, ms=1.1),  # median 98
+            row("d_tma_fp16", decode, 60.0),
+            row("d_tma_bf16", (1024, 1024, 1024), 10.0),
+        ],
+        str(tmp_path),
+    )  # no model's shape: in no model row
     lines = headline_table(str(tmp_path)).splitlines()
     models = [line.split(" | ") for line in lines if "| Llama-3-8B |" in line]
     assert [m[3] for m in models] == ["bf16", "fp16"]
@@ -55,4 +82,3 @@ def test_headline_adds_one_row_per_gpu_llm_model_family_and_precision(tmp_path):
     assert bf16[4] == "2 of 24" and bf16[5] == f"{math.sqrt(80.0 * 98.0):.1f}"
     assert bf16[6] == "" and bf16[7] == "80.0 at 1x1024x4096 |"  # no vendor rows: no % of vendor best
     assert not any("Qwen2.5-7B" in line or "Llama-3.1-70B" in line for line in lines)
-

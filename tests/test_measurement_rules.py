@@ -1,4 +1,5 @@
 """Statistics, stopping rules, throttle classification and compare verdicts, from recorded numbers."""
+
 import math
 
 import pytest
@@ -56,10 +57,18 @@ def test_warmup_waits_for_the_clock_to_settle():
 def test_throttle_classes_from_recorded_bitmasks():
     assert reason_names(0x4 | 0x40) == ["sw_power_cap", "hw_thermal_slowdown"]
     assert sample_flags(0x1, 345, 1980)["idle"] and sample_flags(0x1, 345, 1980)["low_clock"]
-    assert sample_flags(0x4, 1900, 1980) == {"idle": False, "power": True, "thermal": False, "hw_slowdown": False, "low_clock": False}
+    assert sample_flags(0x4, 1900, 1980) == {
+        "idle": False,
+        "power": True,
+        "thermal": False,
+        "hw_slowdown": False,
+        "low_clock": False,
+    }
     assert sample_flags(0x20, 1900, 1980)["thermal"] and sample_flags(0x80, 1900, 1980)["hw_slowdown"]
-    samples = [{"reasons": r, "sm_clock_mhz": c, "mem_clock_mhz": 3201.0, "temp_c": t, "power_w": p}
-               for r, c, t, p in [(0, 1980, 40, 500), (0x4, 1700, 45, 700), (0, 1400, 50, 600), (0, 1980, 41, 500)]]
+    samples = [
+        {"reasons": r, "sm_clock_mhz": c, "mem_clock_mhz": 3201.0, "temp_c": t, "power_w": p}
+        for r, c, t, p in [(0, 1980, 40, 500), (0x4, 1700, 45, 700), (0, 1400, 50, 600), (0, 1980, 41, 500)]
+    ]
     s = summarize_samples(samples, 1980.0)
     assert s["telemetry_samples"] == 4 and s["sm_clock_min_mhz"] == 1400 and s["sm_clock_max_mhz"] == 1980
     assert s["clock_event_reasons"] == 0x4 and s["clock_event_names"] == ["sw_power_cap"]
@@ -70,7 +79,9 @@ def test_throttle_classes_from_recorded_bitmasks():
 
 
 def test_measure_options_from_a_plan_table():
-    o = MeasureOptions.from_dict({"mode": "cold", "target_noise": 0.01, "warmup_max_s": 1.5, "throttle_policy": "remeasure"})
+    o = MeasureOptions.from_dict(
+        {"mode": "cold", "target_noise": 0.01, "warmup_max_s": 1.5, "throttle_policy": "remeasure"}
+    )
     assert o.timing.mode == "cold" and o.timing.stopping.target_noise == 0.01 and o.timing.warmup.max_s == 1.5
     assert o.throttle_policy == "remeasure"
     with pytest.raises(ValueError, match="unknown measure option colder"):
@@ -83,8 +94,19 @@ def test_measure_options_from_a_plan_table():
 
 def _row(ms, spread=0.001, run="a", repeat=0, uuid="GPU-1", stage="naive", n=20):
     samples = [ms * (1 + spread * ((i % 5) - 2) / 2) for i in range(n)]
-    return {"run_id": run, "repeat": repeat, "gpu_uuid": uuid, "gpu_model": "H200", "stage": stage, "m": 1024, "n": 1024,
-            "k": 1024, "status": "ok", "samples_ms": samples, "median_ms": sorted(samples)[n // 2]}
+    return {
+        "run_id": run,
+        "repeat": repeat,
+        "gpu_uuid": uuid,
+        "gpu_model": "H200",
+        "stage": stage,
+        "m": 1024,
+        "n": 1024,
+        "k": 1024,
+        "status": "ok",
+        "samples_ms": samples,
+        "median_ms": sorted(samples)[n // 2],
+    }
 
 
 def _quiet_history():
@@ -92,8 +114,14 @@ def _quiet_history():
     0.1 % apart."""
     from farm.analysis.noise import NoiseModel
 
-    return NoiseModel.learn([{**_row(0.9 + 0.0009 * ((r + run) % 3 - 1), run=f"h{run}", repeat=r), "m": 64 * c, "git_commit": "x"}
-                             for c in range(1, 31) for run in range(2) for r in range(3)])
+    return NoiseModel.learn(
+        [
+            {**_row(0.9 + 0.0009 * ((r + run) % 3 - 1), run=f"h{run}", repeat=r), "m": 64 * c, "git_commit": "x"}
+            for c in range(1, 31)
+            for run in range(2)
+            for r in range(3)
+        ]
+    )
 
 
 def test_compare_verdicts():
@@ -112,8 +140,14 @@ def test_compare_verdicts():
 
 
 def test_aa_and_gpu_to_gpu_pairs_and_summary():
-    rows = [_row(1.0, repeat=0), _row(1.0005, repeat=1), _row(1.2, repeat=2),
-            _row(1.0, uuid="GPU-2"), _row(2.0, stage="tiled"), {**_row(1.0, repeat=3), "status": "failed_verification"}]
+    rows = [
+        _row(1.0, repeat=0),
+        _row(1.0005, repeat=1),
+        _row(1.2, repeat=2),
+        _row(1.0, uuid="GPU-2"),
+        _row(2.0, stage="tiled"),
+        {**_row(1.0, repeat=3), "status": "failed_verification"},
+    ]
     aa = compare.compare_repeats(rows, "a", model=_quiet_history())
     assert len(aa) == 3 + 0  # repeats 0,1,2 of naive on GPU-1 (tiled and GPU-2 have one repeat each)
     s = compare.summary(aa)

@@ -1,4 +1,5 @@
 """Plans are data: a plan or --measurer picks a measurer by name from a fixed registry, checked before Ray starts."""
+
 import pytest
 
 import farm.sweep
@@ -17,13 +18,16 @@ def test_a_registered_name_is_a_valid_plan_field():
     assert measurers.path_of("standin") == "farm.cluster.standin:StandinMeasurer"
 
 
-@pytest.mark.parametrize("name, match", [
-    ("gpu2", r"unknown|not a known measurer"),
-    ("farm.cluster.standin:StandinMeasurer", "cannot give an import path"),
-    ("os:system", "cannot give an import path"),
-    ("farm.measure.gpu:GpuMeasurer", "cannot give an import path"),
-    (42, "not a known measurer"),
-])
+@pytest.mark.parametrize(
+    "name, match",
+    [
+        ("gpu2", r"unknown|not a known measurer"),
+        ("farm.cluster.standin:StandinMeasurer", "cannot give an import path"),
+        ("os:system", "cannot give an import path"),
+        ("farm.measure.gpu:GpuMeasurer", "cannot give an import path"),
+        (42, "not a known measurer"),
+    ],
+)
 def test_anything_else_is_one_plan_error_listing_the_valid_names(name, match):
     with pytest.raises(PlanError, match=match) as err:
         load_plan(sizes=[64], measurer=name)

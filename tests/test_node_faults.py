@@ -5,6 +5,7 @@ outright (no graceful shutdown). The head checks its nodes' health every second 
 failures (Ray's default: 3 s and 5): the driver learns of the worker's death at once, when its connection closes,
 and of its node's some 5 s later, as on a real cluster, only sooner.
 """
+
 from __future__ import annotations
 
 import threading
@@ -21,17 +22,35 @@ from farm.sweep import NOT_RUN, OK, main, runtime_env
 
 H200 = {"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"}
 # 2 stages x 50 shapes x 20 repeats of the stand-in's 10 ms: 2000 cells, about 20 s of GPU time on this machine.
-PLAN = ["--kernels", "naive", "--sizes", ",".join(str(8 * i) for i in range(1, 51)), "--repeats", "20",
-        "--measurer", "standin", "--flush-every", "1"]
+PLAN = [
+    "--kernels",
+    "naive",
+    "--sizes",
+    ",".join(str(8 * i) for i in range(1, 51)),
+    "--repeats",
+    "20",
+    "--measurer",
+    "standin",
+    "--flush-every",
+    "1",
+]
 CELLS = 2 * 50 * 20
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "include_dashboard": False,
-        "_system_config": {"health_check_period_ms": 1000, "health_check_failure_threshold": 5,
-                           "health_check_initial_delay_ms": 0}})
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 1,
+            "include_dashboard": False,
+            "_system_config": {
+                "health_check_period_ms": 1000,
+                "health_check_failure_threshold": 5,
+                "health_check_initial_delay_ms": 0,
+            },
+        },
+    )
     ray.init(address=c.address, log_to_driver=False, runtime_env=runtime_env())
     yield c
     ray.shutdown()
@@ -68,8 +87,9 @@ def sweeping(out: Path, *flags: str) -> tuple[threading.Thread, list[int]]:
     return thread, status
 
 
-def test_shard_node_lost_mid_sweep_its_cells_go_to_the_other_gpus_and_a_new_gpu_joins(cluster, gpu_nodes, tmp_path,
-                                                                                       caplog):
+def test_shard_node_lost_mid_sweep_its_cells_go_to_the_other_gpus_and_a_new_gpu_joins(
+    cluster, gpu_nodes, tmp_path, caplog
+):
     gpu_nodes()
     doomed = gpu_nodes()
     cluster.wait_for_nodes()
@@ -81,7 +101,9 @@ def test_shard_node_lost_mid_sweep_its_cells_go_to_the_other_gpus_and_a_new_gpu_
     assert "is given up" in caplog.text and "queued cells go to the other" in caplog.text
     # The worker's death came first and was counted against its cells, then taken back once its node was known dead.
     assert "died running" in caplog.text and "its last death is not counted against" in caplog.text
-    assert "joined the cluster and takes cells" in caplog.text and "given up: its node" in caplog.text  # log and summary
+    assert (
+        "joined the cluster and takes cells" in caplog.text and "given up: its node" in caplog.text
+    )  # log and summary
     got = read_table(str(tmp_path)).to_pylist()
     keys = Counter((r["stage"], r["m"], r["repeat"]) for r in got)
     assert len(keys) == CELLS and set(keys.values()) == {1}  # every cell exactly once

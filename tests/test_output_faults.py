@@ -1,5 +1,6 @@
 """Faults met before a cell runs or while rows are written, no Ray cluster needed: bad plans, an output that
 cannot take rows (up front or mid-sweep), a Ray address that does not answer, no GPU."""
+
 from __future__ import annotations
 
 import logging
@@ -97,20 +98,27 @@ def test_a_write_failing_after_some_partitions_never_writes_a_row_twice(tmp_path
 BAD_PLANS = [
     ("measure = 5\n", "measure: Input should be a valid dictionary"),
     ('sizes = ["3000000000x1x1"]\n', "int32"),
-    ("sizes = [1000000]\n", "1000000x1000000x1000000 needs 24001 GB of device memory, more than any GPU the farm knows has"),
+    (
+        "sizes = [1000000]\n",
+        "1000000x1000000x1000000 needs 24001 GB of device memory, more than any GPU the farm knows has",
+    ),
     ("[measure]\ntarget_noise = -1\n", "measure.target_noise: Input should be greater than 0"),
     ('[measure]\nmin_samples = "ten"\n', "measure.min_samples: Input should be a valid integer"),
     ("[measure]\nmax_time_s = 0\n", "measure.max_time_s: Input should be greater than 0"),
     ('[measure]\ntelemetry = "yes"\n', "measure.telemetry: Input should be a valid boolean"),
-    ("[measure]\ntelemetry_interval_s = 0\n", "measure.telemetry_interval_s: Input should be greater than or equal to 0.001"),
+    (
+        "[measure]\ntelemetry_interval_s = 0\n",
+        "measure.telemetry_interval_s: Input should be greater than or equal to 0.001",
+    ),
     ('run_id = "../elsewhere"\n', "run_id: '../elsewhere' is not a safe path component"),
     ('gpus = "H100"\nsizes = [100000]\n', "more than the largest GPU of H100 has (80 GB)"),
 ]
 
 
 @pytest.mark.parametrize("text, message", BAD_PLANS)
-def test_a_bad_plan_is_one_message_per_problem_exit_2_nothing_written_and_ray_never_started(tmp_path, monkeypatch,
-                                                                                            caplog, text, message):
+def test_a_bad_plan_is_one_message_per_problem_exit_2_nothing_written_and_ray_never_started(
+    tmp_path, monkeypatch, caplog, text, message
+):
     monkeypatch.setattr(sweep, "connect", lambda address: pytest.fail("Ray was started"))
     plan = tmp_path / "plan.toml"
     plan.write_text('kernels = ["naive"]\n' + ("" if "sizes" in text else "sizes = [64]\n") + text)
@@ -128,7 +136,11 @@ def test_every_problem_of_a_plan_is_listed_once(tmp_path, monkeypatch, caplog):
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
     lines = record.getMessage().splitlines()[1:]
     assert len(lines) == 4 and [line.strip().split(":")[0] for line in lines] == [
-        "repeats", "unknown plan field colour; valid", "measure.target_noise", "measure.telemetry"]
+        "repeats",
+        "unknown plan field colour; valid",
+        "measure.target_noise",
+        "measure.telemetry",
+    ]
 
 
 def test_an_existing_file_as_output_is_an_error_before_ray_starts(tmp_path, monkeypatch, caplog):
@@ -141,8 +153,10 @@ def test_an_existing_file_as_output_is_an_error_before_ray_starts(tmp_path, monk
 
 def test_a_wrong_address_fails_within_30_s_with_one_clear_message(tmp_path, caplog):
     began = time.monotonic()
-    assert sweep.main(["--kernels", "naive", "--sizes", "64", "--output", str(tmp_path), "--address",
-                       "127.0.0.1:1"]) == sweep.NOTHING_RAN
+    assert (
+        sweep.main(["--kernels", "naive", "--sizes", "64", "--output", str(tmp_path), "--address", "127.0.0.1:1"])
+        == sweep.NOTHING_RAN
+    )
     assert time.monotonic() - began < 30
     assert "no Ray cluster answers at 127.0.0.1:1" in caplog.text
 
@@ -163,12 +177,15 @@ def test_only_the_cluster_ray_start_made_is_joined_unasked(monkeypatch):
     assert sweep._ray_start_address() is None
 
 
-@pytest.mark.parametrize("own_ray, message", [
-    (True, "no GPU on this machine: Ray found none"),
-    (False, "the Ray cluster has no GPU: none of its 2 alive node(s) declares a GPU resource"),
-])
+@pytest.mark.parametrize(
+    "own_ray, message",
+    [
+        (True, "no GPU on this machine: Ray found none"),
+        (False, "the Ray cluster has no GPU: none of its 2 alive node(s) declares a GPU resource"),
+    ],
+)
 def test_no_gpu_in_the_cluster_is_one_message(monkeypatch, own_ray, message):
-    monkeypatch.setattr(fleet, "gpu_nodes", lambda: [])
+    monkeypatch.setattr(fleet, "gpu_nodes", list)
     monkeypatch.setattr(fleet.ray, "nodes", lambda: [{"Alive": True}, {"Alive": True}, {"Alive": False}])
     with pytest.raises(SweepError) as err:
         start_workers(WorkerSpec("standin"), (), 10, none_here=own_ray)
@@ -176,7 +193,9 @@ def test_no_gpu_in_the_cluster_is_one_message(monkeypatch, own_ray, message):
 
 
 def test_bench_without_a_gpu_is_one_line(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "_no_gpu", lambda: "CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected")
+    monkeypatch.setattr(
+        cli, "_no_gpu", lambda: "CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected"
+    )
     assert cli.main(["bench", "--kernels", "naive", "--sizes", "64", "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "needs an NVIDIA GPU and its driver" in err
@@ -209,7 +228,9 @@ def test_an_address_where_something_else_listens_fails_within_30_s(tmp_path, mon
         listening.listen()
         address = f"127.0.0.1:{listening.getsockname()[1]}"
         began = time.monotonic()
-        assert sweep.main(["--kernels", "naive", "--sizes", "64", "--output", str(tmp_path), "--address",
-                           address]) == sweep.NOTHING_RAN
+        assert (
+            sweep.main(["--kernels", "naive", "--sizes", "64", "--output", str(tmp_path), "--address", address])
+            == sweep.NOTHING_RAN
+        )
     assert time.monotonic() - began < 30
     assert f"no Ray cluster answers at {address} (something listens there, but no gRPC server" in caplog.text

@@ -6,6 +6,7 @@ dependencies, the GPU libraries in every CUDA extra, PyTorch and Triton in the t
 the core or the dashboard extra. Every core dependency must be one the farm imports, so that nothing the
 dashboard alone needs weighs on every GPU host.
 """
+
 from __future__ import annotations
 
 import ast
@@ -68,8 +69,11 @@ def _imported(tree: ast.AST) -> set[str]:
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names |= {f"{node.module}.{a.name}" for a in node.names}  # `from cuda import pathfinder`: cuda.pathfinder
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-                "import_module", "__import__") and node.args:
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) in ("import_module", "__import__")
+            and node.args
+        ):
             arg = node.args[0]
             if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
                 arg = arg.values[0]  # f"nvmath.bindings.{name}": its literal start
@@ -100,8 +104,10 @@ def misdeclared(found: dict[str, set[str]]) -> list[str]:
     for module, files in sorted(found.items()):
         key = _provider_key(module)
         if key is None:
-            problems.append(f"{module} (imported by {sorted(files)}): unknown; add its distribution to PROVIDERS "
-                            "and declare it in pyproject.toml")
+            problems.append(
+                f"{module} (imported by {sorted(files)}): unknown; add its distribution to PROVIDERS "
+                "and declare it in pyproject.toml"
+            )
             continue
         dists = PROVIDERS[key]
         if key in GPU:
@@ -135,8 +141,10 @@ def test_every_core_dependency_is_one_the_farm_imports():
 
 
 def test_the_check_sees_what_it_must():
-    tree = ast.parse("import os\nimport pandas as pd\nfrom cuda.bindings import driver\n"
-                     "def f(name):\n    import importlib\n    return importlib.import_module(f'nvmath.bindings.{name}')\n")
+    tree = ast.parse(
+        "import os\nimport pandas as pd\nfrom cuda.bindings import driver\n"
+        "def f(name):\n    import importlib\n    return importlib.import_module(f'nvmath.bindings.{name}')\n"
+    )
     assert _imported(tree) == {"os", "pandas", "cuda.bindings.driver", "importlib", "nvmath.bindings"}
     assert misdeclared({"leftpad": {"farm/x.py"}})[0].startswith("leftpad")
     assert misdeclared({"altair": {"farm/cli.py"}}) == ["altair (imported by ['farm/cli.py']): not a core dependency"]
@@ -146,8 +154,10 @@ def test_the_check_sees_what_it_must():
 
 def test_the_package_carries_the_repos_plans():
     assert PLANS.resolve() == (ROOT / "plans").resolve()  # farm/plans links to plans/, which setuptools copies
-    assert "plans/*.toml" in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-data"]["farm"]
+    assert (
+        "plans/*.toml"
+        in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["farm"]
+    )
 
 
 @pytest.mark.parametrize("name", ["quick", "quick.toml", "plans/quick.toml"])

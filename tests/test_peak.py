@@ -1,5 +1,6 @@
 """The peak table (farm/data/peak.py) against the throughputs NVIDIA publishes, the roofline's intensity, and the
 % of peak the dashboard and `farm report` derive from a row."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -53,7 +54,10 @@ def test_no_peak_without_an_entry_or_a_clock():
     assert peak.peak_tflops("sm_75", "fp16", 40, 1590) is None
     assert peak.peak_tflops("sm_90", "fp8", 132, 1980) is None
     assert peak.peak_tflops("sm_89", "fp8_e4m3", 128, 2520) is None  # FP8 known for Hopper alone so far
-    assert peak.peak_tflops("sm_90", "fp32", 132, None) is None and peak.peak_tflops("sm_90", "fp32", 132, float("nan")) is None
+    assert (
+        peak.peak_tflops("sm_90", "fp32", 132, None) is None
+        and peak.peak_tflops("sm_90", "fp32", 132, float("nan")) is None
+    )
     assert peak.arch_of(None, "10.0") == "sm_100" and peak.arch_of("sm_90", "9.0") == "sm_90"
 
 
@@ -64,8 +68,15 @@ def test_intensity_counts_each_operand_once_and_fp32_output():
 
 
 def test_pct_of_peak_of_a_row():
-    row = {"arch": "sm_90", "dtype": "bf16", "sm_count": 132, "max_sm_clock_mhz": 1980.0, "gpu_name": "NVIDIA H200",
-           "flops": 2 * 4096**3, "median_ms": 0.25}
+    row = {
+        "arch": "sm_90",
+        "dtype": "bf16",
+        "sm_count": 132,
+        "max_sm_clock_mhz": 1980.0,
+        "gpu_name": "NVIDIA H200",
+        "flops": 2 * 4096**3,
+        "median_ms": 0.25,
+    }
     tflops = 2 * 4096**3 / 0.25e9
     assert peak.pct_of_peak(row) == pytest.approx(100 * tflops / (4096 * 132 * 1980e6 / 1e12))
     assert peak.pct_of_peak({**row, "max_sm_clock_mhz": None}) is None
@@ -75,9 +86,25 @@ def test_pct_of_peak_of_a_row():
 def test_dashboard_peak_columns_and_roofs():
     from dashboard.views import peak as peak_page
 
-    rows = pd.DataFrame([{"gpu_model": "H200", "gpu_name": "NVIDIA H200", "arch": "sm_90", "compute_capability": "9.0",
-                          "dtype": d, "sm_count": 132, "max_sm_clock_mhz": 1980.0, "m": 4096, "n": 4096, "k": 4096,
-                          "flops": 2 * 4096**3, "median_ms": ms} for d, ms in (("fp32", 3.0), ("bf16", 0.25))])
+    rows = pd.DataFrame(
+        [
+            {
+                "gpu_model": "H200",
+                "gpu_name": "NVIDIA H200",
+                "arch": "sm_90",
+                "compute_capability": "9.0",
+                "dtype": d,
+                "sm_count": 132,
+                "max_sm_clock_mhz": 1980.0,
+                "m": 4096,
+                "n": 4096,
+                "k": 4096,
+                "flops": 2 * 4096**3,
+                "median_ms": ms,
+            }
+            for d, ms in (("fp32", 3.0), ("bf16", 0.25))
+        ]
+    )
     out = peak_page.with_peak(rows)
     assert list(out["pct_of_peak"]) == [pytest.approx(peak.pct_of_peak(r)) for r in rows.to_dict("records")]
     assert list(out["bandwidth_tbs"]) == [4.8, 4.8]
@@ -86,7 +113,9 @@ def test_dashboard_peak_columns_and_roofs():
     roofs = peak_page.roofs(table.reset_index(), 1.0, 10_000.0)
     low = roofs[roofs["intensity"] == roofs["intensity"].min()]
     assert list(low["tflops"]) == pytest.approx([4.8, 4.8]), "memory-bound left of the ridge: 4.8 TB/s x 1 FLOP/byte"
-    assert list(roofs.groupby("dtype")["tflops"].max()) == pytest.approx(list(table["peak_tflops"].reindex(["bf16", "fp32"])))
+    assert list(roofs.groupby("dtype")["tflops"].max()) == pytest.approx(
+        list(table["peak_tflops"].reindex(["bf16", "fp32"]))
+    )
 
 
 def test_the_dataset_card_shows_the_table_in_the_code():

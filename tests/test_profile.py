@@ -1,5 +1,6 @@
 """The Nsight Compute pass without a GPU: parsing ncu's raw CSV, the ncu command through a fake ncu,
 the skip paths, the profile table's round trip, and the counters that moved per ladder step."""
+
 from __future__ import annotations
 
 import json
@@ -19,20 +20,35 @@ from farm.cells import Cell
 from farm.data.dataset import PROFILE, exists, read_table, write_table
 from farm.data.profile_metrics import DERIVED, METRICS, QUANTITIES, metrics_markdown
 from farm.data.schema import PROFILE_SCHEMA, SCHEMA_VERSION, profile_columns_markdown
-from farm.measure.ncu import (NcuMissing, classify_failure, find_ncu, named_metrics, parse_query_metrics, parse_raw_csv,
-                              parse_value)
+from farm.measure.ncu import (
+    NcuMissing,
+    classify_failure,
+    find_ncu,
+    named_metrics,
+    parse_query_metrics,
+    parse_raw_csv,
+    parse_value,
+)
 from farm.measure.profiler import Profiler
 from kernels.registry import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = {s.name: s for s in catalog()}
-DEVICE = {"host": "h200-a", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-7f3e", "gpu_index": 0,
-          "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132}
+DEVICE = {
+    "host": "h200-a",
+    "gpu_name": "NVIDIA H200",
+    "gpu_model": "H200",
+    "gpu_uuid": "GPU-7f3e",
+    "gpu_index": 0,
+    "compute_capability": "9.0",
+    "arch": "sm_90",
+    "sm_count": 132,
+}
 BY_QUANTITY = {s.quantity: s for s in METRICS}
 
 # What ncu 2025.3 prints for `--csv --page raw` (auto units, as without --print-units base) on the
 # two launches of split-K: ==PROF== progress lines, a header, a units row, one row per launch.
-RAW_SPLITK = '''==PROF== Connected to process 48211 (/usr/bin/python3.11)
+RAW_SPLITK = """==PROF== Connected to process 48211 (/usr/bin/python3.11)
 ==PROF== Profiling "sgemm_splitk_partial" - 0: 0%....50%....100% - 11 passes
 ==PROF== Profiling "sgemm_splitk_reduce" - 1: 0%....50%....100% - 11 passes
 ==PROF== Disconnected from process 48211
@@ -40,15 +56,19 @@ RAW_SPLITK = '''==PROF== Connected to process 48211 (/usr/bin/python3.11)
 "","","","","","","","","","","","Mbyte","%","usecond","","register/thread","%","%","%"
 "0","48211","python3.11","127.0.0.1","sgemm_splitk_partial","1","7","(256, 1, 1)","(32, 16, 4)","0","9.0","67.11","12.85","1,523.74","1,048,576","128","78.31","61.20","0"
 "1","48211","python3.11","127.0.0.1","sgemm_splitk_reduce","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","268.44","88.02","45.89","0","16","12.10","9.75","n/a"
-'''
+"""
 
 UNITS = {"pct": "%", "bytes": "byte", "time": "nsecond", "per_thread": "register/thread", "count": ""}
-NCU_VERSION_TEXT = ("NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\n"
-                    "Version 2025.3.0.0 (build 36273991) (public-release)\n")
-PERM_TEXT = ("==PROF== Connected to process 5120 (/usr/bin/python3.11)\n"
-             "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters "
-             "on the target device 0. For instructions on enabling permissions and to get more information see "
-             "https://developer.nvidia.com/ERR_NVGPUCTRPERM\n==PROF== Disconnected from process 5120\n")
+NCU_VERSION_TEXT = (
+    "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\n"
+    "Version 2025.3.0.0 (build 36273991) (public-release)\n"
+)
+PERM_TEXT = (
+    "==PROF== Connected to process 5120 (/usr/bin/python3.11)\n"
+    "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters "
+    "on the target device 0. For instructions on enabling permissions and to get more information see "
+    "https://developer.nvidia.com/ERR_NVGPUCTRPERM\n==PROF== Disconnected from process 5120\n"
+)
 
 
 def _number(value: float) -> str:
@@ -60,15 +80,45 @@ def raw_csv(kernels: list[tuple[str, dict[str, float | None]]], pid: int = 48211
     """ncu's raw page (base units) for launches given as (kernel name, {metric: value})."""
     columns = sorted({m for _, metrics in kernels for m in metrics})
     unit = {s.metric: "sector" if s.metric.startswith("l1tex__t_sectors") else UNITS[s.kind] for s in METRICS}
-    head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-            "Grid Size", "Device", "CC"]
+    head = [
+        "ID",
+        "Process ID",
+        "Process Name",
+        "Host Name",
+        "Kernel Name",
+        "Context",
+        "Stream",
+        "Block Size",
+        "Grid Size",
+        "Device",
+        "CC",
+    ]
     quote = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
-    lines = [f"==PROF== Connected to process {pid} (/usr/bin/python3.11)", quote(head + columns),
-             quote([""] * len(head) + [unit.get(c, "") for c in columns])]
+    lines = [
+        f"==PROF== Connected to process {pid} (/usr/bin/python3.11)",
+        quote(head + columns),
+        quote([""] * len(head) + [unit.get(c, "") for c in columns]),
+    ]
     for i, (name, metrics) in enumerate(kernels):
         values = ["n/a" if metrics.get(c) is None else _number(metrics[c]) for c in columns]
-        lines.append(quote([str(i), str(pid), "python3.11", "127.0.0.1", name, "1", "7", "(128, 1, 1)", "(64, 32, 1)",
-                            "0", "9.0", *values]))
+        lines.append(
+            quote(
+                [
+                    str(i),
+                    str(pid),
+                    "python3.11",
+                    "127.0.0.1",
+                    name,
+                    "1",
+                    "7",
+                    "(128, 1, 1)",
+                    "(64, 32, 1)",
+                    "0",
+                    "9.0",
+                    *values,
+                ]
+            )
+        )
     lines.append(f"==PROF== Disconnected from process {pid}")
     return "\n".join(lines) + "\n"
 
@@ -84,7 +134,9 @@ def no_ncu(monkeypatch) -> None:
     monkeypatch.delenv("GEMM_FARM_NCU", raising=False)
 
 
-def records_of(stage: str, launches: list[dict[str, float]], m: int = 2048, run_id: str = "r1", device=None) -> list[dict]:
+def records_of(
+    stage: str, launches: list[dict[str, float]], m: int = 2048, run_id: str = "r1", device=None
+) -> list[dict]:
     """Profile records of one cell built from rendered raw CSV, as the profiler builds them."""
     s = STAGES[stage]
     expected = [] if s.is_baseline else [l.kernel for l in s.launches]  # a library's kernels are its own
@@ -96,6 +148,7 @@ def records_of(stage: str, launches: list[dict[str, float]], m: int = 2048, run_
 
 
 # --------------------------------------------------------------------------------------- parsing
+
 
 def test_raw_csv_parses_each_launch_with_base_units():
     kernels = parse_raw_csv(RAW_SPLITK)
@@ -133,7 +186,10 @@ def test_failures_are_classified():
     status, reason = classify_failure("==ERROR== LibraryNotLoaded: could not load libnvperf_host.so\n")
     assert status == "ncu_unusable" and "LibraryNotLoaded" in reason
     bad = "==ERROR== Failed to find metric sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active\n"
-    assert classify_failure(bad) == ("ncu_failed", "Failed to find metric sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
+    assert classify_failure(bad) == (
+        "ncu_failed",
+        "Failed to find metric sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    )
     assert classify_failure("==PROF== Disconnected from process 1\n") is None
 
 
@@ -142,20 +198,32 @@ def test_rejected_metrics_are_found_by_whole_name():
     said = "Failed to find metric l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
     assert named_metrics(metrics, said) == {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"}
     assert named_metrics(metrics, "metric sm__pipe_tensor_op_gmma_cycles_active not found") == {
-        "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"}
+        "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
+    }
 
 
 def test_query_metrics_listing():
-    text = ("Device NVIDIA H200 (GH100)\n" + "-" * 40 + "\nMetric Name      Metric Description\n"
-            "dram__bytes_read     # of bytes read from DRAM\nsm__pipe_tensor_op_gmma_cycles_active   # of cycles ...\n")
+    text = (
+        "Device NVIDIA H200 (GH100)\n" + "-" * 40 + "\nMetric Name      Metric Description\n"
+        "dram__bytes_read     # of bytes read from DRAM\nsm__pipe_tensor_op_gmma_cycles_active   # of cycles ...\n"
+    )
     assert parse_query_metrics(text) == {"dram__bytes_read", "sm__pipe_tensor_op_gmma_cycles_active"}
 
 
 # --------------------------------------------------------------------------------------- records
 
+
 def test_records_name_kernels_by_launch_order_and_derive_ratios():
-    launch = metrics_for(duration=2.0e6, lsu_pipe_pct=55.2, registers=255, gst_sectors=1000, gst_bytes=32000,
-                         gst_data_bytes=16000, shared_bank_conflicts=50, shared_wavefronts=1000)
+    launch = metrics_for(
+        duration=2.0e6,
+        lsu_pipe_pct=55.2,
+        registers=255,
+        gst_sectors=1000,
+        gst_bytes=32000,
+        gst_data_bytes=16000,
+        shared_bank_conflicts=50,
+        shared_wavefronts=1000,
+    )
     records = records_of("regblock", [launch])
     by_q = {r["quantity"]: r for r in records}
     assert {r["kernel"] for r in records} == {"sgemm_regblock"} and {r["launch_index"] for r in records} == {0}
@@ -165,7 +233,9 @@ def test_records_name_kernels_by_launch_order_and_derive_ratios():
     assert by_q["gst_bytes_per_sector"]["value"] == 32.0
     assert by_q["gst_used_bytes_per_sector"]["value"] == 16.0
     assert by_q["shared_bank_conflict_pct"]["value"] == 5.0
-    assert by_q["shared_bank_conflict_pct"]["metric"].startswith("100 * l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum / ")
+    assert by_q["shared_bank_conflict_pct"]["metric"].startswith(
+        "100 * l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum / "
+    )
     assert all(r["status"] == "ok" and r["gpu_uuid"] == "GPU-7f3e" and r["m"] == 2048 for r in records)
 
 
@@ -177,6 +247,7 @@ def test_na_is_an_unavailable_row_not_a_zero():
 
 # --------------------------------------------------------------------------------------- skip paths
 
+
 def test_without_ncu_every_cell_gets_a_reason(monkeypatch, tmp_path):
     no_ncu(monkeypatch)
     with pytest.raises(NcuMissing, match="not on PATH"):
@@ -184,8 +255,11 @@ def test_without_ncu_every_cell_gets_a_reason(monkeypatch, tmp_path):
     profiler = Profiler(DEVICE)
     cells = [Cell("naive", 256, 256, 256), Cell("cublas_fp32", 256, 256, 256), Cell("gmem_vec", 255, 255, 255)]
     records = profiler.run(cells, "r-skip")
-    assert [(r["stage"], r["status"]) for r in records] == [("naive", "no_ncu"), ("cublas_fp32", "no_ncu"),
-                                                           ("gmem_vec", "skipped")]
+    assert [(r["stage"], r["status"]) for r in records] == [
+        ("naive", "no_ncu"),
+        ("cublas_fp32", "no_ncu"),
+        ("gmem_vec", "skipped"),
+    ]
     assert "ncu (Nsight Compute CLI) not found" in records[0]["status_reason"]
     assert "multiple of 4" in records[2]["status_reason"]
     assert all(r["quantity"] is None and r["value"] is None for r in records)
@@ -205,7 +279,7 @@ def test_ncu_can_be_switched_off_and_pointed_at(monkeypatch, tmp_path):
 
 # A stand-in for ncu: answers --version and --query-metrics, logs each call, and for a
 # profiling call writes the report its state directory holds to --log-file (or fails as told).
-FAKE_NCU = '''#!{python}
+FAKE_NCU = """#!{python}
 import json, os, subprocess, sys
 args = sys.argv[1:]
 state = os.environ["FAKE_NCU_STATE"]
@@ -228,7 +302,7 @@ if mode == "reject_once" and calls == 1:
     sys.exit(1)
 open(log, "w").write(open(os.path.join(state, "report.csv")).read())
 print("GEMM_FARM_PROFILE_CHILD " + open(os.path.join(state, "marker.json")).read().strip())
-'''
+"""
 
 
 @pytest.fixture
@@ -242,8 +316,11 @@ def fake_ncu(tmp_path, monkeypatch):
     (state / "version.txt").write_text(NCU_VERSION_TEXT)
     # This chip lists every metric but the aggregate tensor pipe.
     listed = [s.metric.split(".")[0] for s in METRICS if s.quantity != "tensor_any_pipe_pct"]
-    (state / "query.txt").write_text("Device NVIDIA H200 (GH100)\nMetric Name   Metric Description\n"
-                                     + "\n".join(f"{m}    # a description" for m in listed) + "\n")
+    (state / "query.txt").write_text(
+        "Device NVIDIA H200 (GH100)\nMetric Name   Metric Description\n"
+        + "\n".join(f"{m}    # a description" for m in listed)
+        + "\n"
+    )
     (state / "perm.txt").write_text(PERM_TEXT)
     (state / "mode.txt").write_text("ok")
     monkeypatch.setenv("FAKE_NCU_STATE", str(state))
@@ -267,20 +344,31 @@ def fake_ncu(tmp_path, monkeypatch):
 
 
 def test_profiling_a_cell_through_ncu(fake_ncu):
-    fake_ncu.report([("sgemm_splitk_partial", metrics_for(duration=3e6, lsu_pipe_pct=60.0, tensor_pipe_pct=0.0)),
-                     ("sgemm_splitk_reduce", metrics_for(duration=1e6, lsu_pipe_pct=10.0, tensor_pipe_pct=0.0))],
-                    ["sgemm_splitk_partial", "sgemm_splitk_reduce"])
+    fake_ncu.report(
+        [
+            ("sgemm_splitk_partial", metrics_for(duration=3e6, lsu_pipe_pct=60.0, tensor_pipe_pct=0.0)),
+            ("sgemm_splitk_reduce", metrics_for(duration=1e6, lsu_pipe_pct=10.0, tensor_pipe_pct=0.0)),
+        ],
+        ["sgemm_splitk_partial", "sgemm_splitk_reduce"],
+    )
     profiler = Profiler(DEVICE)
     assert profiler.version == "2025.3.0.0"
     records = profiler.profile(Cell("splitk", 2048, 2048, 2048), "r-ncu")
     (args,) = fake_ncu.calls()
-    for flag in (["--csv"], ["--page", "raw"], ["--clock-control", "none"], ["--target-processes", "all"],
-                 ["--profile-from-start", "off"], ["--launch-count", "2"], ["--print-units", "base"]):
-        assert any(args[i:i + len(flag)] == flag for i in range(len(args))), flag
+    for flag in (
+        ["--csv"],
+        ["--page", "raw"],
+        ["--clock-control", "none"],
+        ["--target-processes", "all"],
+        ["--profile-from-start", "off"],
+        ["--launch-count", "2"],
+        ["--print-units", "base"],
+    ):
+        assert any(args[i : i + len(flag)] == flag for i in range(len(args))), flag
     metrics = args[args.index("--metrics") + 1].split(",")
     assert "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active" in metrics
     assert "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active" not in metrics  # the chip lacks it
-    program = args[args.index("--log-file") + 2:]
+    program = args[args.index("--log-file") + 2 :]
     assert program[1:3] == ["-m", "farm.measure.profile_child"] and program[program.index("--stage") + 1] == "splitk"
     ok = [r for r in records if r["status"] == "ok"]
     assert {(r["kernel"], r["launch_index"]) for r in ok} == {("sgemm_splitk_partial", 0), ("sgemm_splitk_reduce", 1)}
@@ -330,8 +418,13 @@ def test_the_real_child_runs_under_the_command_ncu_gets(fake_ncu):
 
 
 def test_child_reports_failure_as_a_line():
-    proc = subprocess.run([sys.executable, "-m", "farm.measure.profile_child", "--stage", "naive", "--m", "32", "--n", "32",
-                           "--k", "32"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "farm.measure.profile_child", "--stage", "naive", "--m", "32", "--n", "32", "--k", "32"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     lines = [l for l in proc.stdout.splitlines() if l.startswith("GEMM_FARM_PROFILE_")]
     assert len(lines) == 1
     if proc.returncode == 0:  # a GPU is present
@@ -342,10 +435,15 @@ def test_child_reports_failure_as_a_line():
 
 # --------------------------------------------------------------------------------------- the table
 
+
 def test_profile_table_round_trip(tmp_path):
     records = records_of("regblock", [metrics_for(duration=2e6, lsu_pipe_pct=55.2, registers=255)], run_id="r-rt")
-    records += records_of("tiled", [metrics_for(duration=3e6, lsu_pipe_pct=94.9)], run_id="r-rt",
-                          device={**DEVICE, "gpu_model": "NVIDIA-H100 80GB/HBM3", "gpu_uuid": "GPU-1"})
+    records += records_of(
+        "tiled",
+        [metrics_for(duration=3e6, lsu_pipe_pct=94.9)],
+        run_id="r-rt",
+        device={**DEVICE, "gpu_model": "NVIDIA-H100 80GB/HBM3", "gpu_uuid": "GPU-1"},
+    )
     files = write_table(records, str(tmp_path), PROFILE)
     assert len(files) == 2 and all("/profile/gpu_model=" in f and "/run_id=r-rt/" in f for f in files)
     back = read_table(str(tmp_path), PROFILE)
@@ -385,23 +483,81 @@ def test_every_quantity_is_unique_and_every_kind_known():
 
 # Walk A on one GPU at 2048^3: counters shaped like the write-up's table of "counter that moved".
 WALK_A = {
-    "naive": dict(dram_throughput_pct=21.0, l2_hit_pct=60.0, lsu_pipe_pct=96.0, fma_pipe_pct=9.0, issue_slots_pct=40.0,
-                  registers=38, gst_sectors=131072, gst_bytes=131072 * 32, gst_data_bytes=131072 * 16),
-    "tiled": dict(dram_throughput_pct=43.0, l2_hit_pct=62.0, lsu_pipe_pct=95.2, fma_pipe_pct=20.0, issue_slots_pct=44.0,
-                  registers=40, gst_sectors=131072, gst_bytes=131072 * 32, gst_data_bytes=131072 * 16),
-    "tiled_coalesced": dict(dram_throughput_pct=44.0, l2_hit_pct=63.0, lsu_pipe_pct=94.7, fma_pipe_pct=25.0,
-                            issue_slots_pct=45.0, registers=40, gst_sectors=65536, gst_bytes=65536 * 32,
-                            gst_data_bytes=65536 * 32),
-    "regblock": dict(dram_throughput_pct=40.0, l2_hit_pct=55.0, lsu_pipe_pct=55.2, fma_pipe_pct=39.7, issue_slots_pct=53.5,
-                     registers=255, gst_sectors=65536, gst_bytes=65536 * 32, gst_data_bytes=65536 * 32),
-    "warp_rebalance": dict(dram_throughput_pct=41.0, l2_hit_pct=54.0, lsu_pipe_pct=89.0, fma_pipe_pct=48.6,
-                           issue_slots_pct=68.4, registers=168, gst_sectors=65536, gst_bytes=65536 * 32,
-                           gst_data_bytes=65536 * 32),
-    "bank_pad_vec": dict(dram_throughput_pct=42.0, l2_hit_pct=52.0, lsu_pipe_pct=64.0, fma_pipe_pct=56.3,
-                         issue_slots_pct=70.0, registers=168, gst_sectors=65536, gst_bytes=65536 * 32,
-                         gst_data_bytes=65536 * 32),
-    "cublas_fp32": dict(dram_throughput_pct=30.0, l2_hit_pct=82.0, lsu_pipe_pct=30.0, fma_pipe_pct=80.0,
-                        issue_slots_pct=75.0, registers=122, tensor_pipe_pct=0.0),
+    "naive": dict(
+        dram_throughput_pct=21.0,
+        l2_hit_pct=60.0,
+        lsu_pipe_pct=96.0,
+        fma_pipe_pct=9.0,
+        issue_slots_pct=40.0,
+        registers=38,
+        gst_sectors=131072,
+        gst_bytes=131072 * 32,
+        gst_data_bytes=131072 * 16,
+    ),
+    "tiled": dict(
+        dram_throughput_pct=43.0,
+        l2_hit_pct=62.0,
+        lsu_pipe_pct=95.2,
+        fma_pipe_pct=20.0,
+        issue_slots_pct=44.0,
+        registers=40,
+        gst_sectors=131072,
+        gst_bytes=131072 * 32,
+        gst_data_bytes=131072 * 16,
+    ),
+    "tiled_coalesced": dict(
+        dram_throughput_pct=44.0,
+        l2_hit_pct=63.0,
+        lsu_pipe_pct=94.7,
+        fma_pipe_pct=25.0,
+        issue_slots_pct=45.0,
+        registers=40,
+        gst_sectors=65536,
+        gst_bytes=65536 * 32,
+        gst_data_bytes=65536 * 32,
+    ),
+    "regblock": dict(
+        dram_throughput_pct=40.0,
+        l2_hit_pct=55.0,
+        lsu_pipe_pct=55.2,
+        fma_pipe_pct=39.7,
+        issue_slots_pct=53.5,
+        registers=255,
+        gst_sectors=65536,
+        gst_bytes=65536 * 32,
+        gst_data_bytes=65536 * 32,
+    ),
+    "warp_rebalance": dict(
+        dram_throughput_pct=41.0,
+        l2_hit_pct=54.0,
+        lsu_pipe_pct=89.0,
+        fma_pipe_pct=48.6,
+        issue_slots_pct=68.4,
+        registers=168,
+        gst_sectors=65536,
+        gst_bytes=65536 * 32,
+        gst_data_bytes=65536 * 32,
+    ),
+    "bank_pad_vec": dict(
+        dram_throughput_pct=42.0,
+        l2_hit_pct=52.0,
+        lsu_pipe_pct=64.0,
+        fma_pipe_pct=56.3,
+        issue_slots_pct=70.0,
+        registers=168,
+        gst_sectors=65536,
+        gst_bytes=65536 * 32,
+        gst_data_bytes=65536 * 32,
+    ),
+    "cublas_fp32": dict(
+        dram_throughput_pct=30.0,
+        l2_hit_pct=82.0,
+        lsu_pipe_pct=30.0,
+        fma_pipe_pct=80.0,
+        issue_slots_pct=75.0,
+        registers=122,
+        tensor_pipe_pct=0.0,
+    ),
     # two geometry variants share a position: they are a sweep, not ladder steps
     "geom_64x64x8_8x8": dict(lsu_pipe_pct=50.0, fma_pipe_pct=50.0),
     "geom_128x128x8_8x8": dict(lsu_pipe_pct=40.0, fma_pipe_pct=60.0),
@@ -424,8 +580,12 @@ def _top(steps: list[dict], stage: str) -> list[str]:
 def test_each_ladder_step_names_the_counter_the_write_up_cites(walk_a):
     steps = ladder_moves(walk_a, top=3)
     assert [(s["previous"], s["stage"]) for s in steps] == [
-        ("naive", "tiled"), ("tiled", "tiled_coalesced"), ("tiled_coalesced", "regblock"),
-        ("regblock", "warp_rebalance"), ("warp_rebalance", "bank_pad_vec")]
+        ("naive", "tiled"),
+        ("tiled", "tiled_coalesced"),
+        ("tiled_coalesced", "regblock"),
+        ("regblock", "warp_rebalance"),
+        ("warp_rebalance", "bank_pad_vec"),
+    ]
     assert _top(steps, "tiled")[0] == "dram_throughput_pct"
     assert _top(steps, "tiled_coalesced")[0] == "gst_used_bytes_per_sector"  # 16 -> 32 B/sector: log2 2 = 1
     assert _top(steps, "regblock")[0] == "lsu_pipe_pct"
@@ -449,10 +609,18 @@ def test_one_mover_per_group_and_raw_components_never_ranked(walk_a):
 
 
 def test_ranking_puts_points_and_ratios_on_one_scale():
-    before = {"l2_hit_pct": (30.0, "%", "pct"), "shared_ld_bank_conflicts": (150e6, "", "count"),
-              "registers": (128.0, "register/thread", "per_thread"), "fma_pipe_pct": (40.0, "%", "pct")}
-    after = {"l2_hit_pct": (90.0, "%", "pct"), "shared_ld_bank_conflicts": (48618.0, "", "count"),
-             "registers": (128.0, "register/thread", "per_thread"), "fma_pipe_pct": (45.0, "%", "pct")}
+    before = {
+        "l2_hit_pct": (30.0, "%", "pct"),
+        "shared_ld_bank_conflicts": (150e6, "", "count"),
+        "registers": (128.0, "register/thread", "per_thread"),
+        "fma_pipe_pct": (40.0, "%", "pct"),
+    }
+    after = {
+        "l2_hit_pct": (90.0, "%", "pct"),
+        "shared_ld_bank_conflicts": (48618.0, "", "count"),
+        "registers": (128.0, "register/thread", "per_thread"),
+        "fma_pipe_pct": (45.0, "%", "pct"),
+    }
     moves = compare(before, after, top=None)
     assert [m.quantity for m in moves] == ["shared_ld_bank_conflicts", "l2_hit_pct", "fma_pipe_pct"]
     assert moves[0].score == pytest.approx(abs(math.log2((48618 + 1e4) / (150e6 + 1e4))))
@@ -467,7 +635,10 @@ def test_filters_latest_run_and_other_comparisons(walk_a):
     steps = ladder_moves(walk_a + later)
     regblock = next(s for s in steps if s["stage"] == "regblock")
     assert regblock["run_id"] == "r2" and regblock["moves"][0]["after"] == 50.0  # the latest profile of the cell
-    assert next(s for s in ladder_moves(walk_a + later, run_id="r1") if s["stage"] == "regblock")["moves"][0]["after"] == 55.2
+    assert (
+        next(s for s in ladder_moves(walk_a + later, run_id="r1") if s["stage"] == "regblock")["moves"][0]["after"]
+        == 55.2
+    )
     assert ladder_moves(walk_a, family="simt_fp32", shape=(1024, 1024, 1024)) == []
     assert ladder_moves(walk_a, gpu_model="H100") == []
     (vs_cublas,) = stage_moves(walk_a, "bank_pad_vec", "cublas_fp32")
@@ -486,13 +657,15 @@ def test_status_rows_and_missing_stages_do_not_make_steps(walk_a, monkeypatch):
 
 # --------------------------------------------------------------------------------------- entry points
 
+
 def test_cli_has_a_profile_command_with_clear_errors(capsys):
     from farm.cli import main
 
     assert main(["profile", "--sizes", "0"]) == 2
     assert "dimensions must be positive" in capsys.readouterr().err
-    out = subprocess.run([sys.executable, "-m", "farm", "profile", "--help"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "farm", "profile", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0 and "--ncu" in out.stdout and "--run-id" in out.stdout
 
 
@@ -513,15 +686,20 @@ def test_profile_command_is_the_sweeps_driver_on_a_local_ray(tmp_path, monkeypat
     assert main(argv) == 1
     profile = read_table(str(tmp_path / "ds"), PROFILE).to_pylist()
     assert sorted((r["stage"], r["m"], r["status"]) for r in profile) == [
-        ("cublas_fp32", 30, "no_ncu"), ("cublas_fp32", 64, "no_ncu"), ("naive", 30, "no_ncu"), ("naive", 64, "no_ncu")]
+        ("cublas_fp32", 30, "no_ncu"),
+        ("cublas_fp32", 64, "no_ncu"),
+        ("naive", 30, "no_ncu"),
+        ("naive", 64, "no_ncu"),
+    ]
     assert not exists(str(tmp_path / "ds"))  # profiling measures nothing: no rows table
     assert "/4] naive 30x30x30 r0  no_ncu  " in caplog.text  # a line per cell, with why
     assert main(argv) == 0 and len(read_table(str(tmp_path / "ds"), PROFILE)) == 4
 
 
 def test_sweep_has_a_profile_flag():
-    proc = subprocess.run([sys.executable, str(ROOT / "farm" / "sweep.py"), "--help"], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "farm" / "sweep.py"), "--help"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0 and "--profile" in proc.stdout
 
 
@@ -535,22 +713,60 @@ def test_sweep_profile_pass_on_a_ray_cluster_without_ncu(tmp_path):
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     c.add_node(num_cpus=1, num_gpus=2, labels={"farm.gpu-model": "H200", "standin.gpu-name": "NVIDIA_H200"})
     try:
-        ray.init(address=c.address, log_to_driver=False,
-                 runtime_env={"working_dir": str(ROOT), "env_vars": {"GEMM_FARM_NCU": "none"}})
+        ray.init(
+            address=c.address,
+            log_to_driver=False,
+            runtime_env={"working_dir": str(ROOT), "env_vars": {"GEMM_FARM_NCU": "none"}},
+        )
         out = tmp_path / "ds"
-        rc = main(["--kernels", "naive", "--sizes", "64,30x30x30", "--repeats", "1", "--measurer", "standin",
-                   "--output", str(out), "--run-id", "r-prof", "--profile"])
+        rc = main(
+            [
+                "--kernels",
+                "naive",
+                "--sizes",
+                "64,30x30x30",
+                "--repeats",
+                "1",
+                "--measurer",
+                "standin",
+                "--output",
+                str(out),
+                "--run-id",
+                "r-prof",
+                "--profile",
+            ]
+        )
         assert rc == 0
         rows = read_table(str(out)).to_pylist()
         profile = read_table(str(out), PROFILE).to_pylist()
         assert len(rows) == 2 * 2 * 2  # (naive, cublas_fp32) x 2 sizes x 2 GPUs
         cells = sorted((r["gpu_uuid"][-1], r["stage"], r["m"], r["status"]) for r in profile)
         assert len(cells) == 8 and {r["status"] for r in profile} == {"no_ncu"}
-        assert all("GEMM_FARM_NCU" in r["status_reason"] and r["run_id"] == "r-prof" and r["gpu_model"] == "H200"
-                   for r in profile)
+        assert all(
+            "GEMM_FARM_NCU" in r["status_reason"] and r["run_id"] == "r-prof" and r["gpu_model"] == "H200"
+            for r in profile
+        )
         # a second pass with the same run id has nothing left to do
-        assert main(["--kernels", "naive", "--sizes", "64,30x30x30", "--repeats", "1", "--measurer", "standin",
-                     "--output", str(out), "--run-id", "r-prof", "--profile"]) == 0
+        assert (
+            main(
+                [
+                    "--kernels",
+                    "naive",
+                    "--sizes",
+                    "64,30x30x30",
+                    "--repeats",
+                    "1",
+                    "--measurer",
+                    "standin",
+                    "--output",
+                    str(out),
+                    "--run-id",
+                    "r-prof",
+                    "--profile",
+                ]
+            )
+            == 0
+        )
         assert len(read_table(str(out), PROFILE).to_pylist()) == 8
     finally:
         ray.shutdown()

@@ -1,4 +1,5 @@
 """Adaptive repeats: the decision (farm/cluster/repeats.py) and the plan fields that bound it."""
+
 import pyarrow as pa
 import pytest
 
@@ -15,8 +16,11 @@ def test_a_noisy_cell_gets_repeats_up_to_the_most_a_quiet_one_none():
     rep = AdaptiveRepeats(planned=3, most=5, target=0.0025)
     added = []
     for r in range(3):  # the planned repeats, one row each
-        added += rep.more("q", [(Cell("a", 1, 1, 1, r), 2.0), (Cell("b", 1, 1, 1, r), 3.0)],
-                          _rows(1.0 + 0.0001 * r, 1.0 + 0.02 * (r % 2)))
+        added += rep.more(
+            "q",
+            [(Cell("a", 1, 1, 1, r), 2.0), (Cell("b", 1, 1, 1, r), 3.0)],
+            _rows(1.0 + 0.0001 * r, 1.0 + 0.02 * (r % 2)),
+        )
     assert added == [(Cell("b", 1, 1, 1, 3), 3.0)], "only the noisy cell, priced like its first repeats"
     more = rep.more("q", added, _rows(1.02))
     assert more == [(Cell("b", 1, 1, 1, 4), 3.0)]

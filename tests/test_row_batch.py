@@ -1,4 +1,5 @@
 """Rows as Arrow record batches (what workers hand back) and the driver's buffered writes of them."""
+
 import pickle
 
 import pyarrow as pa
@@ -10,8 +11,18 @@ from farm.data.schema import FILE_SCHEMA, TELEMETRY_FILE_SCHEMA, TELEMETRY_KEY
 from farm.data.writer import BufferedWriter
 from tests.test_dataset import sample_row
 
-SAMPLES = [{"series": "kernel", "t_ms": 10.0 * i, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40,
-            "power_w": 512.5, "reasons": 0} for i in range(4)]
+SAMPLES = [
+    {
+        "series": "kernel",
+        "t_ms": 10.0 * i,
+        "sm_clock_mhz": 1980,
+        "mem_clock_mhz": 3201,
+        "temp_c": 40,
+        "power_w": 512.5,
+        "reasons": 0,
+    }
+    for i in range(4)
+]
 
 
 def test_rows_keep_their_order_in_one_batch_per_run_of_a_partition():

@@ -1,4 +1,5 @@
 """The runs table: records from a sweep's tallies, Parquet round trip, `farm validate` and `farm report` on it."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,17 +20,39 @@ from farm.data.schema import RUNS_SCHEMA, STATUSES, runs_columns_markdown
 from farm.data.validate import validate
 from kernels.registry import stage_named
 
-DEVICE = {"host": "node-a", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-aaaa1111", "gpu_index": 0,
-          "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132, "driver_version": "580.1",
-          "cuda_runtime_version": "13.0", "cupy_version": "14.2.0"}
+DEVICE = {
+    "host": "node-a",
+    "gpu_name": "NVIDIA H200",
+    "gpu_model": "H200",
+    "gpu_uuid": "GPU-aaaa1111",
+    "gpu_index": 0,
+    "compute_capability": "9.0",
+    "arch": "sm_90",
+    "sm_count": 132,
+    "driver_version": "580.1",
+    "cuda_runtime_version": "13.0",
+    "cupy_version": "14.2.0",
+}
 
 
 def _ok(cell: Cell, timed: float) -> dict:
     row = cell_row(DEVICE, stage_named(cell.stage), cell, "r1", "ok")
     ms = 1.0
-    row.update(verified=True, samples_ms=[ms] * 3, median_ms=ms, min_ms=ms, max_ms=ms, q1_ms=ms, q3_ms=ms, tflops=1.0,
-               baseline_median_ms=ms, pct_of_baseline=100.0, launch_method="cuda_graph",
-               baseline_launch_method="cuda_graph", timed_seconds=timed)
+    row.update(
+        verified=True,
+        samples_ms=[ms] * 3,
+        median_ms=ms,
+        min_ms=ms,
+        max_ms=ms,
+        q1_ms=ms,
+        q3_ms=ms,
+        tflops=1.0,
+        baseline_median_ms=ms,
+        pct_of_baseline=100.0,
+        launch_method="cuda_graph",
+        baseline_launch_method="cuda_graph",
+        timed_seconds=timed,
+    )
     return row
 
 
@@ -39,10 +62,15 @@ def _sweep(tmp_path: Path, interrupted: bool = False) -> tuple[list[dict], list[
     now = time.monotonic()
     clock = Clock(dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=7), now - 7, now - 2)
     progress = Progress(10.0, clock.started)
-    progress.add_queue("H200", [(("naive", 64, 64, 64), 1.0), (("tiled", 64, 64, 64), 1.0), (("cublas_fp32", 64, 64, 64), 1.0)], 1)
+    progress.add_queue(
+        "H200", [(("naive", 64, 64, 64), 1.0), (("tiled", 64, 64, 64), 1.0), (("cublas_fp32", 64, 64, 64), 1.0)], 1
+    )
     progress.add_gpu(worker.key, worker.name, "H200")
-    rows = [_ok(Cell("naive", 64, 64, 64), 0.25), _ok(Cell("tiled", 64, 64, 64), 0.25),
-            cell_row(DEVICE, stage_named("cublas_fp32"), Cell("cublas_fp32", 64, 64, 64), "r1", "timeout", "no result")]
+    rows = [
+        _ok(Cell("naive", 64, 64, 64), 0.25),
+        _ok(Cell("tiled", 64, 64, 64), 0.25),
+        cell_row(DEVICE, stage_named("cublas_fp32"), Cell("cublas_fp32", 64, 64, 64), "r1", "timeout", "no result"),
+    ]
     for row in rows:
         [batch] = row_batches([row])
         progress.finished(worker.key, [Cell(row["stage"], 64, 64, 64)], [1.0], batch.rows, 0.5)
@@ -76,9 +104,13 @@ def test_compaction_keeps_each_part_of_a_resumed_run(tmp_path):
     from farm.data.compact import compact
 
     rows, [first] = _sweep(tmp_path)
-    resumed = {**first, "started_at": first["started_at"] + dt.timedelta(minutes=5),
-               "ended_at": first["ended_at"] + dt.timedelta(minutes=5), "cells_resumed": 3,
-               **{f"cells_{s}": 0 for s in STATUSES}}  # the second command found every cell done
+    resumed = {
+        **first,
+        "started_at": first["started_at"] + dt.timedelta(minutes=5),
+        "ended_at": first["ended_at"] + dt.timedelta(minutes=5),
+        "cells_resumed": 3,
+        **{f"cells_{s}": 0 for s in STATUSES},
+    }  # the second command found every cell done
     write_rows(rows, str(tmp_path))
     write_table([resumed], str(tmp_path), RUNS)
     write_table([first], str(tmp_path), RUNS)
@@ -100,4 +132,6 @@ def test_validate_flags_a_runs_record_that_does_not_add_up(tmp_path):
 
 def test_the_dataset_card_documents_the_runs_table():
     card = (Path(__file__).parent.parent / "datasets" / "README.md").read_text()
-    assert runs_columns_markdown() in card, "regenerate the runs table of datasets/README.md with `python -m farm schema`"
+    assert runs_columns_markdown() in card, (
+        "regenerate the runs table of datasets/README.md with `python -m farm schema`"
+    )

@@ -1,4 +1,5 @@
 """The shipped datasets pass validation and read through pyarrow, pandas and DuckDB; validation and compaction work."""
+
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,10 @@ def test_there_are_shipped_datasets():
 def _schema_versions(path: Path) -> set[str]:
     import pyarrow.parquet as pq
 
-    return {(pq.read_metadata(f).metadata or {}).get(b"gemm_farm_schema_version", b"1").decode()
-            for f in (path / "rows").rglob("*.parquet")}
+    return {
+        (pq.read_metadata(f).metadata or {}).get(b"gemm_farm_schema_version", b"1").decode()
+        for f in (path / "rows").rglob("*.parquet")
+    }
 
 
 @pytest.mark.parametrize("path", DATASETS, ids=lambda p: p.name)
@@ -44,7 +47,7 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
     import tarfile
 
     card = (ROOT / "datasets" / "README.md").read_text()
-    archive_section = card[card.index("## Archive"):card.index("## Reading")]
+    archive_section = card[card.index("## Archive") : card.index("## Reading")]
     assert ARCHIVE == [ROOT / "datasets" / "archive" / "schema2.tar.xz"]
     with tarfile.open(ARCHIVE[0]) as tar:
         tar.extractall(tmp_path, filter="data")
@@ -58,14 +61,19 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
 # Issue 8's reference datasets: plans/reference.toml measured on each, every cell ok, verified, at least three times,
 # by the runs named (walk D's h100-walkd / h200-walkd, plans/walkd.toml, came after the catalog gained it), every %
 # comparing two CUDA-graph timings (schema 3).
-REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
-                  "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
-                  "h200x2-reference": ("H200", {"h200x2-ref3"})}
+REFERENCE_RUNS = {
+    "h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
+    "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
+    "h200x2-reference": ("H200", {"h200x2-ref3"}),
+}
 # Stages added to the catalog after the shipped reference runs (issue 31: walk D's 07 and 08; issue 32: walk D in
 # TF32, the FP8 class with its baselines), so plans/reference.toml (the whole catalog) names cells those runs could not measure: left out of the
 # check below until their reference runs ship; it fails once a dataset holds one, so the list cannot go stale.
-NOT_YET_IN_REFERENCE = {s.name for s in catalog() if s.family == "hopper_tf32" or s.dtype == "fp8_e4m3"
-                        or s.name.startswith(("d_narrow_tiles_", "d_split_k_"))}
+NOT_YET_IN_REFERENCE = {
+    s.name
+    for s in catalog()
+    if s.family == "hopper_tf32" or s.dtype == "fp8_e4m3" or s.name.startswith(("d_narrow_tiles_", "d_split_k_"))
+}
 # The cross-check runs once per GPU model: h200x2-reference is the same model as h200-reference.
 CROSSCHECKED = ("h100-reference", "h200-reference")
 
@@ -73,8 +81,10 @@ CROSSCHECKED = ("h100-reference", "h200-reference")
 def _plan_cells(plan_file: str, repeats: bool = True) -> set[tuple]:
     from farm.plan import load_plan
 
-    return {(c.stage, c.m, c.n, c.k, c.repeat) if repeats else (c.stage, c.m, c.n, c.k)
-            for c in load_plan(ROOT / "plans" / plan_file).cells()}
+    return {
+        (c.stage, c.m, c.n, c.k, c.repeat) if repeats else (c.stage, c.m, c.n, c.k)
+        for c in load_plan(ROOT / "plans" / plan_file).cells()
+    }
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
@@ -104,7 +114,9 @@ def _runs_hold_the_default_plan(name: str, runs_expected: dict[str, list[str]]) 
     path = str(ROOT / "datasets" / name)
     plan = _plan_cells("default.toml")
     runs = read_table(path, RUNS).to_pylist()
-    assert {r["run_id"]: sorted(x["gpu_model"] for x in runs if x["run_id"] == r["run_id"]) for r in runs} == runs_expected
+    assert {
+        r["run_id"]: sorted(x["gpu_model"] for x in runs if x["run_id"] == r["run_id"]) for r in runs
+    } == runs_expected
     rows = read_table(path).to_pylist()
     for run in runs:
         scope = "gpu_uuid" if run["mode"] == "replicate" else "gpu_model"  # whose cells the plan's are
@@ -113,19 +125,24 @@ def _runs_hold_the_default_plan(name: str, runs_expected: dict[str, list[str]]) 
         assert {r["status"] for r in mine} == {"ok"} and not run["interrupted"] and run["cells_not_run"] == 0
         assert run["cells_ok"] == sum(r["gpu_uuid"] == run["gpu_uuid"] for r in mine)
         assert 0 < run["startup_seconds"] < run["first_row_seconds"] < run["wall_seconds"]
-        assert run["overhead_ratio"] == pytest.approx((run["wall_seconds"] - run["startup_seconds"]) / run["timed_seconds"])
+        assert run["overhead_ratio"] == pytest.approx(
+            (run["wall_seconds"] - run["startup_seconds"]) / run["timed_seconds"]
+        )
 
 
 def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
     """The default plan as a new user runs it (cold caches, a Ray of its own): on an H100 twice and on both H200s of
     one host."""
-    _runs_hold_the_default_plan("cold-start", {"cold6": ["H100-80GB-HBM3"],
-                                               "cold7": ["H100-80GB-HBM3"], "cold-all": ["H200", "H200"]})
+    _runs_hold_the_default_plan(
+        "cold-start", {"cold6": ["H100-80GB-HBM3"], "cold7": ["H100-80GB-HBM3"], "cold-all": ["H200", "H200"]}
+    )
 
 
 def test_scaling_dataset_shares_the_default_plan_between_the_gpus_of_one_model():
     """Shard mode on two H200s and on one: each run holds the default plan once, the two cards share it."""
-    _runs_hold_the_default_plan("h200x2-scaling", {"h200x2-scale1-batches": ["H200"], "h200x2-scale2-batches": ["H200", "H200"]})
+    _runs_hold_the_default_plan(
+        "h200x2-scaling", {"h200x2-scale1-batches": ["H200"], "h200x2-scale2-batches": ["H200", "H200"]}
+    )
 
 
 @pytest.mark.parametrize("name", CROSSCHECKED)
@@ -139,26 +156,57 @@ def test_reference_dataset_ships_its_crosscheck(name):
         records = list(csv.DictReader(f))
     assert records and tuple(records[0]) == COLUMNS
     sizes = {cell[1] for cell in _plan_cells("reference.toml", repeats=False)}
-    assert {(r["precision"], int(r["size"]), r["mode"]) for r in records} == {(p, s, m) for p in PRECISIONS for s in sizes for m in MODES}
-    assert all(r["verified"] == "True" and float(r["cublas_ms"]) > 0 and float(r["cublaslt_ms"]) > 0 and float(r["torch_ms"]) > 0
-               for r in records)
+    assert {(r["precision"], int(r["size"]), r["mode"]) for r in records} == {
+        (p, s, m) for p in PRECISIONS for s in sizes for m in MODES
+    }
+    assert all(
+        r["verified"] == "True"
+        and float(r["cublas_ms"]) > 0
+        and float(r["cublaslt_ms"]) > 0
+        and float(r["torch_ms"]) > 0
+        for r in records
+    )
 
 
-DEVICE = {"host": "h", "gpu_name": "NVIDIA H200", "gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_index": 0,
-          "compute_capability": "9.0", "arch": "sm_90", "sm_count": 132}
+DEVICE = {
+    "host": "h",
+    "gpu_name": "NVIDIA H200",
+    "gpu_model": "H200",
+    "gpu_uuid": "GPU-1",
+    "gpu_index": 0,
+    "compute_capability": "9.0",
+    "arch": "sm_90",
+    "sm_count": 132,
+}
 
 
 def _ok(stage="naive", repeat=0, **kw):
     s = next(x for x in catalog() if x.name == stage)
     row = cell_row(DEVICE, s, Cell(stage, 64, 64, 64, repeat), "r1", "ok")
-    row.update({"verified": True, "samples_ms": [1.0, 1.1], "median_ms": 1.05, "min_ms": 1.0, "max_ms": 1.1, "q1_ms": 1.0,
-                "q3_ms": 1.1, "tflops": 0.5, "baseline_median_ms": 0.9, "pct_of_baseline": 85.0,
-                "launch_method": "cuda_graph", "baseline_launch_method": "cuda_graph", **kw})
+    row.update(
+        {
+            "verified": True,
+            "samples_ms": [1.0, 1.1],
+            "median_ms": 1.05,
+            "min_ms": 1.0,
+            "max_ms": 1.1,
+            "q1_ms": 1.0,
+            "q3_ms": 1.1,
+            "tflops": 0.5,
+            "baseline_median_ms": 0.9,
+            "pct_of_baseline": 85.0,
+            "launch_method": "cuda_graph",
+            "baseline_launch_method": "cuda_graph",
+            **kw,
+        }
+    )
     return row
 
 
 def test_validation_reports_each_problem(tmp_path):
-    write_rows([_ok(), _ok("tiled", verified=False), _ok("regblock", throttled_fraction=1.5), _ok(repeat=0)], str(tmp_path))
+    write_rows(
+        [_ok(), _ok("tiled", verified=False), _ok("regblock", throttled_fraction=1.5), _ok(repeat=0)], str(tmp_path)
+    )
     (tmp_path / "rows" / "stray.parquet").write_bytes(b"not parquet")
     problems = "\n".join(validate(str(tmp_path)))
     assert "ok row is not verified" in problems
@@ -186,8 +234,18 @@ def test_compaction_keeps_each_partitions_schema_version(tmp_path):
 def test_compaction_keeps_every_row_and_sample(tmp_path):
     from farm.data.schema import TELEMETRY_KEY
 
-    tele = [{"series": "kernel", "t_ms": float(i), "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_w": 500.0,
-             "reasons": 0} for i in range(8)]
+    tele = [
+        {
+            "series": "kernel",
+            "t_ms": float(i),
+            "sm_clock_mhz": 1980,
+            "mem_clock_mhz": 3201,
+            "temp_c": 40,
+            "power_w": 500.0,
+            "reasons": 0,
+        }
+        for i in range(8)
+    ]
     for repeat in range(3):
         write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: tele}], str(tmp_path))
     assert compact(str(tmp_path)) == {"rows": (3, 1), "telemetry": (3, 1), "profile": (0, 0), "runs": (0, 0)}

@@ -1,4 +1,5 @@
 """`farm simulate`, small: the real driver, dispatcher and writer on a local Ray with declared GPUs and stand-in cells."""
+
 from farm.cli import main
 from farm.data.dataset import RUNS, read_table
 from farm.data.validate import validate
@@ -23,6 +24,11 @@ def test_simulate_runs_every_cell_and_writes_one_file_per_flush(tmp_path):
 def test_simulate_command_prints_the_figures(capsys):
     assert main(["simulate", "--gpus", "2", "--cells", "40", "--cell-ms", "0"]) == 0
     out = capsys.readouterr().out
-    assert "40 cells of 0 ms on 2 GPUs" in out and "rows/s" in out and "peak RSS" in out and "each quarter of the run" in out \
-        and "row files" in out \
+    assert (
+        "40 cells of 0 ms on 2 GPUs" in out
+        and "rows/s" in out
+        and "peak RSS" in out
+        and "each quarter of the run" in out
+        and "row files" in out
         and "cores busy" in out
+    )

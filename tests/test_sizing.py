@@ -1,20 +1,24 @@
 """Checks sized for the card (farm/measure/sizing.py): which FP64 check a baseline gets on each emulated GeForce
 card and on an H100, what it costs and proves, and the memory rule that skips a cell before it allocates."""
+
 import numpy as np
 import pytest
+from fp8_host import e4m3_values
 
 from farm.cluster.emulated_geforce import CARDS
 from farm.measure.checks import SCALE_SLOT
-from farm.measure.sizing import (BLOCK_ROWS, FP64_BUDGET_S, bytes_needed, check_fp64, memory_skip_reason,
-                                 reference_plan)
+from farm.measure.sizing import BLOCK_ROWS, FP64_BUDGET_S, bytes_needed, check_fp64, memory_skip_reason, reference_plan
 from farm.measure.tolerance import tolerance
-from fp8_host import e4m3_values
 from kernels.registry import stage_named
 
 
 def device(card) -> dict:
-    return {"arch": card.arch, "sm_count": card.sm_count, "memory_bytes": card.memory_bytes,
-            "max_sm_clock_mhz": card.max_sm_clock_mhz}
+    return {
+        "arch": card.arch,
+        "sm_count": card.sm_count,
+        "memory_bytes": card.memory_bytes,
+        "max_sm_clock_mhz": card.max_sm_clock_mhz,
+    }
 
 
 LAPTOP_3050 = device(CARDS["NVIDIA GeForce RTX 3050 Laptop GPU"])
@@ -23,15 +27,18 @@ LAPTOP_5060 = device(CARDS["NVIDIA GeForce RTX 5060 Laptop GPU"])
 H100 = {"arch": "sm_90", "sm_count": 132, "memory_bytes": 80 * 2**30, "max_sm_clock_mhz": 1980.0}
 
 
-@pytest.mark.parametrize("dev, size, full, full_s", [
-    (LAPTOP_3050, 2048, True, 0.154),    # 16 SMs x 4 FP64 FLOP/clock x 1.74 GHz = 0.11 TFLOPS
-    (LAPTOP_3050, 4096, False, 1.23),
-    (LAPTOP_3050, 8192, False, 9.87),    # the issue's "order of ten seconds"
-    (RTX4090, 4096, True, 0.107),
-    (RTX4090, 8192, False, 0.852),
-    (LAPTOP_5060, 4096, False, 0.529),
-    (H100, 8192, True, 0.0329),          # 132 SMs x 128 x 1.98 GHz: the whole product, as before
-])
+@pytest.mark.parametrize(
+    "dev, size, full, full_s",
+    [
+        (LAPTOP_3050, 2048, True, 0.154),  # 16 SMs x 4 FP64 FLOP/clock x 1.74 GHz = 0.11 TFLOPS
+        (LAPTOP_3050, 4096, False, 1.23),
+        (LAPTOP_3050, 8192, False, 9.87),  # the issue's "order of ten seconds"
+        (RTX4090, 4096, True, 0.107),
+        (RTX4090, 8192, False, 0.852),
+        (LAPTOP_5060, 4096, False, 0.529),
+        (H100, 8192, True, 0.0329),  # 132 SMs x 128 x 1.98 GHz: the whole product, as before
+    ],
+)
 def test_the_whole_product_only_where_it_is_cheap(dev, size, full, full_s):
     plan = reference_plan(size, size, size, dev)
     assert plan.full == full and plan.full_seconds == pytest.approx(full_s, rel=0.01)
@@ -89,8 +96,14 @@ class NumpyChecks:
         err = np.abs(out.astype(np.float64) - ref)
         bad = ~(err <= tol.atol + tol.rtol * np.abs(ref))
         scaled = np.where(np.isnan(err), np.inf, err / (tol.atol + tol.rtol * np.abs(ref)))
-        return {"verified": not bad.any(), "mismatches": int(bad.sum()), "max_abs_error": float(np.nan_to_num(err, nan=np.inf).max()),
-                "max_scaled_error": float(scaled.max()), "atol": tol.atol, "rtol": tol.rtol}
+        return {
+            "verified": not bad.any(),
+            "mismatches": int(bad.sum()),
+            "max_abs_error": float(np.nan_to_num(err, nan=np.inf).max()),
+            "max_scaled_error": float(scaled.max()),
+            "atol": tol.atol,
+            "rtol": tol.rtol,
+        }
 
 
 def test_block_checks_catch_what_they_cover_and_say_what_they_missed():
@@ -117,16 +130,24 @@ def test_block_checks_catch_what_they_cover_and_say_what_they_missed():
 def test_fp8_baselines_are_checked_against_the_dequantised_product_with_b_stored_n_by_k():
     m, n, k = 64, 40, 96
     rng = np.random.default_rng(8)
-    a, b = (rng.integers(0, 0x7F, size=shape).astype(np.uint8) | np.uint8(0x80) * rng.integers(0, 2, size=shape).astype(np.uint8)
-            for shape in ((m, k), (n, k)))
+    a, b = (
+        rng.integers(0, 0x7F, size=shape).astype(np.uint8)
+        | np.uint8(0x80) * rng.integers(0, 2, size=shape).astype(np.uint8)
+        for shape in ((m, k), (n, k))
+    )
     scales = np.zeros((2, SCALE_SLOT), dtype=np.float32)
     scales[:, 0] = 0.0123, 0.0071
     exact = (e4m3_values()[a] * float(scales[0, 0])) @ (e4m3_values()[b] * float(scales[1, 0])).T
     tol, plan = tolerance("fp8_e4m3", k), reference_plan(m, n, k, H100)
-    clean = check_fp64(NumpyChecks(), exact.astype(np.float32), a, b, "fp8_e4m3", tol, plan, np.random.default_rng(1), scales)
+    clean = check_fp64(
+        NumpyChecks(), exact.astype(np.float32), a, b, "fp8_e4m3", tol, plan, np.random.default_rng(1), scales
+    )
     assert clean["verified"] and clean["max_scaled_error"] < 1e-3
     unscaled = (e4m3_values()[a] @ e4m3_values()[b].T).astype(np.float32)  # the scales forgotten
-    assert check_fp64(NumpyChecks(), unscaled, a, b, "fp8_e4m3", tol, plan, np.random.default_rng(1), scales)["mismatches"] > 0.99 * m * n
+    assert (
+        check_fp64(NumpyChecks(), unscaled, a, b, "fp8_e4m3", tol, plan, np.random.default_rng(1), scales)["mismatches"]
+        > 0.99 * m * n
+    )
 
 
 def test_memory_rule_skips_before_allocating_on_a_4gb_card():
@@ -137,7 +158,11 @@ def test_memory_rule_skips_before_allocating_on_a_4gb_card():
     reason = memory_skip_reason(naive, 16384, 16384, 16384, LAPTOP_3050, free_3050)
     assert reason == "needs 4.00 GiB of device memory, 3.39 GiB free"
     # The whole FP64 product would have needed 1.5 GiB more at 8192^3; its blocks need B and one block.
-    assert bytes_needed(cublas, 8192, 8192, 8192, LAPTOP_3050) - bytes_needed(naive, 8192, 8192, 8192, LAPTOP_3050) \
-        == 8 * (8192 * 8192 + 2 * BLOCK_ROWS * 8192)
+    assert bytes_needed(cublas, 8192, 8192, 8192, LAPTOP_3050) - bytes_needed(
+        naive, 8192, 8192, 8192, LAPTOP_3050
+    ) == 8 * (8192 * 8192 + 2 * BLOCK_ROWS * 8192)
     # Cold mode's flush buffer is part of the cell: the L2's size.
-    assert bytes_needed(naive, 64, 64, 64, RTX4090, flush_bytes=72 * 2**20) - bytes_needed(naive, 64, 64, 64, RTX4090) == 72 * 2**20
+    assert (
+        bytes_needed(naive, 64, 64, 64, RTX4090, flush_bytes=72 * 2**20) - bytes_needed(naive, 64, 64, 64, RTX4090)
+        == 72 * 2**20
+    )

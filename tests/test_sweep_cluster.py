@@ -3,6 +3,7 @@
 Cluster: a CPU-only head, two nodes labelled farm.gpu-model=H200 (2 GPUs and 1 GPU) and
 one unlabelled node whose stand-in NVML name is "NVIDIA GeForce RTX 4090".
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,11 @@ def cluster(tmp_path_factory):
     c.add_node(num_cpus=1, num_gpus=1, labels=RTX4090)
     # The runtime env the driver gives a cluster it joins (farm/sweep.py), with the stand-in's faults file added.
     shipped = runtime_env()
-    ray.init(address=c.address, log_to_driver=False,
-             runtime_env={**shipped, "env_vars": {**shipped["env_vars"], "GEMM_FARM_STANDIN_FAULTS": str(faults)}})
+    ray.init(
+        address=c.address,
+        log_to_driver=False,
+        runtime_env={**shipped, "env_vars": {**shipped["env_vars"], "GEMM_FARM_STANDIN_FAULTS": str(faults)}},
+    )
     yield c, faults
     ray.shutdown()
     c.shutdown()
@@ -112,7 +116,7 @@ def test_one_worker_per_gpu_pinned_with_its_model(cluster):
 def test_replicate_runs_every_cell_on_every_gpu(cluster, faults, tmp_path):
     assert sweep(tmp_path, "--mode", "replicate", "--run-id", "rep") == 0
     got = rows(tmp_path)
-    assert Counter(r["gpu_uuid"] for r in got) == {u: CELLS for u in {r["gpu_uuid"] for r in got}}
+    assert Counter(r["gpu_uuid"] for r in got) == dict.fromkeys({r["gpu_uuid"] for r in got}, CELLS)
     assert len({r["gpu_uuid"] for r in got}) == 4
     assert Counter(r["gpu_model"] for r in got) == {"H200": 3 * CELLS, "GeForce-RTX-4090": CELLS}
     assert {r["status"] for r in got} == {"ok"} and {r["run_id"] for r in got} == {"rep"}
@@ -121,8 +125,12 @@ def test_replicate_runs_every_cell_on_every_gpu(cluster, faults, tmp_path):
     assert_unique_cells(got, "gpu_uuid")
     # Every % has its baseline row on the same GPU, shape and repeat.
     for r in got:
-        assert any(b["stage"] == "cublas_fp32" and (b["gpu_uuid"], b["m"], b["n"], b["k"], b["repeat"]) ==
-                   (r["gpu_uuid"], r["m"], r["n"], r["k"], r["repeat"]) for b in got)
+        assert any(
+            b["stage"] == "cublas_fp32"
+            and (b["gpu_uuid"], b["m"], b["n"], b["k"], b["repeat"])
+            == (r["gpu_uuid"], r["m"], r["n"], r["k"], r["repeat"])
+            for b in got
+        )
 
 
 def test_shard_splits_a_models_cells_across_its_gpus(cluster, faults, tmp_path):
@@ -142,8 +150,14 @@ def test_a_cell_whose_repeats_disagree_gets_more_up_to_the_plans_most(cluster, f
     assert sweep(tmp_path / "out", "--plan", str(plan), "--gpus", "GeForce-RTX-4090", "--run-id", "adaptive") == 0
     got = Counter((r["stage"], r["m"]) for r in rows(tmp_path / "out"))
     # naive's two repeats are 5 % apart: two more; tiled's and cublas_fp32's agree: none, nor at the other shape
-    assert got == {("naive", 64): 4, ("tiled", 64): 2, ("cublas_fp32", 64): 2, ("naive", 32): 2, ("tiled", 32): 2,
-                   ("cublas_fp32", 32): 2}
+    assert got == {
+        ("naive", 64): 4,
+        ("tiled", 64): 2,
+        ("cublas_fp32", 64): 2,
+        ("naive", 32): 2,
+        ("tiled", 32): 2,
+        ("cublas_fp32", 32): 2,
+    }
 
 
 def test_resume_skips_cells_already_written(cluster, faults, tmp_path):
@@ -173,10 +187,20 @@ def test_resume_on_a_card_new_to_the_run(cluster, faults, tmp_path, caplog):
     from farm.plan import load_plan
     from kernels.registry import stage_named
 
-    other = {"host": "elsewhere", "gpu_name": "NVIDIA GeForce RTX 4090", "gpu_model": "GeForce-RTX-4090",
-             "gpu_uuid": "GPU-another-card", "gpu_index": 0, "compute_capability": "8.9", "arch": "sm_89", "sm_count": 128}
+    other = {
+        "host": "elsewhere",
+        "gpu_name": "NVIDIA GeForce RTX 4090",
+        "gpu_model": "GeForce-RTX-4090",
+        "gpu_uuid": "GPU-another-card",
+        "gpu_index": 0,
+        "compute_capability": "8.9",
+        "arch": "sm_89",
+        "sm_count": 128,
+    }
     plan = load_plan(None, kernels=["naive", "tiled"], sizes=["64", "32x48x16"], repeats=2)
-    earlier = [cell_row(other, stage_named(c.stage), c, "moved", "skipped", "measured elsewhere") for c in plan.cells()[:5]]
+    earlier = [
+        cell_row(other, stage_named(c.stage), c, "moved", "skipped", "measured elsewhere") for c in plan.cells()[:5]
+    ]
     write_rows(earlier, str(tmp_path))
     assert sweep(tmp_path, "--gpus", "GeForce-RTX-4090", "--run-id", "moved") == 0
     assert "rows from other GeForce-RTX-4090 cards but none from" in caplog.text and "--mode shard" in caplog.text
@@ -285,8 +309,22 @@ def test_script_runs_against_the_cluster(cluster, tmp_path):
     """`python farm/sweep.py` as a script (its own driver, shipping the repo to the workers)."""
     env = {**os.environ, "RAY_ADDRESS": cluster[0].address}
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "farm" / "sweep.py"), *PLAN, "--gpus", "GeForce-RTX-4090", "--output", str(tmp_path), "--run-id", "script"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(ROOT / "farm" / "sweep.py"),
+            *PLAN,
+            "--gpus",
+            "GeForce-RTX-4090",
+            "--output",
+            str(tmp_path),
+            "--run-id",
+            "script",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"rows of run script are in {tmp_path}" in proc.stderr
@@ -294,16 +332,32 @@ def test_script_runs_against_the_cluster(cluster, tmp_path):
 
 
 # 2 stages x 40 shapes x 10 repeats of 10 ms: several seconds on one GPU, long enough to stop the driver midway.
-LONG = ["--kernels", "naive", "--sizes", ",".join(str(8 * i) for i in range(1, 41)), "--repeats", "10",
-        "--measurer", STANDIN, "--gpus", "GeForce-RTX-4090"]
+LONG = [
+    "--kernels",
+    "naive",
+    "--sizes",
+    ",".join(str(8 * i) for i in range(1, 41)),
+    "--repeats",
+    "10",
+    "--measurer",
+    STANDIN,
+    "--gpus",
+    "GeForce-RTX-4090",
+]
 LONG_CELLS = 2 * 40 * 10
 
 
 def start_script(cluster, out: Path, *flags: str) -> subprocess.Popen:
     """`python farm/sweep.py` in its own process, once it has written its first rows file."""
     env = {**os.environ, "RAY_ADDRESS": cluster[0].address}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "farm" / "sweep.py"), *LONG, "--output", str(out), *flags],
-                            cwd=out, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "farm" / "sweep.py"), *LONG, "--output", str(out), *flags],
+        cwd=out,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 180
     while not list((out / "rows").rglob("*.parquet")):
         assert proc.poll() is None and time.monotonic() < deadline, "the sweep wrote no rows"
@@ -337,8 +391,9 @@ def test_ray_job_stop_writes_every_finished_row_and_the_runs_rows(cluster, fault
     assert len(rows(tmp_path)) == run["cells_ok"] < LONG_CELLS  # nothing it had measured was lost
 
 
-def test_output_failing_mid_sweep_keeps_every_row_in_the_fallback_and_a_resume_takes_them_back(cluster, faults, tmp_path,
-                                                                                               monkeypatch, caplog):
+def test_output_failing_mid_sweep_keeps_every_row_in_the_fallback_and_a_resume_takes_them_back(
+    cluster, faults, tmp_path, monkeypatch, caplog
+):
     """The output passes its probe, then every write to it fails (a disk that filled up): the rows and the runs
     rows go to the fallback, the exit status says so, and the same --run-id resumes with every row in the output."""
     import farm.data.dataset as dataset

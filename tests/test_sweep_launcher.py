@@ -1,5 +1,6 @@
 """How the farm is launched: the driver's --help, the local Ray it starts by itself, and ray_cluster.yaml through
 Ray's own validation."""
+
 from __future__ import annotations
 
 import os
@@ -17,10 +18,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_sweep_help_explains_every_flag():
-    proc = subprocess.run([sys.executable, str(ROOT / "farm" / "sweep.py"), "--help"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "farm" / "sweep.py"), "--help"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
-    for flag in ("--plan", "--kernels", "--families", "--sizes", "--repeats", "--gpus", "--mode", "--run-id",
-                 "--output", "--cell-timeout", "--start-timeout", "--measurer", "--address"):
+    for flag in (
+        "--plan",
+        "--kernels",
+        "--families",
+        "--sizes",
+        "--repeats",
+        "--gpus",
+        "--mode",
+        "--run-id",
+        "--output",
+        "--cell-timeout",
+        "--start-timeout",
+        "--measurer",
+        "--address",
+    ):
         assert flag in proc.stdout
 
 
@@ -43,8 +59,9 @@ def test_a_sweep_started_anywhere_starts_its_own_ray_whose_workers_import_the_re
     """No RAY_ADDRESS and no cluster on this machine: a Ray of the command's own, started from another
     directory, whose workers import this checkout without a shipped package."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    proc = subprocess.run([sys.executable, "-c", LOCAL_RAY, str(ROOT)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", LOCAL_RAY, str(ROOT)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[0] == str(ROOT / "farm" / "cluster" / "worker.py")
     assert "Started a local Ray instance" in proc.stderr and "View the dashboard" not in proc.stderr
@@ -64,12 +81,15 @@ def test_cluster_config_passes_ray_validation():
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@pytest.mark.parametrize("gpus, labels", [
-    (["NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090"], {"farm.gpu-model": "GeForce-RTX-4090"}),
-    (["NVIDIA H100 80GB HBM3"], {"farm.gpu-model": "H100-80GB-HBM3"}),
-    (["NVIDIA H200", "NVIDIA GeForce RTX 4090"], {}),  # mixed host: each worker names its GPU from NVML
-    ([], {}),  # no GPU (or no nvidia-smi)
-])
+@pytest.mark.parametrize(
+    "gpus, labels",
+    [
+        (["NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090"], {"farm.gpu-model": "GeForce-RTX-4090"}),
+        (["NVIDIA H100 80GB HBM3"], {"farm.gpu-model": "H100-80GB-HBM3"}),
+        (["NVIDIA H200", "NVIDIA GeForce RTX 4090"], {}),  # mixed host: each worker names its GPU from NVML
+        ([], {}),  # no GPU (or no nvidia-smi)
+    ],
+)
 def test_setup_writes_a_labels_file_ray_accepts(tmp_path, gpus, labels):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -1,4 +1,5 @@
 """Sweep plans, resume keys and GPU-model naming: no Ray cluster needed."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,8 +32,12 @@ def test_shipped_plans_load():
 def test_cells_bring_baselines_and_are_ordered_by_repeat_shape_stage():
     plan = load_plan(kernels="tiled,naive", sizes=[64, "8x16x32"], repeats=2)
     cells = plan.cells()
-    assert cells[:4] == [Cell("cublas_fp32", 64, 64, 64, 0), Cell("naive", 64, 64, 64, 0), Cell("tiled", 64, 64, 64, 0),
-                         Cell("cublas_fp32", 8, 16, 32, 0)]
+    assert cells[:4] == [
+        Cell("cublas_fp32", 64, 64, 64, 0),
+        Cell("naive", 64, 64, 64, 0),
+        Cell("tiled", 64, 64, 64, 0),
+        Cell("cublas_fp32", 8, 16, 32, 0),
+    ]
     assert len(cells) == 3 * 2 * 2 and cells[6] == Cell("cublas_fp32", 64, 64, 64, 1)
 
 
@@ -67,15 +72,18 @@ def test_bad_sizes_are_rejected(size):
         load_plan(sizes=[size])
 
 
-@pytest.mark.parametrize("fields, match", [
-    ({"sizes": [64], "mode": "broadcast"}, "mode"),
-    ({"sizes": []}, "sizes"),
-    ({"sizes": [64], "repeats": 0}, "repeats"),
-    ({"sizes": [64], "cell_timeout_s": -1}, "cell_timeout_s"),
-    ({"sizes": [64], "measurer": "farm.measure.gpu.GpuMeasurer"}, "measurer"),
-    ({"sizes": [64], "families": ["no_such_family"]}, "unknown family"),
-    ({"sizes": [64], "kernel": ["naive"]}, "unknown plan field kernel"),
-])
+@pytest.mark.parametrize(
+    "fields, match",
+    [
+        ({"sizes": [64], "mode": "broadcast"}, "mode"),
+        ({"sizes": []}, "sizes"),
+        ({"sizes": [64], "repeats": 0}, "repeats"),
+        ({"sizes": [64], "cell_timeout_s": -1}, "cell_timeout_s"),
+        ({"sizes": [64], "measurer": "farm.measure.gpu.GpuMeasurer"}, "measurer"),
+        ({"sizes": [64], "families": ["no_such_family"]}, "unknown family"),
+        ({"sizes": [64], "kernel": ["naive"]}, "unknown plan field kernel"),
+    ],
+)
 def test_bad_plans_say_what_is_wrong(fields, match):
     with pytest.raises(PlanError, match=match):
         load_plan(**fields)
@@ -108,10 +116,15 @@ def test_completed_keys_per_gpu_or_per_model(tmp_path):
     assert completed_keys(out, "r1", "gpu_uuid") == set()
     [stage] = select(["naive"])
     device = {"gpu_model": "H200", "gpu_uuid": "GPU-1", "gpu_name": "NVIDIA H200"}
-    write_rows([cell_row(device, stage, Cell("naive", 8, 8, 8, r), run, "ok") for r in (0, 1) for run in ("r1", "r2")], out)
+    write_rows(
+        [cell_row(device, stage, Cell("naive", 8, 8, 8, r), run, "ok") for r in (0, 1) for run in ("r1", "r2")], out
+    )
     write_rows([cell_row(device, stage, Cell("naive", 16, 16, 16, 0), "r1", "timeout")], out)
-    assert completed_keys(out, "r1", "gpu_uuid") == {("GPU-1", "naive", 8, 8, 8, 0), ("GPU-1", "naive", 8, 8, 8, 1),
-                                                     ("GPU-1", "naive", 16, 16, 16, 0)}
+    assert completed_keys(out, "r1", "gpu_uuid") == {
+        ("GPU-1", "naive", 8, 8, 8, 0),
+        ("GPU-1", "naive", 8, 8, 8, 1),
+        ("GPU-1", "naive", 16, 16, 16, 0),
+    }
     assert ("H200", "naive", 8, 8, 8, 1) in completed_keys(out, "r2", "gpu_model")
     assert completed_keys(out, "r3", "gpu_model") == set()
     profile = [{**base_record(device, stage, Cell("naive", 8, 8, 8), "r1"), "status": "no_ncu"}]

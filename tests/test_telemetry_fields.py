@@ -4,6 +4,7 @@ says which fields the GPU did not report, and the warm-up and throttle rules use
 NVML is faked by patching pynvml's own functions (farm/cluster/emulated_geforce.py FakeNvml), on an emulated
 RTX 4090, the card that reports every field, with one field taken away at a time.
 """
+
 import dataclasses
 import time
 
@@ -55,8 +56,14 @@ def test_an_unsupported_field_is_null_and_named_while_the_sampler_goes_on(field)
     assert (sampler.max_sm_clock_mhz is None) == (field == "max_sm_clock_mhz")
     summary = summarize_samples(samples[-5:], sampler.max_sm_clock_mhz, tuple(sampler.unreported))  # the clock ramped
     assert summary["nvml_unreported"] == [field]
-    column = {"sm_clock_mhz": "sm_clock_median_mhz", "mem_clock_mhz": "mem_clock_median_mhz", "temp_c": "temp_max_c",
-              "power_w": "power_mean_w", "reasons": "clock_event_reasons", "max_sm_clock_mhz": "low_clock_fraction"}
+    column = {
+        "sm_clock_mhz": "sm_clock_median_mhz",
+        "mem_clock_mhz": "mem_clock_median_mhz",
+        "temp_c": "temp_max_c",
+        "power_w": "power_mean_w",
+        "reasons": "clock_event_reasons",
+        "max_sm_clock_mhz": "low_clock_fraction",
+    }
     low_clock_needs = ("sm_clock_mhz", "max_sm_clock_mhz")
     for f, col in column.items():
         assert (summary[col] is None) == (field in (low_clock_needs if f == "max_sm_clock_mhz" else (f,))), col
@@ -81,7 +88,11 @@ def test_a_field_that_fails_once_is_null_in_that_sample_only(field):
 def test_a_field_failing_every_time_is_given_up_after_ten(monkeypatch):
     fake = FakeNvml(WHOLE)
     with fake.patcher():
-        monkeypatch.setattr(pynvml, "nvmlDeviceGetTemperature", lambda h, s: (_ for _ in ()).throw(pynvml.NVMLError(pynvml.NVML_ERROR_UNKNOWN)))
+        monkeypatch.setattr(
+            pynvml,
+            "nvmlDeviceGetTemperature",
+            lambda h, s: (_ for _ in ()).throw(pynvml.NVMLError(pynvml.NVML_ERROR_UNKNOWN)),
+        )
         sampler = NvmlSampler(WHOLE.pci_bus_id)
         for i in range(GIVE_UP_AFTER):
             assert sampler.sample()["temp_c"] is None
@@ -92,14 +103,20 @@ def test_a_field_failing_every_time_is_given_up_after_ten(monkeypatch):
 def test_a_gpu_nvml_cannot_open_reports_nothing_and_the_sampler_still_runs(monkeypatch):
     fake = FakeNvml(WHOLE)
     with fake.patcher():
-        monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByPciBusId", lambda bus: (_ for _ in ()).throw(pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)))
+        monkeypatch.setattr(
+            pynvml,
+            "nvmlDeviceGetHandleByPciBusId",
+            lambda bus: (_ for _ in ()).throw(pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)),
+        )
         sampler = NvmlSampler(WHOLE.pci_bus_id, interval_s=0.005)
         sampler.start()
         time.sleep(0.05)
         samples = sampler.stop()
         sampler.close()
     assert set(sampler.unreported) == set(FIELDS) and samples
-    assert summarize_samples(samples, sampler.max_sm_clock_mhz, tuple(sampler.unreported))["nvml_unreported"] == sorted(FIELDS)
+    assert summarize_samples(samples, sampler.max_sm_clock_mhz, tuple(sampler.unreported))["nvml_unreported"] == sorted(
+        FIELDS
+    )
 
 
 def test_throttle_flags_judge_what_was_reported():

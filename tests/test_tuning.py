@@ -1,5 +1,6 @@
 """Walk C tile autotuning: the candidate grid, rejections before compiling, the `tune` plan field,
 and NVRTC compilation of every valid configuration for sm_90 (a sample for the other CI archs)."""
+
 import json
 import os
 import random
@@ -19,7 +20,13 @@ SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_9
 
 
 def test_every_tunable_kernel_has_at_least_20_valid_configurations():
-    assert set(TUNABLES) == {"c_warptile", "h_wmma_dbuf_fp16", "h_wmma_dbuf_bf16", "h_wmma_pipe_fp16", "h_wmma_pipe_bf16"}
+    assert set(TUNABLES) == {
+        "c_warptile",
+        "h_wmma_dbuf_fp16",
+        "h_wmma_dbuf_bf16",
+        "h_wmma_pipe_fp16",
+        "h_wmma_pipe_bf16",
+    }
     for kernel in TUNABLES:
         cands = candidates(kernel)
         valid = [c for c in cands if c.reason is None]
@@ -49,7 +56,9 @@ def test_rejections_name_their_rule():
     assert "over the 227 KB of sm_90" in reason("h_wmma_pipe_fp16", 256, 128, 64, 64, 64, 5, arch="sm_90")
     assert "2 warps per block" in reason("c_warptile", 64, 64, 16, 32, 64, 1)
     assert "BK (k steps of 16): 24 is not a multiple of 16" in reason("h_wmma_dbuf_fp16", 128, 128, 24, 64, 32, 2)
-    assert "B tile chunks BK*BN/4 = 128 over threads: 128 is not a multiple of 256" in reason("c_warptile", 128, 64, 8, 32, 32, 1)
+    assert "B tile chunks BK*BN/4 = 128 over threads: 128 is not a multiple of 256" in reason(
+        "c_warptile", 128, 64, 8, 32, 32, 1
+    )
     assert "registers" in reason("c_warptile", 128, 256, 32, 64, 64, 2)  # spilled on sm_80/86/90 when compiled
     for bm, bn in ((128, 128), (128, 256), (256, 128)):  # spilled 16-32 bytes with NVRTC 13.0 on an H200
         assert "registers" in reason("c_warptile", bm, bn, 32, 64, 64, 1, arch="sm_90")
@@ -64,7 +73,13 @@ def test_tuning_stages_look_like_their_ladder_stage():
     for s in tuning_stages():
         base = by_name[s.name.split("_tune_")[0]]
         assert s.group == "tuning" and s.family == base.family and s.walk == "C"
-        assert (s.dtype, s.baseline, s.shapes, s.min_cc, s.source) == (base.dtype, base.baseline, base.shapes, base.min_cc, base.source)
+        assert (s.dtype, s.baseline, s.shapes, s.min_cc, s.source) == (
+            base.dtype,
+            base.baseline,
+            base.shapes,
+            base.min_cc,
+            base.source,
+        )
         assert s.published is None
         assert find(s.name) == s
     assert find("c_warptile_tune_1x1x1_1x1_s1") is None and find("c_naive") is None
@@ -93,8 +108,15 @@ def _compile(name_arch):
     name, arch = name_arch
     stage = find(name)
     res = next(iter(compile_source(stage.source_path, arch, stage.kernel_names).resources.values()))
-    return name, arch, res.registers, res.spill_store_bytes + res.spill_load_bytes, res.stack_frame_bytes, res.static_smem_bytes, \
-        stage.launches[0].dynamic_smem
+    return (
+        name,
+        arch,
+        res.registers,
+        res.spill_store_bytes + res.spill_load_bytes,
+        res.stack_frame_bytes,
+        res.static_smem_bytes,
+        stage.launches[0].dynamic_smem,
+    )
 
 
 def _compile_all(jobs):
@@ -136,4 +158,6 @@ def test_compile_cli_tuning_flag(capsys):
     results = json.loads(capsys.readouterr().out)
     expected = {"h_wmma_pipe_bf16"} | {s.name for s in tuning_stages(["h_wmma_pipe_bf16"], arch="sm_90")}
     assert {r["stage"] for r in results} == expected and all(r["ok"] and r["spill_bytes"] == 0 for r in results)
-    assert max(r["static_smem_bytes"] + r["dynamic_smem_bytes"] for r in results) > 99 * 1024  # sm_90-only ones included
+    assert (
+        max(r["static_smem_bytes"] + r["dynamic_smem_bytes"] for r in results) > 99 * 1024
+    )  # sm_90-only ones included

@@ -1,6 +1,7 @@
 """cuBLAS and cuBLASLt through nvmath-python's bindings, on the CPU: stand-ins for the two binding modules
 compute exactly what the C API would (column-major, leading dimensions, data types) in NumPy, so the
 operand swap that makes our row-major product is checked against A @ B at odd shapes."""
+
 import ctypes
 import enum
 import itertools
@@ -8,10 +9,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from fp8_host import e4m3_values
 
 from farm.measure.checks import SCALE_SLOT
 from farm.measure.cublas import COMPUTE_TYPES, DATA_TYPES, CublasGemm, CublasLtGemm, Unavailable, VendorContext
-from fp8_host import e4m3_values
 
 _NUMPY = {0: np.float32, 2: np.float16}  # cudaDataType_t -> storage; 14 (bf16) is uint16 bits
 
@@ -76,7 +77,9 @@ class FakeCublas:
     def set_stream(self, handle, stream):
         self.calls.append(("stream", stream))
 
-    def gemm_ex(self, handle, transa, transb, m, n, k, alpha, a, atype, lda, b, btype, ldb, beta, c, ctype, ldc, compute, algo):
+    def gemm_ex(
+        self, handle, transa, transb, m, n, k, alpha, a, atype, lda, b, btype, ldb, beta, c, ctype, ldc, compute, algo
+    ):
         assert (transa, transb) == (0, 0)
         self.calls.append(("gemm", m, n, k, atype, btype, ctype, compute))
         op_a = _values(_column_major(self.memory[a], m, k, lda), atype)
@@ -92,10 +95,13 @@ class FakeCublasLt:
         self.memory, self.algorithms, self.calls = memory, algorithms, []
         self._objects, self._next = {}, itertools.count(1)
         self.MatmulHeuristicResult = lambda size: SimpleNamespace(ptr=0xBEEF, workspace_size=4096, waves_count=0.97)
-        self.MatmulAlgoConfigAttribute = enum.IntEnum("MatmulAlgoConfigAttribute", ["ID", "TILE_ID", "STAGES_ID"], start=0)
+        self.MatmulAlgoConfigAttribute = enum.IntEnum(
+            "MatmulAlgoConfigAttribute", ["ID", "TILE_ID", "STAGES_ID"], start=0
+        )
         self.config = {0: 21, 1: 503, 2: 37}  # what the heuristic's pick reports, per attribute
-        self.MatmulDescAttribute = enum.IntEnum("MatmulDescAttribute", {"TRANSA": 3, "A_SCALE_POINTER": 17,
-                                                                        "B_SCALE_POINTER": 18, "FAST_ACCUM": 25})
+        self.MatmulDescAttribute = enum.IntEnum(
+            "MatmulDescAttribute", {"TRANSA": 3, "A_SCALE_POINTER": 17, "B_SCALE_POINTER": 18, "FAST_ACCUM": 25}
+        )
         self.attributes: dict[int, dict[str, int]] = {}  # per matmul descriptor, by attribute name
 
     def get_version(self):
@@ -147,9 +153,13 @@ class FakeCublasLt:
         m, k = op_a.shape
         assert k == k2 and (mc, nc) == (m, n) and ct == 0
         op_b = _values(_column_major(self.memory[b], k, n, ldb), bt)
-        scale = np.prod([self.memory.element(attributes[p]) for p in ("A_SCALE_POINTER", "B_SCALE_POINTER") if p in attributes])
+        scale = np.prod(
+            [self.memory.element(attributes[p]) for p in ("A_SCALE_POINTER", "B_SCALE_POINTER") if p in attributes]
+        )
         out = _column_major(self.memory[d], m, n, ldc)
-        out[...] = _scalar(alpha) * scale * (op_a @ op_b) + _scalar(beta) * np.nan_to_num(_column_major(self.memory[c], m, n, ldc))
+        out[...] = _scalar(alpha) * scale * (op_a @ op_b) + _scalar(beta) * np.nan_to_num(
+            _column_major(self.memory[c], m, n, ldc)
+        )
 
     def matmul_preference_destroy(self, pref):
         del self._objects[pref]
@@ -174,8 +184,12 @@ def _operands(memory: _Memory, dtype: str, m: int, n: int, k: int, rng):
     return memory.array(sa.ravel()), memory.array(sb.ravel()), memory.array(c.ravel()), exact(sa) @ exact(sb), c
 
 
-CASES = [("fp32", "CUBLAS_COMPUTE_32F"), ("tf32", "CUBLAS_COMPUTE_32F_FAST_TF32"), ("fp16", "CUBLAS_COMPUTE_32F"),
-         ("bf16", "CUBLAS_COMPUTE_32F")]
+CASES = [
+    ("fp32", "CUBLAS_COMPUTE_32F"),
+    ("tf32", "CUBLAS_COMPUTE_32F_FAST_TF32"),
+    ("fp16", "CUBLAS_COMPUTE_32F"),
+    ("bf16", "CUBLAS_COMPUTE_32F"),
+]
 SHAPES = [(3, 5, 7), (8, 1, 2), (17, 33, 9)]
 
 
@@ -184,7 +198,9 @@ SHAPES = [(3, 5, 7), (8, 1, 2), (17, 33, 9)]
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_row_major_product_by_operand_swap(library, dtype, compute, shape):
     memory = _Memory()
-    ctx = VendorContext(blas=FakeCublas(memory), lt=FakeCublasLt(memory), workspace_ptr=0xAAAA, workspace_bytes=32 << 20)
+    ctx = VendorContext(
+        blas=FakeCublas(memory), lt=FakeCublasLt(memory), workspace_ptr=0xAAAA, workspace_bytes=32 << 20
+    )
     m, n, k = shape
     a, b, c, expected, out = _operands(memory, dtype, m, n, k, np.random.default_rng(sum(shape)))
     library(ctx, compute, dtype, m, n, k)(a, b, c, stream=5)
@@ -218,7 +234,10 @@ def test_cublaslt_fp8_is_tn_with_each_operands_scale(shape):
     ctx = VendorContext(blas=None, lt=FakeCublasLt(memory), workspace_ptr=0xAAAA, workspace_bytes=32 << 20)
     m, n, k = shape
     rng = np.random.default_rng(sum(shape))
-    codes = lambda rows: (rng.integers(0, 0x7F, size=(rows, k)) | rng.choice([0, 0x80], size=(rows, k))).astype(np.uint8)  # noqa: E731
+
+    def codes(rows):
+        return (rng.integers(0, 0x7F, size=(rows, k)) | rng.choice([0, 0x80], size=(rows, k))).astype(np.uint8)
+
     a, b = codes(m), codes(n)  # 0x7F and 0xFF are NaN: never drawn
     c = np.full((m, n), np.nan, dtype=np.float32)
     slots = np.zeros((2, SCALE_SLOT), dtype=np.float32)

@@ -1,5 +1,6 @@
 """Verdicts on synthetic series of known noise (repeat level and run level), change points on synthetic and shipped
 series, attribution, comparing across two dataset paths, and bad input."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,19 @@ DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 SIZES = [(s, s, s) for s in (256, 512, 1024, 2048, 4096)] + [(2048, 2048, 2080)]
 
 
-def run_rows(run: str, rng: random.Random, cells: int = 60, repeats: int = 3, repeat_sd: float = 0.004, run_sd: float = 0.003,
-             within_sd: float = 0.005, step: float = 0.0, commit: str = "c0", run_effects: dict | None = None, **extra) -> list[dict]:
+def run_rows(
+    run: str,
+    rng: random.Random,
+    cells: int = 60,
+    repeats: int = 3,
+    repeat_sd: float = 0.004,
+    run_sd: float = 0.003,
+    within_sd: float = 0.005,
+    step: float = 0.0,
+    commit: str = "c0",
+    run_effects: dict | None = None,
+    **extra,
+) -> list[dict]:
     """One run of `cells` cells (all one family, 0.3-1 ms) on one card: each cell's log time is its own level plus a
     run effect (sd run_sd, shared by the run's repeats of the cell), plus a repeat effect (sd repeat_sd), and each of
     its 15 batch samples scatters around that by within_sd; `step` slows every cell by that fraction."""
@@ -32,10 +44,28 @@ def run_rows(run: str, rng: random.Random, cells: int = 60, repeats: int = 3, re
             rep = level * math.exp(rng.gauss(0, repeat_sd))
             samples = [rep * (1 + rng.gauss(0, within_sd)) for _ in range(15)]
             m, n, k = SIZES[c % len(SIZES)]
-            rows.append({"run_id": run, "repeat": r, "gpu_model": "H100-80GB-HBM3", "gpu_uuid": "GPU-aaaa0001", "family": "hopper_d",
-                         "stage": f"d_stage{c // len(SIZES)}", "m": m, "n": n, "k": k, "timing_mode": "hot", "status": "ok",
-                         "samples_ms": samples, "median_ms": sorted(samples)[7], "git_commit": commit, "driver_version": "580.1",
-                         "sm_clock_median_mhz": 1980.0, "mem_clock_median_mhz": 2619.0, **extra})
+            rows.append(
+                {
+                    "run_id": run,
+                    "repeat": r,
+                    "gpu_model": "H100-80GB-HBM3",
+                    "gpu_uuid": "GPU-aaaa0001",
+                    "family": "hopper_d",
+                    "stage": f"d_stage{c // len(SIZES)}",
+                    "m": m,
+                    "n": n,
+                    "k": k,
+                    "timing_mode": "hot",
+                    "status": "ok",
+                    "samples_ms": samples,
+                    "median_ms": sorted(samples)[7],
+                    "git_commit": commit,
+                    "driver_version": "580.1",
+                    "sm_clock_median_mhz": 1980.0,
+                    "mem_clock_median_mhz": 2619.0,
+                    **extra,
+                }
+            )
     return rows
 
 
@@ -45,10 +75,17 @@ def history_runs(seed: int, runs: int = 4, **kw) -> list[dict]:
     return [r for i in range(runs) for r in run_rows(f"h{i}", rng, **kw)]
 
 
-@pytest.mark.parametrize("repeat_sd,run_sd,max_unclear", [
-    (0.002, 0.001, 0.15),  # the shipped data's unthrottled cells: repeats 0.1-0.5 %, runs under 0.1 % apart
-    (0.004, 0.003, 1.0),  # noisier (power-capped tensor-core cells): still no false differences, but rarely SAME within 1 %
-])
+@pytest.mark.parametrize(
+    "repeat_sd,run_sd,max_unclear",
+    [
+        (0.002, 0.001, 0.15),  # the shipped data's unthrottled cells: repeats 0.1-0.5 %, runs under 0.1 % apart
+        (
+            0.004,
+            0.003,
+            1.0,
+        ),  # noisier (power-capped tensor-core cells): still no false differences, but rarely SAME within 1 %
+    ],
+)
 def test_aa_false_differences_at_most_one_percent(repeat_sd, run_sd, max_unclear):
     comps = []
     for seed in range(5):
@@ -94,7 +131,10 @@ def test_planted_slowdowns_scale_samples_and_detection_grows_with_size():
     a = [r for r in rows if r["run_id"] == "h0"]
     b = [r for r in rows if r["run_id"] == "h1"]
     slowed = plant.planted(b, 0.05)
-    assert slowed[0]["samples_ms"][3] == pytest.approx(b[0]["samples_ms"][3] * 1.05) and b[0]["median_ms"] != slowed[0]["median_ms"]
+    assert (
+        slowed[0]["samples_ms"][3] == pytest.approx(b[0]["samples_ms"][3] * 1.05)
+        and b[0]["median_ms"] != slowed[0]["median_ms"]
+    )
     table = plant.detection(a, b, [0.01, 0.03, 0.05], model=NoiseModel.learn(history_runs(4, runs=4) + rows))
     assert [t["planted_pct"] for t in table] == [0, 1, 3, 5]
     assert table[0]["false_difference"] <= 0.02 and table[0]["detected"] is None
@@ -118,8 +158,17 @@ def test_a_slower_cell_on_another_card_at_a_lower_clock_says_so_and_equal_clocks
     rng = random.Random(5)
     a = run_rows("a", rng, cells=5)
     # the same code on another card held at 10 % lower SM clock: 10 % slower, all of it the clock
-    b = [{**r, "gpu_uuid": "GPU-bbbb0002", "sm_clock_median_mhz": 1800.0, "throttle_power": True,
-          "median_ms": r["median_ms"] * 1.1, "samples_ms": [x * 1.1 for x in r["samples_ms"]]} for r in run_rows("b", rng, cells=5)]
+    b = [
+        {
+            **r,
+            "gpu_uuid": "GPU-bbbb0002",
+            "sm_clock_median_mhz": 1800.0,
+            "throttle_power": True,
+            "median_ms": r["median_ms"] * 1.1,
+            "samples_ms": [x * 1.1 for x in r["samples_ms"]],
+        }
+        for r in run_rows("b", rng, cells=5)
+    ]
     model = NoiseModel.learn(history_runs(0, runs=3))
     plain = compare.compare_rows(a, b, model=model)
     assert {c.verdict for c in plain} == {"SLOWER"} and all(c.confounded for c in plain)
@@ -128,8 +177,13 @@ def test_a_slower_cell_on_another_card_at_a_lower_clock_says_so_and_equal_clocks
     assert any(t.startswith("power cap A 0/3 rows, B 3/3") for t in plain[0].context)
     scaled = compare.compare_rows(a, b, model=model, equal_clocks=True)
     assert {c.verdict for c in scaled} <= {"SAME", "UNCLEAR"} and "at equal clocks" in scaled[0].reason
-    swinging = [{**r, "sm_clock_min_mhz": 1560.0, "sm_clock_max_mhz": 1965.0} for r in b]  # a power cap swinging the clock
-    assert "the SM clock moved by up to 22 % within a timing window" in compare.compare_rows(a, swinging, model=model, equal_clocks=True)[0].reason
+    swinging = [
+        {**r, "sm_clock_min_mhz": 1560.0, "sm_clock_max_mhz": 1965.0} for r in b
+    ]  # a power cap swinging the clock
+    assert (
+        "the SM clock moved by up to 22 % within a timing window"
+        in compare.compare_rows(a, swinging, model=model, equal_clocks=True)[0].reason
+    )
     other_memory = [{**r, "mem_clock_median_mhz": 1593.0} for r in b]
     refused = compare.compare_rows(a, other_memory, model=model, equal_clocks=True)
     assert "not at equal clocks: memory clocks differ" in refused[0].reason and refused[0].verdict == "SLOWER"
@@ -209,7 +263,9 @@ def _write(tmp_path: Path, name: str, rows: list[dict]) -> str:
 def test_compare_across_two_dataset_paths(tmp_path, capsys):
     rng = random.Random(11)
     same_id = _write(tmp_path, "one", run_rows("ref", rng, cells=12))
-    other = _write(tmp_path, "two", run_rows("ref", rng, cells=12, step=0.05, commit="c1"))  # the same run id in another dataset
+    other = _write(
+        tmp_path, "two", run_rows("ref", rng, cells=12, step=0.05, commit="c1")
+    )  # the same run id in another dataset
     history = _write(tmp_path, "history", history_runs(2, runs=3, cells=12))
     assert main(["compare", "ref", "ref", "--data", same_id, "--data-b", other, "--history", history, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -265,7 +321,10 @@ def test_sides_of_several_runs_average_run_level_noise():
         detected = []
         for seed in range(4):
             a, b = _sides_of_runs(50 + seed, runs, step=0.03, repeats=1 if runs > 1 else 2, **noise)
-            detected += [c.verdict == "SLOWER" for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))]
+            detected += [
+                c.verdict == "SLOWER"
+                for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))
+            ]
         found[runs] = sum(detected) / len(detected)
     assert found[3] >= 0.9 and found[1] <= found[3] - 0.2, found
 
@@ -274,8 +333,14 @@ def test_common_shift_reports_what_every_cell_shares():
     a, b = _sides_of_runs(3, 1, step=0.02)
     model = NoiseModel.learn(history_runs(2, runs=4) + a + b, apart=(a, b))
     shift = compare.common_shift(compare.compare_rows(a, b, model=model))
-    assert shift["cells"] == 60 and shift["low"] < 0.02 < shift["high"] and shift["shift"] == pytest.approx(0.02, abs=0.004)
-    assert "B is 2." in compare.format_shift(shift) and "% slower than A over all 60 cells" in compare.format_shift(shift)
+    assert (
+        shift["cells"] == 60
+        and shift["low"] < 0.02 < shift["high"]
+        and shift["shift"] == pytest.approx(0.02, abs=0.004)
+    )
+    assert "B is 2." in compare.format_shift(shift) and "% slower than A over all 60 cells" in compare.format_shift(
+        shift
+    )
     same = compare.common_shift(compare.compare_rows(*_sides_of_runs(4, 1), model=model))
     assert same["low"] < 0 < same["high"]
     assert compare.common_shift(compare.compare_rows(a[:9], b[:9], model=model)) is None
@@ -289,7 +354,10 @@ def test_single_runs_get_no_verdict_on_unmeasured_run_noise():
     h200 = [{**r, "gpu_model": "H200"} for r in history_runs(6, runs=4, **quiet)]
     comps = compare.compare_rows(a, b, model=NoiseModel.learn(h200 + a + b, apart=(a, b)))
     assert {c.verdict for c in comps} == {"UNCLEAR"}
-    assert all("run-to-run noise never measured on this GPU model" in c.reason and c.noise.endswith("run: prior") for c in comps)
+    assert all(
+        "run-to-run noise never measured on this GPU model" in c.reason and c.noise.endswith("run: prior")
+        for c in comps
+    )
     learned = compare.compare_rows(a, b, model=NoiseModel.learn(history_runs(6, runs=4, **quiet) + a + b, apart=(a, b)))
     assert sum(c.verdict == "SAME" for c in learned) >= 0.85 * len(learned)
 
@@ -305,7 +373,9 @@ def test_the_default_tolerance_calls_identical_code_same_and_a_two_percent_step_
     for seed in range(4):
         for step in verdicts:
             a, b = _sides_of_runs(60 + seed, 1, step=step, **quiet)
-            verdicts[step] += [c.verdict for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))]
+            verdicts[step] += [
+                c.verdict for c in compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))
+            ]
     same, slower = verdicts[0.0], verdicts[0.02]
     assert same.count("SAME") >= 0.9 * len(same) and same.count("SLOWER") + same.count("FASTER") <= 0.01 * len(same)
     assert slower.count("SLOWER") >= 0.9 * len(slower) and slower.count("SAME") == 0
@@ -337,4 +407,6 @@ def test_runs_of_one_repeat_teach_the_whole_run_noise():
         comps += compare.compare_rows(a, b, model=NoiseModel.learn(history + a + b, apart=(a, b)))
     s = compare.summary(comps)
     assert s["difference_rate"] <= 0.01 and s["SAME"] >= 0.5 * s["comparisons"], s
-    assert not any("no A/A history" in c.reason for c in comps) and all(c.noise.startswith("repeat: within the run noise") for c in comps)
+    assert not any("no A/A history" in c.reason for c in comps) and all(
+        c.noise.startswith("repeat: within the run noise") for c in comps
+    )

@@ -1,4 +1,5 @@
 """Data: the schema, and downloads of the filtered rows and of whole datasets as Parquet and CSV."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -11,7 +12,9 @@ from farm.data.schema import COLUMN_DOCS, ROW_SCHEMA, SCHEMA_VERSION, TELEMETRY_
 
 # ---------------------------------------------------------------- exports
 
-FLAG_FIELD = pa.field("launch_flag", pa.string())  # derived, but a download keeps it: why a row's % is not like-for-like
+FLAG_FIELD = pa.field(
+    "launch_flag", pa.string()
+)  # derived, but a download keeps it: why a row's % is not like-for-like
 
 
 def export_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
@@ -41,8 +44,10 @@ def to_csv_bytes(table: pa.Table) -> bytes:
     df = table.to_pandas()
     for name in ("samples_ms", "clock_event_names"):
         if name in df:
-            df[name] = ["" if v is None else "[" + ", ".join(repr(x) if not isinstance(x, str) else f'"{x}"' for x in v) + "]"
-                        for v in df[name]]
+            df[name] = [
+                "" if v is None else "[" + ", ".join(repr(x) if not isinstance(x, str) else f'"{x}"' for x in v) + "]"
+                for v in df[name]
+            ]
     return df.to_csv(index=False).encode()
 
 
@@ -50,8 +55,12 @@ def to_csv_bytes(table: pa.Table) -> bytes:
 
 TELEMETRY_DOCS = {
     "series": "what ran when the sample was taken: warmup | kernel | baseline | gap (between batches)",
-    "t_ms": "time since the cell's warm-up began, ms", "sm_clock_mhz": "SM clock, MHz", "mem_clock_mhz": "memory clock, MHz",
-    "temp_c": "GPU temperature, Celsius", "power_w": "board power, W", "reasons": "NVML clock-event (throttle) reason bitmask",
+    "t_ms": "time since the cell's warm-up began, ms",
+    "sm_clock_mhz": "SM clock, MHz",
+    "mem_clock_mhz": "memory clock, MHz",
+    "temp_c": "GPU temperature, Celsius",
+    "power_w": "board power, W",
+    "reasons": "NVML clock-event (throttle) reason bitmask",
 }
 
 
@@ -65,28 +74,64 @@ def buttons(prefix: str, rows: pd.DataFrame, tele: pd.DataFrame, key: str) -> No
     tele_t = lambda: export_table(tele, TELEMETRY_SCHEMA)  # noqa: E731
     c = st.columns(4)
     with c[0]:
-        download(f"rows · Parquet ({len(rows)})", lambda: to_parquet_bytes(rows_t()), f"{prefix}-rows.parquet",
-                 "application/vnd.apache.parquet", f"{key}_rows_pq")
+        download(
+            f"rows · Parquet ({len(rows)})",
+            lambda: to_parquet_bytes(rows_t()),
+            f"{prefix}-rows.parquet",
+            "application/vnd.apache.parquet",
+            f"{key}_rows_pq",
+        )
     with c[1]:
-        download(f"rows · CSV ({len(rows)})", lambda: to_csv_bytes(rows_t()), f"{prefix}-rows.csv", "text/csv", f"{key}_rows_csv")
+        download(
+            f"rows · CSV ({len(rows)})",
+            lambda: to_csv_bytes(rows_t()),
+            f"{prefix}-rows.csv",
+            "text/csv",
+            f"{key}_rows_csv",
+        )
     with c[2]:
-        download(f"telemetry · Parquet ({len(tele)})", lambda: to_parquet_bytes(tele_t()), f"{prefix}-telemetry.parquet",
-                 "application/vnd.apache.parquet", f"{key}_tele_pq")
+        download(
+            f"telemetry · Parquet ({len(tele)})",
+            lambda: to_parquet_bytes(tele_t()),
+            f"{prefix}-telemetry.parquet",
+            "application/vnd.apache.parquet",
+            f"{key}_tele_pq",
+        )
     with c[3]:
-        download(f"telemetry · CSV ({len(tele)})", lambda: to_csv_bytes(tele_t()), f"{prefix}-telemetry.csv", "text/csv",
-                 f"{key}_tele_csv")
+        download(
+            f"telemetry · CSV ({len(tele)})",
+            lambda: to_csv_bytes(tele_t()),
+            f"{prefix}-telemetry.csv",
+            "text/csv",
+            f"{key}_tele_csv",
+        )
 
 
 def body(L, rows, tele) -> None:
     if not ui.stop_if_empty(L, rows):
         st.subheader("Filtered rows")
-        st.caption(f"{len(rows)} rows and {len(tele)} telemetry samples pass the sidebar filters. Downloads carry every "
-                   "schema column plus `dataset`, `schema_version` and `launch_flag` (why a row's % is not like-for-like; empty "
-                   "when it is); in CSV, list columns are written as text.")
+        st.caption(
+            f"{len(rows)} rows and {len(tele)} telemetry samples pass the sidebar filters. Downloads carry every "
+            "schema column plus `dataset`, `schema_version` and `launch_flag` (why a row's % is not like-for-like; empty "
+            "when it is); in CSV, list columns are written as text."
+        )
         buttons("gemm-farm-filtered", rows, tele, "filtered")
-        first = ["dataset", "run_id", "gpu", "stage", "size_label", "repeat", "status", "median_ms", "tflops", "pct_of_baseline",
-                 "pct_of_vendor_best", "launch_flag",
-                 "cv", "throttled_fraction"]
+        first = [
+            "dataset",
+            "run_id",
+            "gpu",
+            "stage",
+            "size_label",
+            "repeat",
+            "status",
+            "median_ms",
+            "tflops",
+            "pct_of_baseline",
+            "pct_of_vendor_best",
+            "launch_flag",
+            "cv",
+            "throttled_fraction",
+        ]
         rest = [c for c in rows.columns if c not in first and c not in ("samples_ms", "order", "size", "shape")]
         preview = rows.sort_values("timestamp", ascending=False)[first + rest].head(500)
         st.dataframe(preview, hide_index=True, height=300)
@@ -102,29 +147,45 @@ def body(L, rows, tele) -> None:
             buttons(s.name.replace("/", "_"), r, t, f"ds_{s.name}")
 
     st.subheader("Reading a dataset")
-    st.code("import pandas as pd\n"
-            "df = pd.read_parquet('DATASET/rows')   # hive partitions: gpu_model=, run_id=\n\n"
-            "import duckdb\n"
-            "duckdb.sql(\"SELECT * FROM read_parquet('DATASET/rows/**/*.parquet',\"\n"
-            "           \" hive_partitioning=true, union_by_name=true)\")\n\n"
-            "from farm.data.dataset import read_table\n"
-            "rows, tele = read_table('DATASET'), read_table('DATASET', 'telemetry')", language="python")
+    st.code(
+        "import pandas as pd\n"
+        "df = pd.read_parquet('DATASET/rows')   # hive partitions: gpu_model=, run_id=\n\n"
+        "import duckdb\n"
+        "duckdb.sql(\"SELECT * FROM read_parquet('DATASET/rows/**/*.parquet',\"\n"
+        '           " hive_partitioning=true, union_by_name=true)")\n\n'
+        "from farm.data.dataset import read_table\n"
+        "rows, tele = read_table('DATASET'), read_table('DATASET', 'telemetry')",
+        language="python",
+    )
 
 
 def schema() -> None:
     """The columns of the rows and telemetry tables, their types and meanings."""
     st.subheader(f"Schema (version {SCHEMA_VERSION})")
-    st.caption("One row per (GPU, stage, shape, repeat, run); `gpu_model` and `run_id` are the hive partition keys. "
-               "Units: times in ms, throughput in TFLOP/s (multiply-add = 2 FLOP), sizes in bytes.")
+    st.caption(
+        "One row per (GPU, stage, shape, repeat, run); `gpu_model` and `run_id` are the hive partition keys. "
+        "Units: times in ms, throughput in TFLOP/s (multiply-add = 2 FLOP), sizes in bytes."
+    )
     tab_rows, tab_tele = st.tabs(["rows", "telemetry"])
     with tab_rows:
-        st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": COLUMN_DOCS[f.name]} for f in ROW_SCHEMA]),
-                     hide_index=True, height=420, column_config={"meaning": st.column_config.TextColumn(width="large")})
+        st.dataframe(
+            pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": COLUMN_DOCS[f.name]} for f in ROW_SCHEMA]),
+            hide_index=True,
+            height=420,
+            column_config={"meaning": st.column_config.TextColumn(width="large")},
+        )
     with tab_tele:
         st.caption("One row per NVML sample; joins to rows on gpu_model, run_id, gpu_uuid, stage, m, n, k, repeat.")
-        st.dataframe(pd.DataFrame([{"column": f.name, "type": str(f.type), "meaning": TELEMETRY_DOCS.get(f.name, "join key")}
-                                   for f in TELEMETRY_SCHEMA]), hide_index=True,
-                     column_config={"meaning": st.column_config.TextColumn(width="large")})
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"column": f.name, "type": str(f.type), "meaning": TELEMETRY_DOCS.get(f.name, "join key")}
+                    for f in TELEMETRY_SCHEMA
+                ]
+            ),
+            hide_index=True,
+            column_config={"meaning": st.column_config.TextColumn(width="large")},
+        )
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its exports

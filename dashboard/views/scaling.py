@@ -1,4 +1,5 @@
 """Scaling across devices: TFLOP/s vs size per GPU, a device x stage heat map of % cuBLAS."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -23,6 +24,7 @@ def scaling(rows: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- charts
 
+
 def scaling_chart(sc: pd.DataFrame, columns: int = 2) -> alt.FacetChart:
     """TFLOP/s vs matrix size per GPU model (log-log), one line per stage, cuBLAS dashed; whiskers: spread."""
     df = clean(sc)
@@ -33,22 +35,47 @@ def scaling_chart(sc: pd.DataFrame, columns: int = 2) -> alt.FacetChart:
     x = alt.X("size:Q", title=x_title, scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes, format="d"))
     y_title = "throughput (TFLOP/s, log scale)"
     y = alt.Y("tflops:Q", title=y_title, scale=alt.Scale(type="log"))
-    color = alt.Color("stage:N", sort=stages, title="stage", scale=stage_scale(df, stages),
-                      legend=alt.Legend(labelLimit=260, symbolLimit=60, symbolType="stroke", symbolStrokeWidth=3))
-    dash = alt.StrokeDash("reference:N", title="line", scale=alt.Scale(domain=["kernel", "cuBLAS (reference)"], range=[[1, 0], [6, 4]]),
-                          legend=None)  # the cuBLAS lines are named in the stage legend, in black and greys
-    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("dtype", "precision"),
-            nominal("size_label", "size"), tip("tflops", "TFLOP/s (median)", ".3f"), tip("tflops_lo", "TFLOP/s low", ".3f"),
-            tip("tflops_hi", "TFLOP/s high", ".3f"), tip("median_ms", "median time (ms)", ".4f"),
-            tip("pct", "% of cuBLAS", ".1f"), tip("rows", "rows pooled", "d"), nominal("spread", "spread shown"),
-            nominal("runs", "run ids"), nominal("datasets", "datasets")]
+    color = alt.Color(
+        "stage:N",
+        sort=stages,
+        title="stage",
+        scale=stage_scale(df, stages),
+        legend=alt.Legend(labelLimit=260, symbolLimit=60, symbolType="stroke", symbolStrokeWidth=3),
+    )
+    dash = alt.StrokeDash(
+        "reference:N",
+        title="line",
+        scale=alt.Scale(domain=["kernel", "cuBLAS (reference)"], range=[[1, 0], [6, 4]]),
+        legend=None,
+    )  # the cuBLAS lines are named in the stage legend, in black and greys
+    tips = [
+        nominal("gpu_model", "GPU model"),
+        nominal("stage", "stage"),
+        nominal("dtype", "precision"),
+        nominal("size_label", "size"),
+        tip("tflops", "TFLOP/s (median)", ".3f"),
+        tip("tflops_lo", "TFLOP/s low", ".3f"),
+        tip("tflops_hi", "TFLOP/s high", ".3f"),
+        tip("median_ms", "median time (ms)", ".4f"),
+        tip("pct", "% of cuBLAS", ".1f"),
+        tip("rows", "rows pooled", "d"),
+        nominal("spread", "spread shown"),
+        nominal("runs", "run ids"),
+        nominal("datasets", "datasets"),
+    ]
     tips = never_null(df, with_provenance(tips))
     base = alt.Chart().encode(x=x, color=color)
-    lines = base.mark_line(point=alt.OverlayMarkDef(size=40, filled=True)).encode(y=y, strokeDash=dash, detail="stage:N", tooltip=tips)
-    whiskers = base.mark_rule(strokeWidth=1.5).encode(y=alt.Y("tflops_lo:Q", title=y_title), y2="tflops_hi:Q", tooltip=tips)
+    lines = base.mark_line(point=alt.OverlayMarkDef(size=40, filled=True)).encode(
+        y=y, strokeDash=dash, detail="stage:N", tooltip=tips
+    )
+    whiskers = base.mark_rule(strokeWidth=1.5).encode(
+        y=alt.Y("tflops_lo:Q", title=y_title), y2="tflops_hi:Q", tooltip=tips
+    )
     layer = alt.layer(whiskers, lines, flag_marks(x, y, tips), data=df).properties(width=330, height=280)
-    return layer.facet(facet=alt.Facet("gpu_model:N", title=None, header=alt.Header(labelFontSize=14, labelFontWeight="bold")),
-                       columns=columns).resolve_scale(y="shared")
+    return layer.facet(
+        facet=alt.Facet("gpu_model:N", title=None, header=alt.Header(labelFontSize=14, labelFontWeight="bold")),
+        columns=columns,
+    ).resolve_scale(y="shared")
 
 
 def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
@@ -57,28 +84,47 @@ def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
     stages = stage_order(df)
     devices = sorted(df["gpu_model"].unique().tolist())
     base = alt.Chart().encode(
-        x=alt.X("gpu_model:N", title="GPU model", sort=devices, axis=alt.Axis(labelAngle=0, orient="top", labelLimit=200)),
-        y=alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260)))
-    tips = [nominal("gpu_model", "GPU model"), nominal("stage", "stage"), nominal("family", "family"),
-            nominal("dtype", "precision"), nominal("size_label", "size"), tip("pct", "% of cuBLAS (median)", ".2f"),
-            tip("pct_lo", "% low", ".2f"), tip("pct_hi", "% high", ".2f"), tip("tflops", "TFLOP/s", ".3f"),
-            tip("rows", "rows pooled", "d"), nominal("runs", "run ids")]
+        x=alt.X(
+            "gpu_model:N", title="GPU model", sort=devices, axis=alt.Axis(labelAngle=0, orient="top", labelLimit=200)
+        ),
+        y=alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260)),
+    )
+    tips = [
+        nominal("gpu_model", "GPU model"),
+        nominal("stage", "stage"),
+        nominal("family", "family"),
+        nominal("dtype", "precision"),
+        nominal("size_label", "size"),
+        tip("pct", "% of cuBLAS (median)", ".2f"),
+        tip("pct_lo", "% low", ".2f"),
+        tip("pct_hi", "% high", ".2f"),
+        tip("tflops", "TFLOP/s", ".3f"),
+        tip("rows", "rows pooled", "d"),
+        nominal("runs", "run ids"),
+    ]
     tips = never_null(df, with_provenance(tips))
-    df["pct_label"] = [f"{p:.0f}{'⚑' if f and f != '—' else ''}" for p, f in zip(df["pct"], df.get("flag", [""] * len(df)))]
+    df["pct_label"] = [
+        f"{p:.0f}{'⚑' if f and f != '—' else ''}" for p, f in zip(df["pct"], df.get("flag", [""] * len(df)))
+    ]
     rect = base.mark_rect(stroke="white").encode(
         color=alt.Color("pct:Q", title="% of cuBLAS", scale=alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)),
-        tooltip=tips)
+        tooltip=tips,
+    )
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("pct_label:N"),
-        color=alt.condition("datum.pct > 60", alt.value("black"), alt.value("white")), tooltip=tips)
+        color=alt.condition("datum.pct > 60", alt.value("black"), alt.value("white")),
+        tooltip=tips,
+    )
     width = max(160, len(devices) * max(90, 9 * max(len(d) for d in devices) + 24))
     return alt.layer(rect, text, data=df).properties(width=width, height=max(80, 22 * len(stages)))
 
 
 # ---------------------------------------------------------------- the page
 
-CAPTION = ("How each stage scales with the matrix size on each GPU model, against cuBLAS of the same precision "
-           "(dashed). Family, precision, size and GPU-model filters are in the sidebar.")
+CAPTION = (
+    "How each stage scales with the matrix size on each GPU model, against cuBLAS of the same precision "
+    "(dashed). Family, precision, size and GPU-model filters are in the sidebar."
+)
 
 
 def body(L, rows, _) -> None:
@@ -89,9 +135,11 @@ def body(L, rows, _) -> None:
     sc = scaling(t)
 
     st.subheader("Throughput vs size")
-    st.caption("One chart per family, one panel per GPU model. Median TFLOP/s over repeats, runs and same-model GPUs; "
-               "whiskers: min–max over those rows (q1–q3 of the samples where a cell has one row). Dashed, in black "
-               "and greys: cuBLAS of the family's precisions.")
+    st.caption(
+        "One chart per family, one panel per GPU model. Median TFLOP/s over repeats, runs and same-model GPUs; "
+        "whiskers: min–max over those rows (q1–q3 of the samples where a cell has one row). Dashed, in black "
+        "and greys: cuBLAS of the family's precisions."
+    )
     families = [f for f in frames.options(t.sort_values("order"), "family") if f != "baseline"]
     families.sort(key=lambda f: t.loc[t["family"] == f, "order"].min())
     for family in families or ["baseline"]:
@@ -104,8 +152,10 @@ def body(L, rows, _) -> None:
     size = st.selectbox("Size for the heat map", sizes, index=len(sizes) - 1, key="scaling_size")
     at = sc[sc["size_label"] == size]
     st.subheader(f"% of cuBLAS at {size}")
-    st.caption("Device × stage, median over repeats, runs and same-model GPUs; each stage against the cuBLAS of its "
-               "own precision. Against the chip's own peak instead: the Peak & roofline page.")
+    st.caption(
+        "Device × stage, median over repeats, runs and same-model GPUs; each stage against the cuBLAS of its "
+        "own precision. Against the chip's own peak instead: the Peak & roofline page."
+    )
     if at[at["family"] != "baseline"].empty:
         st.info(f"No kernel rows at {size}.")
     else:

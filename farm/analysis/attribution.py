@@ -1,20 +1,34 @@
 """What else differed between the two sides of a comparison: the card, its clocks and limits, the software stack, the
 commit, the library's algorithm. A FASTER or SLOWER that comes with a different card or a power-capped clock reads as
 such; and where sound, time compares at equal SM clocks."""
+
 from __future__ import annotations
 
 import math
 import statistics
 
 # (what it is called, row column), in the order a reader wants them: hardware first, then software, the code last.
-PROVENANCE = (("card", "gpu_uuid"), ("host", "host"), ("driver", "driver_version"), ("CUDA runtime", "cuda_runtime_version"),
-              ("NVRTC", "nvrtc_version"), ("CuPy", "cupy_version"), ("library algorithm", "library_algorithm"),
-              ("launch", "launch_method"), ("compile options", "compile_options"), ("commit", "git_commit"))
+PROVENANCE = (
+    ("card", "gpu_uuid"),
+    ("host", "host"),
+    ("driver", "driver_version"),
+    ("CUDA runtime", "cuda_runtime_version"),
+    ("NVRTC", "nvrtc_version"),
+    ("CuPy", "cupy_version"),
+    ("library algorithm", "library_algorithm"),
+    ("launch", "launch_method"),
+    ("compile options", "compile_options"),
+    ("commit", "git_commit"),
+)
 # Differences that are the change under test, not something else that could explain a verdict.
 CODE = ("commit", "compile options")
 CLOCK_STEP = 0.01  # SM or memory clock medians this far apart are named
 CLOCK_STEADY = 0.02  # (max - min) / median of a row's SM clock samples: steady enough to scale time by
-FLAGS = (("power cap", "throttle_power"), ("thermal slowdown", "throttle_thermal"), ("hardware slowdown", "throttle_hw_slowdown"))
+FLAGS = (
+    ("power cap", "throttle_power"),
+    ("thermal slowdown", "throttle_thermal"),
+    ("hardware slowdown", "throttle_hw_slowdown"),
+)
 
 
 def _value(col: str, v):
@@ -26,7 +40,9 @@ def _value(col: str, v):
 
 
 def _values(rows: list[dict], col: str) -> set:
-    return {_value(col, r[col]) for r in rows if r.get(col) is not None and r.get(col) == r.get(col) and r.get(col) != ""}
+    return {
+        _value(col, r[col]) for r in rows if r.get(col) is not None and r.get(col) == r.get(col) and r.get(col) != ""
+    }
 
 
 def _short(label: str, values: set) -> str:
@@ -82,10 +98,15 @@ def clock_ratio(rows_a: list[dict], rows_b: list[dict]) -> tuple[float | None, s
     clocks differ by more than 2x (other limits take over)."""
     fa, fb = _median(rows_a, "sm_clock_median_mhz"), _median(rows_b, "sm_clock_median_mhz")
     if not fa or not fb:
-        return None, "no SM clock telemetry on " + ("either side" if not fa and not fb else "side A" if not fa else "side B")
+        return None, "no SM clock telemetry on " + (
+            "either side" if not fa and not fb else "side A" if not fa else "side B"
+        )
     swing = _swing([*rows_a, *rows_b])
     if swing > CLOCK_STEADY:
-        return None, f"the SM clock moved by up to {100 * swing:.0f} % within a timing window: its median is not the kernel's clock"
+        return (
+            None,
+            f"the SM clock moved by up to {100 * swing:.0f} % within a timing window: its median is not the kernel's clock",
+        )
     ma, mb = _median(rows_a, "mem_clock_median_mhz"), _median(rows_b, "mem_clock_median_mhz")
     if ma and mb and abs(mb / ma - 1) >= CLOCK_STEP:
         return None, f"memory clocks differ ({ma:.0f} vs {mb:.0f} MHz): time does not follow the SM clock alone"

@@ -17,6 +17,7 @@ A step between two runs that ran on different cards, drivers, CUDA or library ve
 marked as an environment change, named, and not counted as a regression or an improvement
 (farm/analysis/attribution.py says what differed).
 """
+
 from __future__ import annotations
 
 import math
@@ -100,6 +101,13 @@ def steps(runs: list[list[dict]], model: NoiseModel, tol: float) -> list[Step]:
         if abs(d) <= math.log1p(REPORTED * tol):
             continue  # a real step, but smaller than compare would report
         env = attribution.differences(runs[start - 1], runs[start])
-        out.append(Step(start, math.expm1(d), z * math.sqrt(v0 + v1), "SLOWER" if d > 0 else "FASTER",
-                        tuple(text for label, text in env if label not in attribution.CODE)))
+        out.append(
+            Step(
+                start,
+                math.expm1(d),
+                z * math.sqrt(v0 + v1),
+                "SLOWER" if d > 0 else "FASTER",
+                tuple(text for label, text in env if label not in attribution.CODE),
+            )
+        )
     return out

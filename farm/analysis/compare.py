@@ -43,6 +43,7 @@ Every comparison lists what else differed between its sides (farm/analysis/attri
 and thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock
 where that is sound and says when it is not.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -61,8 +62,10 @@ REPORTED = 0.5  # of the tolerance: the smallest difference called FASTER or SLO
 ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
-UNMEASURED_RUN_NOISE = ("run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
-                        "compare sides of two runs or more, or give A/A history (plans/aa.toml)")
+UNMEASURED_RUN_NOISE = (
+    "run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
+    "compare sides of two runs or more, or give A/A history (plans/aa.toml)"
+)
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,15 @@ class Comparison:
 
 
 def _timed(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if r.get("status") == "ok" and r.get("median_ms") and r["median_ms"] > 0 and r.get("samples_ms") is not None
-            and len(r["samples_ms"]) > 0]
+    return [
+        r
+        for r in rows
+        if r.get("status") == "ok"
+        and r.get("median_ms")
+        and r["median_ms"] > 0
+        and r.get("samples_ms") is not None
+        and len(r["samples_ms"]) > 0
+    ]
 
 
 def _cell(r: dict) -> tuple:
@@ -137,17 +147,28 @@ def side(rows: list[dict], model: NoiseModel | None = None) -> Side:
     return _side(ys, _shrunk((model or NoiseModel()).lookup(timed[0]).repeat_var, *_ss(ys)))
 
 
-def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE,
-                  model: NoiseModel | None = None, between_runs: bool = True, cell_rows: list[dict] | None = None,
-                  equal_clocks: bool = False) -> Comparison:
+def compare_sides(
+    key: tuple,
+    rows_a: list[dict],
+    rows_b: list[dict],
+    tol: float = DEFAULT_TOLERANCE,
+    model: NoiseModel | None = None,
+    between_runs: bool = True,
+    cell_rows: list[dict] | None = None,
+    equal_clocks: bool = False,
+) -> Comparison:
     """B against A for one cell. `between_runs`: the sides come from different runs or cards (the run variance
     applies); `cell_rows`: every repeat of the cell, for A/A pairs of single repeats (their spread is the cell's
     own repeat variance)."""
     rows_a, rows_b = _timed(rows_a), _timed(rows_b)
     first = (rows_a or rows_b or [{}])[0]
     diffs = attribution.differences(rows_a, rows_b)
-    extra = dict(context=tuple(text for _, text in diffs), confounded=attribution.confounded(diffs),
-                 gpu_model=first.get("gpu_model"), family=first.get("family"))
+    extra = dict(
+        context=tuple(text for _, text in diffs),
+        confounded=attribution.confounded(diffs),
+        gpu_model=first.get("gpu_model"),
+        family=first.get("family"),
+    )
     ya = [math.log(r["median_ms"]) for r in rows_a]
     yb = [math.log(r["median_ms"]) for r in rows_b]
     if not rows_a or not rows_b:
@@ -167,17 +188,28 @@ def compare_sides(key: tuple, rows_a: list[dict], rows_b: list[dict], tol: float
         ss, df = ssa + ssb, dfa + dfb
     in_run_noise = between_runs and noise.run_holds_repeats
     if df == 0 and not noise.learned and not in_run_noise:
-        return _unclear(key, ya, yb, "one repeat a side and no A/A history for this class: its repeat noise is "
-                        "unknown (measure two repeats or more)", noise="prior", **extra)
+        return _unclear(
+            key,
+            ya,
+            yb,
+            "one repeat a side and no A/A history for this class: its repeat noise is "
+            "unknown (measure two repeats or more)",
+            noise="prior",
+            **extra,
+        )
     s2 = _shrunk(0.0 if in_run_noise else noise.repeat_var, ss, df)
     within = [relative_noise(r["samples_ms"]) for r in (*rows_a, *rows_b)]
-    s2 = max(s2, statistics.fmean(w * w for w in within if math.isfinite(w)) if any(map(math.isfinite, within)) else 0.0)
+    s2 = max(
+        s2, statistics.fmean(w * w for w in within if math.isfinite(w)) if any(map(math.isfinite, within)) else 0.0
+    )
     var_d = s2 * (1 / len(ya) + 1 / len(yb)) + (2 * noise.run_var if between_runs else 0.0)
     d = statistics.fmean(yb) - statistics.fmean(ya)
     band = student_t_quantile(1 - ALPHA / 2, PRIOR_DF + df) * math.sqrt(var_d)
     same_band = student_t_quantile(1 - ALPHA_SAME, PRIOR_DF + df) * math.sqrt(var_d)
     a, b = _side(ya, s2), _side(yb, s2)
-    source = ("repeat: within the run noise" if in_run_noise else noise.repeat_source) + (f"; run: {noise.run_source}" if between_runs else "")
+    source = ("repeat: within the run noise" if in_run_noise else noise.repeat_source) + (
+        f"; run: {noise.run_source}" if between_runs else ""
+    )
     call = verdict(d, band, tol, same_band)
     if between_runs and noise.run_source == "prior":
         call, note = "UNCLEAR", "; ".join(filter(None, (note, UNMEASURED_RUN_NOISE)))
@@ -192,8 +224,9 @@ def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
     return [(statistics.fmean(v), len(v)) for v in runs.values()]
 
 
-def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[float, int]], noise, tol: float, note: str,
-                       extra: dict) -> Comparison:
+def _compare_run_means(
+    key, runs_a: list[tuple[float, int]], runs_b: list[tuple[float, int]], noise, tol: float, note: str, extra: dict
+) -> Comparison:
     """Sides of two runs or more each: the run is the unit. Each run's mean carries v + s2/n of noise (run level, and
     its n repeats' share); the run means' own spread on both sides (kA-1 + kB-1 df) is shrunk towards that, as repeats
     are towards their class's, and var(d) = w* (1/kA + 1/kB): run-level noise, which no number of repeats in one run
@@ -202,7 +235,9 @@ def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[
     repeats = statistics.fmean(n for _, n in (*runs_a, *runs_b))
     (ssa, dfa), (ssb, dfb) = _ss(ma), _ss(mb)
     d0 = 0.0 if noise.run_source == "prior" else PRIOR_DF  # a prior never measured on this GPU model carries no weight
-    w = (d0 * (noise.run_var + (0.0 if noise.run_holds_repeats else noise.repeat_var / repeats)) + ssa + ssb) / (d0 + dfa + dfb)
+    w = (d0 * (noise.run_var + (0.0 if noise.run_holds_repeats else noise.repeat_var / repeats)) + ssa + ssb) / (
+        d0 + dfa + dfb
+    )
     var_d = w * (1 / len(ma) + 1 / len(mb))
     d = statistics.fmean(mb) - statistics.fmean(ma)
     band = student_t_quantile(1 - ALPHA / 2, d0 + dfa + dfb) * math.sqrt(var_d)
@@ -212,8 +247,13 @@ def _compare_run_means(key, runs_a: list[tuple[float, int]], runs_b: list[tuple[
     return Comparison(key, a, b, math.expm1(d), band, verdict(d, band, tol, same_band), note, noise=source, **extra)
 
 
-def compare_rows(rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None,
-                 equal_clocks: bool = False) -> list[Comparison]:
+def compare_rows(
+    rows_a: list[dict],
+    rows_b: list[dict],
+    tol: float = DEFAULT_TOLERANCE,
+    model: NoiseModel | None = None,
+    equal_clocks: bool = False,
+) -> list[Comparison]:
     """Side B's rows against side A's (two runs, datasets, commits...), per (gpu_model, stage, shape) both measured,
     each side's rows of a cell pooled. The noise model is learned from both sides' rows unless given."""
     model = model or NoiseModel.learn([*rows_a, *rows_b], apart=(rows_a, rows_b))
@@ -222,18 +262,29 @@ def compare_rows(rows_a: list[dict], rows_b: list[dict], tol: float = DEFAULT_TO
         for r in rows:
             if r.get("status") == "ok":
                 sides[(r["gpu_model"], *_cell(r))][i].append(r)
-    return [compare_sides(key, a, b, tol, model, equal_clocks=equal_clocks) for key, (a, b) in sorted(sides.items(), key=lambda kv: str(kv[0]))
-            if a and b]
+    return [
+        compare_sides(key, a, b, tol, model, equal_clocks=equal_clocks)
+        for key, (a, b) in sorted(sides.items(), key=lambda kv: str(kv[0]))
+        if a and b
+    ]
 
 
-def compare_runs(rows: list[dict], run_a: str, run_b: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None,
-                 equal_clocks: bool = False) -> list[Comparison]:
+def compare_runs(
+    rows: list[dict],
+    run_a: str,
+    run_b: str,
+    tol: float = DEFAULT_TOLERANCE,
+    model: NoiseModel | None = None,
+    equal_clocks: bool = False,
+) -> list[Comparison]:
     """Run B against run A, per (gpu_model, stage, shape) present in both; noise learned from all `rows`."""
     rows_a, rows_b = [r for r in rows if r["run_id"] == run_a], [r for r in rows if r["run_id"] == run_b]
     return compare_rows(rows_a, rows_b, tol, model or NoiseModel.learn(rows, apart=(rows_a, rows_b)), equal_clocks)
 
 
-def compare_repeats(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None) -> list[Comparison]:
+def compare_repeats(
+    rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None
+) -> list[Comparison]:
     """A/A: every pair of repeats of each cell on each GPU of one run, each repeat a side of its own."""
     model = model or NoiseModel.learn(rows)
     cells: dict[tuple, list[dict]] = defaultdict(list)
@@ -243,12 +294,18 @@ def compare_repeats(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, 
     out = []
     for key, rs in sorted(cells.items(), key=lambda kv: str(kv[0])):
         rs.sort(key=lambda r: r["repeat"])
-        out += [compare_sides((*key, f"r{x['repeat']}~r{y['repeat']}"), [x], [y], tol, model, between_runs=False, cell_rows=rs)
-                for x, y in itertools.combinations(rs, 2)]
+        out += [
+            compare_sides(
+                (*key, f"r{x['repeat']}~r{y['repeat']}"), [x], [y], tol, model, between_runs=False, cell_rows=rs
+            )
+            for x, y in itertools.combinations(rs, 2)
+        ]
     return out
 
 
-def compare_gpus(rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None) -> list[Comparison]:
+def compare_gpus(
+    rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None
+) -> list[Comparison]:
     """GPU-to-GPU: every pair of same-model GPUs of one run, per cell (repeats pooled per GPU)."""
     model = model or NoiseModel.learn(rows)
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
@@ -292,18 +349,25 @@ def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dic
         return None
     half = statistics.NormalDist().inv_cdf(1 - (1 - level) / 2) * math.sqrt(n) / 2
     lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half) - 1)
-    return {"cells": n, "shift": math.expm1(statistics.median(ds)), "low": math.expm1(ds[lo]), "high": math.expm1(ds[hi]),
-            "level": level}
+    return {
+        "cells": n,
+        "shift": math.expm1(statistics.median(ds)),
+        "low": math.expm1(ds[lo]),
+        "high": math.expm1(ds[hi]),
+        "level": level,
+    }
 
 
 def format_shift(shift: dict | None) -> str:
     if shift is None:
         return "Common shift: fewer than 10 cells compared, none estimated."
     way = "slower" if shift["shift"] > 0 else "faster"
-    return (f"Common shift: B is {100 * abs(shift['shift']):.2f} % {way} than A over all {shift['cells']} cells (median ratio; "
-            f"{100 * shift['level']:.0f} % interval {100 * shift['low']:+.2f} % to {100 * shift['high']:+.2f} %).\n  A shift shared by "
-            "every cell (clocks, temperature, host or driver state, or a change that slows every kernel alike) shows here; "
-            "the verdicts per cell include it.")
+    return (
+        f"Common shift: B is {100 * abs(shift['shift']):.2f} % {way} than A over all {shift['cells']} cells (median ratio; "
+        f"{100 * shift['level']:.0f} % interval {100 * shift['low']:+.2f} % to {100 * shift['high']:+.2f} %).\n  A shift shared by "
+        "every cell (clocks, temperature, host or driver state, or a change that slows every kernel alike) shows here; "
+        "the verdicts per cell include it."
+    )
 
 
 def rates(comparisons: list[Comparison]) -> list[dict]:
@@ -315,16 +379,28 @@ def rates(comparisons: list[Comparison]) -> list[dict]:
     out = []
     for (model, family), cs in sorted(groups.items()):
         s = summary(cs)
-        out.append({"gpu_model": model, "family": family, "comparisons": s["comparisons"],
-                    **{v: s[v] for v in VERDICTS}, "difference_rate": s["difference_rate"], "unclear_rate": s["unclear_rate"]})
+        out.append(
+            {
+                "gpu_model": model,
+                "family": family,
+                "comparisons": s["comparisons"],
+                **{v: s[v] for v in VERDICTS},
+                "difference_rate": s["difference_rate"],
+                "unclear_rate": s["unclear_rate"],
+            }
+        )
     return out
 
 
 def format_rates(table: list[dict]) -> str:
-    lines = [f"{'GPU model':<18} {'family':<14} {'pairs':>6} {'SAME':>6} {'FAST':>5} {'SLOW':>5} {'UNCL':>5} {'diff rate':>10} {'unclear':>8}"]
+    lines = [
+        f"{'GPU model':<18} {'family':<14} {'pairs':>6} {'SAME':>6} {'FAST':>5} {'SLOW':>5} {'UNCL':>5} {'diff rate':>10} {'unclear':>8}"
+    ]
     for r in table:
-        lines.append(f"{r['gpu_model']:<18} {r['family']:<14} {r['comparisons']:>6} {r['SAME']:>6} {r['FASTER']:>5} {r['SLOWER']:>5} "
-                     f"{r['UNCLEAR']:>5} {100 * r['difference_rate']:>9.2f}% {100 * r['unclear_rate']:>7.1f}%")
+        lines.append(
+            f"{r['gpu_model']:<18} {r['family']:<14} {r['comparisons']:>6} {r['SAME']:>6} {r['FASTER']:>5} {r['SLOWER']:>5} "
+            f"{r['UNCLEAR']:>5} {100 * r['difference_rate']:>9.2f}% {100 * r['unclear_rate']:>7.1f}%"
+        )
     return "\n".join(lines)
 
 
@@ -332,7 +408,9 @@ def format_table(comparisons: list[Comparison]) -> str:
     lines = [f"{'cell':<58} {'A ms':>10} {'B ms':>10} {'diff':>8} {'+-':>7}  verdict  (what else differed; why)"]
     for c in comparisons:
         notes = "; ".join([*c.context, *([c.reason] if c.reason else [])])
-        lines.append(f"{' '.join(map(str, c.key)):<58} {c.a.median_ms:>10.4f} {c.b.median_ms:>10.4f} "
-                     f"{100 * c.diff:>+7.2f}% {100 * c.band:>6.2f}%  {c.verdict}{'*' if c.confounded and c.verdict in ('FASTER', 'SLOWER') else ''}"
-                     + (f"  ({notes})" if notes else ""))
+        lines.append(
+            f"{' '.join(map(str, c.key)):<58} {c.a.median_ms:>10.4f} {c.b.median_ms:>10.4f} "
+            f"{100 * c.diff:>+7.2f}% {100 * c.band:>6.2f}%  {c.verdict}{'*' if c.confounded and c.verdict in ('FASTER', 'SLOWER') else ''}"
+            + (f"  ({notes})" if notes else "")
+        )
     return "\n".join(lines)

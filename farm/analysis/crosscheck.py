@@ -8,21 +8,34 @@ clears the L2 with a 256 MB write before each call). A ratio near 1.0 says our h
 libraries as an outside tool does; where cuBLAS differs from torch.mm but cuBLASLt does not, the gap is
 the algorithm PyTorch's cuBLASLt call picks, not the harness.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 
-from farm.measure.cell_timer import MeasureOptions
 from farm.cells import Cell
+from farm.measure.cell_timer import MeasureOptions
 from farm.measure.stopping import StoppingRule
 from farm.measure.timing import TimingConfig
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 LIBRARIES = ("cublas", "cublaslt")
 MODES = ("hot", "cold")
-COLUMNS = ("precision", "size", "mode", "cublas_ms", "cublaslt_ms", "torch_ms", "cublas_vs_torch", "cublaslt_vs_torch",
-           "cublas_launch", "cublaslt_launch", "torch_timer", "verified")
+COLUMNS = (
+    "precision",
+    "size",
+    "mode",
+    "cublas_ms",
+    "cublaslt_ms",
+    "torch_ms",
+    "cublas_vs_torch",
+    "cublaslt_vs_torch",
+    "cublas_launch",
+    "cublaslt_launch",
+    "torch_timer",
+    "verified",
+)
 
 
 def _torch_call(precision: str, n: int):
@@ -42,8 +55,10 @@ def _torch_call(precision: str, n: int):
             _set_tf32(torch, tf32)
             torch.mm(a, b, out=c)
     else:
+
         def run() -> None:
             torch.mm(a, b, out_dtype=torch.float32, out=c)
+
     return run
 
 
@@ -53,24 +68,37 @@ def crosscheck(sizes: list[int], precisions: tuple[str, ...] = PRECISIONS, max_t
 
     from farm.measure.gpu import GpuMeasurer
 
-    ours = {mode: GpuMeasurer(options=MeasureOptions(timing=TimingConfig(mode=mode, stopping=StoppingRule(max_time_s=max_time_s))))
-            for mode in MODES}
+    ours = {
+        mode: GpuMeasurer(
+            options=MeasureOptions(timing=TimingConfig(mode=mode, stopping=StoppingRule(max_time_s=max_time_s)))
+        )
+        for mode in MODES
+    }
     out = []
     for precision in precisions:
         for n in sizes:
             run = _torch_call(precision, n)
-            theirs = {"hot": triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median"),
-                      "cold": triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")}
+            theirs = {
+                "hot": triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median"),
+                "cold": triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median"),
+            }
             for mode in MODES:
                 rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", n, n, n), "crosscheck") for lib in LIBRARIES}
-                record = {"precision": precision, "size": n, "mode": mode, "torch_ms": theirs[mode],
-                          "torch_timer": "do_bench_cudagraph" if mode == "hot" else "do_bench",
-                          "verified": all(r.get("verified") for r in rows.values())}
+                record = {
+                    "precision": precision,
+                    "size": n,
+                    "mode": mode,
+                    "torch_ms": theirs[mode],
+                    "torch_timer": "do_bench_cudagraph" if mode == "hot" else "do_bench",
+                    "verified": all(r.get("verified") for r in rows.values()),
+                }
                 for lib, row in rows.items():
                     ms = row.get("median_ms") if row["status"] == "ok" else None
                     record[f"{lib}_ms"] = ms
                     record[f"{lib}_vs_torch"] = ms / theirs[mode] if ms else None
-                    record[f"{lib}_launch"] = row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
+                    record[f"{lib}_launch"] = (
+                        row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
+                    )
                 out.append(record)
     return out
 
@@ -85,15 +113,21 @@ def as_csv(records: list[dict]) -> str:
 
 def as_table(records: list[dict]) -> str:
     """A markdown table: times in microseconds, ratios to torch.mm."""
+
     def us(x):
         return f"{1000 * x:.1f}" if x else "-"
 
     def ratio(x):
         return f"{x:.3f}" if x else "-"
 
-    lines = ["| precision | size | mode | farm cuBLAS us | farm cuBLASLt us | torch.mm us | cuBLAS / torch | cuBLASLt / torch |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['precision']} | {r['size']} | {r['mode']} | {us(r['cublas_ms'])} | {us(r['cublaslt_ms'])} | {us(r['torch_ms'])} | "
-              f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} |" + ("" if r["verified"] else " not verified |")
-              for r in records]
+    lines = [
+        "| precision | size | mode | farm cuBLAS us | farm cuBLASLt us | torch.mm us | cuBLAS / torch | cuBLASLt / torch |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['precision']} | {r['size']} | {r['mode']} | {us(r['cublas_ms'])} | {us(r['cublaslt_ms'])} | {us(r['torch_ms'])} | "
+        f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} |"
+        + ("" if r["verified"] else " not verified |")
+        for r in records
+    ]
     return "\n".join(lines)

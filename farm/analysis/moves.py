@@ -27,6 +27,7 @@ smem_conflicts, ...) is kept, so a step's top list names distinct stories.
 
 The dashboard's Ladder page calls `ladder_moves(dataset_path_or_table, ...)`.
 """
+
 from __future__ import annotations
 
 import math
@@ -100,8 +101,23 @@ def stage_values(profile, run_id: str | None = None) -> dict[tuple, dict]:
             newest[(r.get("launch_index"), r["quantity"])] = r
         latest = list(newest.values())
         first = latest[0]
-        info = {c: first.get(c) for c in ("run_id", "gpu_model", "gpu_uuid", "gpu_name", "arch", "family", "stage",
-                                          "stage_group", "position", "m", "n", "k")}
+        info = {
+            c: first.get(c)
+            for c in (
+                "run_id",
+                "gpu_model",
+                "gpu_uuid",
+                "gpu_name",
+                "arch",
+                "family",
+                "stage",
+                "stage_group",
+                "position",
+                "m",
+                "n",
+                "k",
+            )
+        }
         out[key] = {"info": info, "values": _aggregate(latest)}
     return out
 
@@ -175,8 +191,9 @@ def describe_move(label: str, unit: str, kind: str, before: float, after: float)
     return head
 
 
-def compare(before: dict[str, tuple[float, str, str]], after: dict[str, tuple[float, str, str]],
-            top: int | None = 3) -> list[Move]:
+def compare(
+    before: dict[str, tuple[float, str, str]], after: dict[str, tuple[float, str, str]], top: int | None = 3
+) -> list[Move]:
     """The quantities that moved most from `before` to `after` (stage_values()[...]["values"]), best first.
 
     Ranked quantities present on both sides only; the largest mover of each group kept.
@@ -189,9 +206,18 @@ def compare(before: dict[str, tuple[float, str, str]], after: dict[str, tuple[fl
         (b, unit, kind), (a, _, _) = before[quantity], after[quantity]
         label = spec.label if spec is not None else quantity
         group = spec.group if spec is not None else quantity
-        move = Move(quantity=quantity, label=label, unit=unit, kind=kind, before=b, after=a, delta=a - b,
-                    ratio=(a / b) if b else None, score=_score(quantity, kind, b, a),
-                    text=describe_move(label, unit, kind, b, a))
+        move = Move(
+            quantity=quantity,
+            label=label,
+            unit=unit,
+            kind=kind,
+            before=b,
+            after=a,
+            delta=a - b,
+            ratio=(a / b) if b else None,
+            score=_score(quantity, kind, b, a),
+            text=describe_move(label, unit, kind, b, a),
+        )
         moves.append((group, move))
     best: dict[str, Move] = {}
     for group, move in moves:
@@ -201,8 +227,16 @@ def compare(before: dict[str, tuple[float, str, str]], after: dict[str, tuple[fl
     return ranked if top is None else ranked[:top]
 
 
-def ladder_moves(profile, *, run_id: str | None = None, gpu_model: str | None = None, gpu_uuid: str | None = None,
-                 family: str | None = None, shape: tuple[int, int, int] | None = None, top: int | None = 3) -> list[dict]:
+def ladder_moves(
+    profile,
+    *,
+    run_id: str | None = None,
+    gpu_model: str | None = None,
+    gpu_uuid: str | None = None,
+    family: str | None = None,
+    shape: tuple[int, int, int] | None = None,
+    top: int | None = 3,
+) -> list[dict]:
     """For each ladder step in the profile table, the counters that moved most since the stage before.
 
     `profile`: a dataset path or URI (its profile table is read), a pyarrow Table, a pandas
@@ -226,28 +260,52 @@ def ladder_moves(profile, *, run_id: str | None = None, gpu_model: str | None = 
         info = cell["info"]
         if info["family"] in (None, "baseline") or info["position"] is None:
             continue
-        if (gpu_model and info["gpu_model"] != gpu_model) or (gpu_uuid and uuid != gpu_uuid) \
-                or (family and info["family"] != family) or (shape and (m, n, k) != tuple(shape)):
+        if (
+            (gpu_model and info["gpu_model"] != gpu_model)
+            or (gpu_uuid and uuid != gpu_uuid)
+            or (family and info["family"] != family)
+            or (shape and (m, n, k) != tuple(shape))
+        ):
             continue
         ladders[(info["gpu_model"] or "", uuid, info["family"], m, n, k)].append(cell)
     steps = []
     for (model, uuid, fam, m, n, k), cells in sorted(ladders.items()):
         positions = [c["info"]["position"] for c in cells]
-        ladder = sorted((c for c in cells if positions.count(c["info"]["position"]) == 1), key=lambda c: c["info"]["position"])
+        ladder = sorted(
+            (c for c in cells if positions.count(c["info"]["position"]) == 1), key=lambda c: c["info"]["position"]
+        )
         for prev, this in zip(ladder, ladder[1:]):
             moves = compare(prev["values"], this["values"], top)
-            steps.append({
-                "gpu_model": model, "gpu_uuid": uuid, "family": fam, "m": m, "n": n, "k": k,
-                "stage": this["info"]["stage"], "position": this["info"]["position"], "run_id": this["info"]["run_id"],
-                "previous": prev["info"]["stage"], "previous_position": prev["info"]["position"],
-                "previous_run_id": prev["info"]["run_id"],
-                "moves": [{"rank": i, **asdict(mv)} for i, mv in enumerate(moves, 1)],
-            })
+            steps.append(
+                {
+                    "gpu_model": model,
+                    "gpu_uuid": uuid,
+                    "family": fam,
+                    "m": m,
+                    "n": n,
+                    "k": k,
+                    "stage": this["info"]["stage"],
+                    "position": this["info"]["position"],
+                    "run_id": this["info"]["run_id"],
+                    "previous": prev["info"]["stage"],
+                    "previous_position": prev["info"]["position"],
+                    "previous_run_id": prev["info"]["run_id"],
+                    "moves": [{"rank": i, **asdict(mv)} for i, mv in enumerate(moves, 1)],
+                }
+            )
     return steps
 
 
-def stage_moves(profile, before_stage: str, after_stage: str, *, gpu_uuid: str | None = None,
-                shape: tuple[int, int, int] | None = None, run_id: str | None = None, top: int | None = 3) -> list[dict]:
+def stage_moves(
+    profile,
+    before_stage: str,
+    after_stage: str,
+    *,
+    gpu_uuid: str | None = None,
+    shape: tuple[int, int, int] | None = None,
+    run_id: str | None = None,
+    top: int | None = 3,
+) -> list[dict]:
     """The same comparison between any two stages (e.g. bank_pad_vec -> cublas_fp32), per GPU and shape both have."""
     values = stage_values(profile, run_id)
     out = []
@@ -257,9 +315,20 @@ def stage_moves(profile, before_stage: str, after_stage: str, *, gpu_uuid: str |
         prev = values.get((uuid, before_stage, m, n, k))
         if prev is None:
             continue
-        out.append({"gpu_model": cell["info"]["gpu_model"], "gpu_uuid": uuid, "m": m, "n": n, "k": k,
-                    "stage": after_stage, "previous": before_stage,
-                    "moves": [{"rank": i, **asdict(mv)} for i, mv in enumerate(compare(prev["values"], cell["values"], top), 1)]})
+        out.append(
+            {
+                "gpu_model": cell["info"]["gpu_model"],
+                "gpu_uuid": uuid,
+                "m": m,
+                "n": n,
+                "k": k,
+                "stage": after_stage,
+                "previous": before_stage,
+                "moves": [
+                    {"rank": i, **asdict(mv)} for i, mv in enumerate(compare(prev["values"], cell["values"], top), 1)
+                ],
+            }
+        )
     return out
 
 
@@ -267,9 +336,34 @@ def moves_table(profile, **filters):
     """ladder_moves() flattened for pandas / Altair: one row per (step, moved counter)."""
     import pandas as pd
 
-    rows = [{**{k: v for k, v in step.items() if k != "moves"}, **move}
-            for step in ladder_moves(profile, **filters) for move in step["moves"]]
-    columns = ["gpu_model", "gpu_uuid", "family", "m", "n", "k", "stage", "position", "run_id", "previous",
-               "previous_position", "previous_run_id", "rank", "quantity", "label", "unit", "kind", "before", "after",
-               "delta", "ratio", "score", "text"]
+    rows = [
+        {**{k: v for k, v in step.items() if k != "moves"}, **move}
+        for step in ladder_moves(profile, **filters)
+        for move in step["moves"]
+    ]
+    columns = [
+        "gpu_model",
+        "gpu_uuid",
+        "family",
+        "m",
+        "n",
+        "k",
+        "stage",
+        "position",
+        "run_id",
+        "previous",
+        "previous_position",
+        "previous_run_id",
+        "rank",
+        "quantity",
+        "label",
+        "unit",
+        "kind",
+        "before",
+        "after",
+        "delta",
+        "ratio",
+        "score",
+        "text",
+    ]
     return pd.DataFrame(rows, columns=columns)

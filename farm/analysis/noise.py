@@ -25,6 +25,7 @@ family, then the GPU model, then (the repeat variance only) any GPU, at that mod
 known, the priors below. A lookup says which class it used. A run variance that is the prior was never measured for
 that GPU model: `compare` gives no verdict between single runs that rests on it (farm/analysis/compare.py).
 """
+
 from __future__ import annotations
 
 import math
@@ -84,9 +85,12 @@ def class_keys(r: dict) -> list[tuple]:
     """The classes of a row's cell, most specific first."""
     mode = (r.get("timing_mode") or "hot") + (" power-capped" if r.get("throttle_power") else "")
     b, model = band(r["median_ms"]), r.get("gpu_model")
-    return [("stage", model, r.get("stage"), mode, b), ("family", model, r.get("family"), mode, b),
-            ("gpu model", model, mode, b), ("any GPU", mode, b)]
-
+    return [
+        ("stage", model, r.get("stage"), mode, b),
+        ("family", model, r.get("family"), mode, b),
+        ("gpu model", model, mode, b),
+        ("any GPU", mode, b),
+    ]
 
 
 def describe(key: tuple) -> str:
@@ -115,33 +119,62 @@ class NoiseModel:
         self._run: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum excess, pairs]
 
     @classmethod
-    def learn(cls, rows: list[dict], apart: tuple[list[dict], list[dict]] | None = None) -> "NoiseModel":
+    def learn(cls, rows: list[dict], apart: tuple[list[dict], list[dict]] | None = None) -> NoiseModel:
         """The model of `rows`. `apart`: the two sides about to be compared (their rows): a pair of their runs is never
         taken as an A/A pair, so that a difference between them cannot widen the noise that judges it."""
         model = cls()
         sides = [{(r.get("dataset"), r["run_id"]) for r in side} for side in apart] if apart else [set(), set()]
         cells: dict[tuple, list[dict]] = defaultdict(list)
         for r in _timed(rows):
-            cells[(r.get("dataset"), r["run_id"], r.get("gpu_uuid"), r["stage"], r["m"], r["n"], r["k"], r.get("timing_mode"))].append(r)
+            cells[
+                (
+                    r.get("dataset"),
+                    r["run_id"],
+                    r.get("gpu_uuid"),
+                    r["stage"],
+                    r["m"],
+                    r["n"],
+                    r["k"],
+                    r.get("timing_mode"),
+                )
+            ].append(r)
         runs: dict[tuple, list[tuple]] = defaultdict(list)  # (model, cell) -> [(commit, ys, s2 or None)] per run
         per_run: dict[tuple, list[float]] = defaultdict(list)
         for (dset, run, _uuid, *cell), rs in cells.items():
             ys = [math.log(r["median_ms"]) for r in rs]
             per_run[(dset, run, rs[0].get("gpu_model"), *cell)] += ys
             if len(ys) >= 2:
-                for key in class_keys({**rs[0], "median_ms": math.exp(sum(ys) / len(ys))}):  # the cell's band, not a row's
+                for key in class_keys(
+                    {**rs[0], "median_ms": math.exp(sum(ys) / len(ys))}
+                ):  # the cell's band, not a row's
                     acc = model._repeat[key]
                     acc[0] += (len(ys) - 1) * _variance(ys)
                     acc[1] += len(ys) - 1
-        firsts = {(r.get("dataset"), r["run_id"], r.get("gpu_model"), r["stage"], r["m"], r["n"], r["k"], r.get("timing_mode")): r
-                  for r in _timed(rows)}
+        firsts = {
+            (
+                r.get("dataset"),
+                r["run_id"],
+                r.get("gpu_model"),
+                r["stage"],
+                r["m"],
+                r["n"],
+                r["k"],
+                r.get("timing_mode"),
+            ): r
+            for r in _timed(rows)
+        }
         for (dset, run, gpu_model, *cell), ys in per_run.items():
             first = {**firsts[(dset, run, gpu_model, *cell)], "median_ms": math.exp(sum(ys) / len(ys))}
             runs[(gpu_model, *cell)].append(((dset, run), first.get("git_commit"), ys, first))
         for measured in runs.values():
             for i, (run_a, commit_a, ya, first) in enumerate(measured):
-                for run_b, commit_b, yb, _ in measured[i + 1:]:
-                    if commit_a != commit_b or not _identical_code(commit_a) or {run_a, run_b} & sides[0] and {run_a, run_b} & sides[1]:
+                for run_b, commit_b, yb, _ in measured[i + 1 :]:
+                    if (
+                        commit_a != commit_b
+                        or not _identical_code(commit_a)
+                        or {run_a, run_b} & sides[0]
+                        and {run_a, run_b} & sides[1]
+                    ):
                         continue
                     # What the runs' means carry of the class's repeat variance; where none is learned (runs of one
                     # repeat each), nothing: the run variance then holds all of a run's noise, repeat level included.
@@ -176,6 +209,13 @@ class NoiseModel:
         for key in sorted(set(self._repeat) | set(self._run), key=str):
             total, df = self._repeat.get(key, (0.0, 0.0))
             excess, pairs = self._run.get(key, (0.0, 0.0))
-            out.append({"class": describe(key), "repeat_sd": math.sqrt(total / df) if df else None, "repeat_df": df,
-                        "run_sd": math.sqrt(max(0.0, excess / pairs / 2)) if pairs else None, "run_pairs": pairs})
+            out.append(
+                {
+                    "class": describe(key),
+                    "repeat_sd": math.sqrt(total / df) if df else None,
+                    "repeat_df": df,
+                    "run_sd": math.sqrt(max(0.0, excess / pairs / 2)) if pairs else None,
+                    "run_pairs": pairs,
+                }
+            )
         return out

@@ -5,6 +5,7 @@ the model's layer shapes; and the runs: per sweep and GPU, start-up, cells and t
 over the timed GPU windows.
 A % whose kernel and baseline were launched differently is marked (farm.data.derived.launch_mismatch), with the
 reasons listed under the table."""
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,14 @@ def _flag_notes(rows: list[dict]) -> str:
     reasons = sorted({r["launch_flag"] for r in rows if r["launch_flag"]})
     ok = [r for r in rows if r["status"] == "ok"]
     unchecked = sum(1 for r in ok if not r.get("post_checked"))
-    post = (f"\n{unchecked} of {len(ok)} ok rows come from a harness before schema 4: the launches they timed were not "
-            "checked again after timing (post_checked)") if unchecked else ""
+    post = (
+        (
+            f"\n{unchecked} of {len(ok)} ok rows come from a harness before schema 4: the launches they timed were not "
+            "checked again after timing (post_checked)"
+        )
+        if unchecked
+        else ""
+    )
     return "".join(f"\n{FLAG} {reason}" for reason in reasons) + post
 
 
@@ -71,9 +78,14 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
     out = []
     for (model, m, n, k), stages in sorted(groups.items()):
         out.append(f"\n### {model}, {m}x{n}x{k}\n")
-        out.append("| stage | family | ms (median of repeats) | TFLOPS | % baseline | % vendor best | % of peak | repeat spread | IQR/median | status |")
+        out.append(
+            "| stage | family | ms (median of repeats) | TFLOPS | % baseline | % vendor best | % of peak | repeat spread | IQR/median | status |"
+        )
         out.append("|---|---|---|---|---|---|---|---|---|---|")
-        order = sorted(stages.values(), key=lambda rs: (rs[0]["family"] != "baseline", rs[0]["family"], rs[0]["position"], rs[0]["stage"]))
+        order = sorted(
+            stages.values(),
+            key=lambda rs: (rs[0]["family"] != "baseline", rs[0]["family"], rs[0]["position"], rs[0]["stage"]),
+        )
         for rs in order:
             ok = [r for r in rs if r["status"] == "ok"]
             first = rs[0]
@@ -86,8 +98,10 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
             meds = [r["median_ms"] for r in ok]
             spread = (max(meds) - min(meds)) / med if len(meds) > 1 else 0.0
             iqr = statistics.median(r["iqr_ms"] / r["median_ms"] for r in ok)
-            out.append(f"| {first['stage']} | {first['family']} | {med:.4f} | {first['flops'] / med / 1e9:.2f} | {pct:.1f}{_flag(ok)} | "
-                       f"{_pct(ok, 'pct_of_vendor_best')} | {_peak_pct(ok[0], med)} | {100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |")
+            out.append(
+                f"| {first['stage']} | {first['family']} | {med:.4f} | {first['flops'] / med / 1e9:.2f} | {pct:.1f}{_flag(ok)} | "
+                f"{_pct(ok, 'pct_of_vendor_best')} | {_peak_pct(ok[0], med)} | {100 * spread:.2f}% (n={len(ok)}) | {100 * iqr:.2f}% | ok |"
+            )
     return "\n".join(out) + _flag_notes(rows)
 
 
@@ -95,22 +109,29 @@ def headline_table(output: str, run_id: str | None = None) -> str:
     """One markdown table: per GPU model, kernel family and shape, the stage with the highest median % of its
     same-precision cuBLAS (ok, verified rows of kernels; baselines and tuning configurations left out), with
     the spread of its medians across measurements (repeats, cards, runs): (max - min) / median."""
-    rows = [r for r in _rows(output, run_id) if r["status"] == "ok" and r["verified"]
-            and r["family"] != "baseline" and r["stage_group"] != "tuning"]
+    rows = [
+        r
+        for r in _rows(output, run_id)
+        if r["status"] == "ok" and r["verified"] and r["family"] != "baseline" and r["stage_group"] != "tuning"
+    ]
     if not rows:
         return _no_rows(run_id)
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         cells[(r["gpu_model"], r["family"], r["m"] * r["n"] * r["k"], r["m"], r["n"], r["k"])][r["stage"]].append(r)
-    out = ["| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | % of vendor best | % of peak | spread | measurements |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| GPU model | family | shape | best stage | ms | TFLOPS | % of cuBLAS | % of vendor best | % of peak | spread | measurements |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (model, family, _, m, n, k), stages in sorted(cells.items()):
         best = _best(stages)
         meds = [r["median_ms"] for r in best]
         med = statistics.median(meds)
-        out.append(f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
-                   f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | {_peak_pct(best[0], med)} | "
-                   f"{100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |")
+        out.append(
+            f"| {model} | {family} | {m}x{n}x{k} | {best[0]['stage']} | {med:.4f} | {best[0]['flops'] / med / 1e9:.1f} | "
+            f"{_median_pct(best):.1f} of {best[0]['baseline']}{_flag(best)} | {_pct(best, 'pct_of_vendor_best')} | {_peak_pct(best[0], med)} | "
+            f"{100 * (max(meds) - min(meds)) / med:.2f}% | {len(best)} |"
+        )
     return "\n".join(out) + llm_models_table(rows) + _flag_notes(rows)
 
 
@@ -139,16 +160,21 @@ def llm_models_table(rows: list[dict]) -> str:
                 best = _best(stages)
                 vendor = [r["pct_of_vendor_best"] for r in best if r["pct_of_vendor_best"] is not None]
                 per_model[(gpu, order, llm.name, family, dtype, len(shapes))].append(
-                    (_median_pct(best), statistics.median(vendor) if vendor else None, shape))
+                    (_median_pct(best), statistics.median(vendor) if vendor else None, shape)
+                )
     if not per_model:
         return ""
-    out = ["\n\n| GPU model | LLM model | family | precision | shapes measured | geo-mean % of cuBLAS | geo-mean % of vendor best | lowest |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "\n\n| GPU model | LLM model | family | precision | shapes measured | geo-mean % of cuBLAS | geo-mean % of vendor best | lowest |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for (gpu, _, name, family, dtype, total), best in sorted(per_model.items()):
         vendor = [v for _, v, _ in best if v is not None]
         low, _, (m, n, k) = min(best)
-        out.append(f"| {gpu} | {name} | {family} | {dtype} | {len(best)} of {total} | {_geomean([p for p, _, _ in best]):.1f} | "
-                   f"{f'{_geomean(vendor):.1f}' if len(vendor) == len(best) else ''} | {low:.1f} at {m}x{n}x{k} |")
+        out.append(
+            f"| {gpu} | {name} | {family} | {dtype} | {len(best)} of {total} | {_geomean([p for p, _, _ in best]):.1f} | "
+            f"{f'{_geomean(vendor):.1f}' if len(vendor) == len(best) else ''} | {low:.1f} at {m}x{n}x{k} |"
+        )
     return "\n".join(out)
 
 
@@ -161,14 +187,21 @@ def runs_table(output: str, run_id: str | None = None) -> str:
     if not exists(output, RUNS):
         return ""
     runs = [r for r in read_table(output, RUNS).to_pylist() if not run_id or r["run_id"] == run_id]
-    out = ["| run | started (UTC) | GPU | mode | start-up s | first row s | wall s | " + " | ".join(STATUSES) +
-           " | not run | timed GPU s | overhead | stopped |",
-           "|---|---|---|---|---|---|---|" + "---|" * len(STATUSES) + "---|---|---|---|"]
+    out = [
+        "| run | started (UTC) | GPU | mode | start-up s | first row s | wall s | "
+        + " | ".join(STATUSES)
+        + " | not run | timed GPU s | overhead | stopped |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(STATUSES) + "---|---|---|---|",
+    ]
     for r in sorted(runs, key=lambda r: (r["run_id"], r["started_at"], r["gpu_model"], r["gpu_uuid"])):
-        counts = " | ".join("-" if r.get(f"cells_{s}") is None else str(r[f"cells_{s}"]) for s in STATUSES)  # "-": not counted then
+        counts = " | ".join(
+            "-" if r.get(f"cells_{s}") is None else str(r[f"cells_{s}"]) for s in STATUSES
+        )  # "-": not counted then
         overhead = "" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}x"
-        out.append(f"| {r['run_id']} | {r['started_at']:%Y-%m-%d %H:%M:%S} | {r['gpu_model']} [{r['gpu_uuid'][-8:]}] | "
-                   f"{r['mode']} | {_seconds(r['startup_seconds'])} | {_seconds(r['first_row_seconds'])} | "
-                   f"{_seconds(r['wall_seconds'])} | {counts} | {r['cells_not_run']} | {_seconds(r['timed_seconds'])} | "
-                   f"{overhead} | {'yes' if r['interrupted'] else ''} |")
+        out.append(
+            f"| {r['run_id']} | {r['started_at']:%Y-%m-%d %H:%M:%S} | {r['gpu_model']} [{r['gpu_uuid'][-8:]}] | "
+            f"{r['mode']} | {_seconds(r['startup_seconds'])} | {_seconds(r['first_row_seconds'])} | "
+            f"{_seconds(r['wall_seconds'])} | {counts} | {r['cells_not_run']} | {_seconds(r['timed_seconds'])} | "
+            f"{overhead} | {'yes' if r['interrupted'] else ''} |"
+        )
     return "\n".join(out)

@@ -11,6 +11,7 @@ prior would price a laptop's cells ten times too short), else from the write-up'
 % of its baseline times a per-precision rate of that baseline, else a per-family rate. The absolute scale matters little: the
 ETA and the batch sizes calibrate it against the cells measured so far (Eta).
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,8 +34,16 @@ BASELINE_RATE = {"fp32": 50e12, "tf32": 350e12, "fp16": 600e12, "bf16": 600e12, 
 # stages' mean at 8192^3 in the reference runs, 0.37 to 1.02; walk D in TF32: its four stages' mean at
 # 8192^3 on an H100, 0.51 to 0.95, kernels/hopper_tf32/README.md; hopper_fp8: its first two stages on an H100 at
 # 4096^3 and 8192^3, 0.66 to 0.92 of cuBLASLt FP8).
-FAMILY_SHARE = {"baseline": 1.0, "simt_fp32": 0.7, "simt_fp32_c": 0.5, "tf32": 0.3, "half_c": 0.25, "hopper_d": 0.75,
-                "hopper_tf32": 0.8, "hopper_fp8": 0.75}
+FAMILY_SHARE = {
+    "baseline": 1.0,
+    "simt_fp32": 0.7,
+    "simt_fp32_c": 0.5,
+    "tf32": 0.3,
+    "half_c": 0.25,
+    "hopper_d": 0.75,
+    "hopper_tf32": 0.8,
+    "hopper_fp8": 0.75,
+}
 DEFAULT_SHARE = 0.3
 # Eta: how much evidence (seconds of repeated cells) the prior "a repeat takes what its first took" is worth.
 AGAIN_PRIOR_S = 5.0
@@ -53,8 +62,11 @@ def _prior_rate(stage: Measured) -> float:
 @functools.lru_cache(maxsize=1)
 def published_rates() -> dict[tuple[str, str], float]:
     """FLOP/s of each published figure by (GPU model as the farm spells it, stage): the write-ups' own GPUs."""
-    return {(model_from_name(r["device"]), r["stage"]): 2.0 * r["m"] * r["n"] * r["k"] / (r["ms"] / 1e3)
-            for r in published_rows() if r["ms"]}
+    return {
+        (model_from_name(r["device"]), r["stage"]): 2.0 * r["m"] * r["n"] * r["k"] / (r["ms"] / 1e3)
+        for r in published_rows()
+        if r["ms"]
+    }
 
 
 @dataclass
@@ -69,8 +81,11 @@ class CostModel:
         stage = self.stages[cell.stage]
         rate = self._rates.get((gpu_model, cell.stage))
         if rate is None:
-            rate = self._rates[(gpu_model, cell.stage)] = (self.measured_rates.get((gpu_model, cell.stage))
-                                                           or published_rates().get((gpu_model, cell.stage)) or _prior_rate(stage))
+            rate = self._rates[(gpu_model, cell.stage)] = (
+                self.measured_rates.get((gpu_model, cell.stage))
+                or published_rates().get((gpu_model, cell.stage))
+                or _prior_rate(stage)
+            )
         launch = stage.flops(cell.m, cell.n, cell.k) / rate
         return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + min(max(TIMED_LAUNCHES * launch, MIN_TIMED_S), MAX_TIMED_S)
 
@@ -88,8 +103,12 @@ def rates_from_dataset(output: str, models: set[str]) -> dict[tuple[str, str], f
 
     from farm.data.dataset import ROWS, read_columns
 
-    table = read_columns(output, ROWS, ["gpu_model", "stage", "flops", "median_ms", "status"],
-                         pds.field("gpu_model").isin(sorted(models)))
+    table = read_columns(
+        output,
+        ROWS,
+        ["gpu_model", "stage", "flops", "median_ms", "status"],
+        pds.field("gpu_model").isin(sorted(models)),
+    )
     return measured_rates(table.to_pylist())
 
 
@@ -134,7 +153,9 @@ class Eta:
         """`cells`: (key, expected seconds) of every cell to run; the key names its (stage, m, n, k)."""
         counts = Counter(key for key, _ in cells)
         self._shapes = {key: _Shape(counts[key], e) for key, e in cells if counts[key] > 1}
-        self._unseen_s: dict[tuple, float] = defaultdict(float)  # per size: expected seconds of cells no repeat of which ran
+        self._unseen_s: dict[tuple, float] = defaultdict(
+            float
+        )  # per size: expected seconds of cells no repeat of which ran
         for key, e in cells:
             self._unseen_s[key[1:]] += e
         self._done: dict[tuple, list[float]] = {}  # per size with unseen cells and done ones: seconds, expected seconds

@@ -42,6 +42,7 @@ would not do (ncu runs in a session of its own, and would outlive the worker on 
 In shard mode, GPUs that join the cluster mid-sweep (farm.cluster.fleet.Recruiter) take cells
 from the queue of their model, while it still has a GPU of its own; other GPUs are left alone.
 """
+
 from __future__ import annotations
 
 import logging
@@ -105,10 +106,10 @@ class _Batch:
     since: float | None = None  # when its current cell started; None while queued behind an earlier batch
 
     def left(self) -> list[Cell]:
-        return self.cells[self.done:]
+        return self.cells[self.done :]
 
     def left_priced(self) -> list[tuple[Cell, float]]:
-        return list(zip(self.cells[self.done:], self.expected[self.done:]))
+        return list(zip(self.cells[self.done :], self.expected[self.done :]))
 
 
 @dataclass
@@ -123,7 +124,9 @@ class _Slot:
     probe_deadline: float = 0.0
     retry_at: float | None = None
     lost: bool = False
-    blamed: list[tuple[str, Cell]] = field(default_factory=list)  # cells its last death counted against, until it answers
+    blamed: list[tuple[str, Cell]] = field(
+        default_factory=list
+    )  # cells its last death counted against, until it answers
 
     def restarting(self) -> bool:
         return self.probe is not None or self.retry_at is not None
@@ -159,17 +162,29 @@ def _warn_cards_new_to_the_run(plan: Plan, workers: list[Worker], done: set[tupl
     models = {key[0] for key in completed_keys(plan.output, plan.run_id, "gpu_model", table)}
     for w in new:
         if w.model in models:
-            log.warning("run %s has rows from other %s cards but none from %s (%s): replicate mode measures all its "
-                        "cells again on this card; to continue the model's cells instead, resume with --mode shard",
-                        plan.run_id, w.model, w.name, w.uuid)
+            log.warning(
+                "run %s has rows from other %s cards but none from %s (%s): replicate mode measures all its "
+                "cells again on this card; to continue the model's cells instead, resume with --mode shard",
+                plan.run_id,
+                w.model,
+                w.name,
+                w.uuid,
+            )
 
 
 class Dispatcher:
     """Runs a plan's cells on started workers; see the module docstring for the batches and fault rules."""
 
-    def __init__(self, plan: Plan, workers: list[Worker], progress: Progress, cost: CostModel,
-                 writer: BufferedWriter, recruiter: Recruiter | None = None,
-                 profile: ProfileOptions | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        workers: list[Worker],
+        progress: Progress,
+        cost: CostModel,
+        writer: BufferedWriter,
+        recruiter: Recruiter | None = None,
+        profile: ProfileOptions | None = None,
+    ) -> None:
         """`recruiter`: finds GPUs that join mid-sweep (shard mode only: replicate's set of GPUs is the plan's).
         `profile`: profile each (stage, shape) of the plan once instead of measuring its cells."""
         self._plan = plan
@@ -260,10 +275,20 @@ class Dispatcher:
         self._progress.maybe_log(force=True)
         log.info("%s", self._progress.summary(*(("profile pass", PROFILE_STATUSES) if self._profile else ())))
         if self._writer.fallback:
-            log.error("the output %s failed mid-sweep: rows written since are in %s; a sweep with the same --output "
-                      "and --run-id moves them back and finishes the run", self._plan.output, self._writer.fallback)
-        return SweepResult(self._progress.not_run(), self._writer.files, self._writer.flushes, self._writer.fallback,
-                           self.workers, self._progress.statuses())
+            log.error(
+                "the output %s failed mid-sweep: rows written since are in %s; a sweep with the same --output "
+                "and --run-id moves them back and finishes the run",
+                self._plan.output,
+                self._writer.fallback,
+            )
+        return SweepResult(
+            self._progress.not_run(),
+            self._writer.files,
+            self._writer.flushes,
+            self._writer.fallback,
+            self.workers,
+            self._progress.statuses(),
+        )
 
     def _look_for_gpus(self) -> None:
         """Every JOIN_EVERY_S, start a worker on each GPU that joined the cluster (shard mode)."""
@@ -308,8 +333,9 @@ class Dispatcher:
         while not slot.lost and not slot.restarting() and slot.queue.cells and len(slot.batches) < BATCHES_IN_FLIGHT:
             cells, expected = self._next_batch(slot.queue)
             # As lists of their fields, which Ray packs natively (msgpack): a Cell, or a tuple, is pickled apart.
-            stream = slot.worker.actor.measure_batch.remote([[*c.key()] for c in cells], self._plan.run_id,
-                                                            self._gather_s, self._profile)
+            stream = slot.worker.actor.measure_batch.remote(
+                [[*c.key()] for c in cells], self._plan.run_id, self._gather_s, self._profile
+            )
             slot.batches.append(_Batch(cells, expected, stream, since=None if slot.batches else time.monotonic()))
             if len(slot.batches) == 1:
                 self._progress.started(slot.worker.key, cells[0])
@@ -358,8 +384,12 @@ class Dispatcher:
             self._finished(slot, batch, rows)
         if needs_restart:
             last = got[-1].rows
-            log.warning("%s: %s poisoned the CUDA context (%s); restarting the worker", slot.worker.name,
-                        batch.cells[batch.done - 1], last.column("status_reason")[-1].as_py() or "")
+            log.warning(
+                "%s: %s poisoned the CUDA context (%s); restarting the worker",
+                slot.worker.name,
+                batch.cells[batch.done - 1],
+                last.column("status_reason")[-1].as_py() or "",
+            )
             self._restart(slot)
 
     def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch) -> None:
@@ -367,11 +397,12 @@ class Dispatcher:
         now = time.monotonic()
         outcomes = rows.outcomes()
         n = outcomes.num_rows
-        cells = batch.cells[batch.done:batch.done + n]
+        cells = batch.cells[batch.done : batch.done + n]
         if self._suspects:
             self._suspects.difference_update((slot.queue.key, c) for c in cells)
-        self._progress.finished(slot.worker.key, cells, batch.expected[batch.done:batch.done + n], outcomes,
-                                now - batch.since)
+        self._progress.finished(
+            slot.worker.key, cells, batch.expected[batch.done : batch.done + n], outcomes, now - batch.since
+        )
         self._writer.add(with_constant(rows, "plan_cells", self._plan_cells) if rows.table == ROWS else rows)
         again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], outcomes)  # cells whose repeats disagree
         slot.queue.cells.extend(again)
@@ -422,8 +453,14 @@ class Dispatcher:
             slot.blamed = [(slot.queue.key, c) for c in suspects if (slot.queue.key, c) not in self._suspects]
             self._suspects.update(slot.blamed)
             named = ", ".join(map(str, suspects[:SUSPECTS_NAMED])) + (" ..." if len(suspects) > SUSPECTS_NAMED else "")
-            log.warning("%s died running one of %d cells (its gathered results unsent), each to run alone until "
-                        "it has a row: %s: %s", slot.worker.name, len(suspects), named, _first_line(exc))
+            log.warning(
+                "%s died running one of %d cells (its gathered results unsent), each to run alone until "
+                "it has a row: %s: %s",
+                slot.worker.name,
+                len(suspects),
+                named,
+                _first_line(exc),
+            )
             self._drop_batches(slot)
             self._probe(slot)
             return
@@ -480,18 +517,30 @@ class Dispatcher:
                 slot.retry_at, slot.probe = None, slot.worker.actor.device_info.remote()
             if slot.restarting() and now >= slot.probe_deadline:
                 self._lose(slot, f"not ready {self._plan.start_timeout_s:.0f} s after a restart")
-            elif slot.batches and slot.batches[0].since is not None and now - slot.batches[0].since >= self._cell_timeout_s:
-                log.warning("%s: %s exceeded %.0f s; killing and restarting the worker", slot.worker.name,
-                            self._running(slot), self._cell_timeout_s)
-                self._fail_running(slot, "timeout",
-                                   f"no result within {self._cell_timeout_s:.0f} s; worker killed and restarted")
+            elif (
+                slot.batches
+                and slot.batches[0].since is not None
+                and now - slot.batches[0].since >= self._cell_timeout_s
+            ):
+                log.warning(
+                    "%s: %s exceeded %.0f s; killing and restarting the worker",
+                    slot.worker.name,
+                    self._running(slot),
+                    self._cell_timeout_s,
+                )
+                self._fail_running(
+                    slot, "timeout", f"no result within {self._cell_timeout_s:.0f} s; worker killed and restarted"
+                )
                 self._restart(slot)
 
     def _lose(self, slot: _Slot, why: str, detail: str = "") -> None:
         """Give `slot`'s GPU up for `why` (the summary's words; `detail` for the log only)."""
         if slot.blamed and _node_gone(slot.worker):  # the death that was counted was its node's, no cell's
-            log.info("%s: its last death is not counted against %s: its node is gone", slot.worker.name,
-                     ", ".join(str(c) for _, c in slot.blamed[:SUSPECTS_NAMED]))
+            log.info(
+                "%s: its last death is not counted against %s: its node is gone",
+                slot.worker.name,
+                ", ".join(str(c) for _, c in slot.blamed[:SUSPECTS_NAMED]),
+            )
             for key in slot.blamed:
                 if key in self._suspects:
                     self._suspects.discard(key)
@@ -504,10 +553,19 @@ class Dispatcher:
         ray.kill(slot.worker.actor)
         slot.queue.gpus -= 1
         left = 0 if slot.queue.gpus else len(slot.queue.cells)
-        others = f"; its {len(slot.queue.cells)} queued cells go to the other {slot.queue.gpus} GPU(s) of its queue" \
-            if slot.queue.gpus else ""
-        log.error("%s is given up (%s%s); %d of its cells stay unrun%s", slot.worker.name, why,
-                  f"; {detail}" if detail else "", left, others)
+        others = (
+            f"; its {len(slot.queue.cells)} queued cells go to the other {slot.queue.gpus} GPU(s) of its queue"
+            if slot.queue.gpus
+            else ""
+        )
+        log.error(
+            "%s is given up (%s%s); %d of its cells stay unrun%s",
+            slot.worker.name,
+            why,
+            f"; {detail}" if detail else "",
+            left,
+            others,
+        )
         self._progress.lost(slot.worker.key, left, why)
 
     def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> RowBatch:

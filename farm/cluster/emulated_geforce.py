@@ -12,6 +12,7 @@ users report power readings missing on GeForce laptops; the emulation gives each
 where a report exists, called a scenario where none does) so that every field the sampler reads is missing on
 some card.
 """
+
 from __future__ import annotations
 
 import threading
@@ -19,24 +20,40 @@ import time
 from dataclasses import dataclass, field
 from unittest import mock
 
-WALK_A = ("walk A write-up (Pupking/01_tiled_gemm, shared/writeups/001): cudaGetDeviceProperties on the RTX 3050 "
-          "Laptop: GA107, sm_86, 16 SMs, 1.5 MB L2, 3.68 GB VRAM, 128-bit bus, 192 GB/s")
-NV_30_LAPTOPS = ("NVIDIA GeForce RTX 30 Series Laptops specifications: RTX 3050 Laptop GPU boost clock 1057-1740 MHz, "
-                 "https://www.nvidia.com/en-us/geforce/laptops/30-series/")
-ADA = ("NVIDIA Ada GPU Architecture whitepaper: RTX 4090, AD102, 128 SMs, 72 MB L2, 24 GB GDDR6X at 21 Gbps on a "
-       "384-bit bus (1008 GB/s), boost clock 2520 MHz, "
-       "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf")
-WALK_C = ("walk C write-up (gpusgobrr/explore-gemm, shared/writeups/004): RTX 4090 specifications table, 128 SMs, "
-          "72 MB L2, 24 GB GDDR6X, 1,008 GB/s")
-NV_50_LAPTOPS = ("NVIDIA GeForce RTX 50 Series Laptops specifications: RTX 5060 Laptop GPU, 3328 CUDA cores, boost "
-                 "clock 1455-2497 MHz, 8 GB GDDR7, https://www.nvidia.com/en-us/geforce/laptops/50-series/")
-RTX_BLACKWELL = ("NVIDIA RTX Blackwell GPU Architecture whitepaper: 128 CUDA cores per SM, compute capability 12.0, "
-                 "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf")
-WALK_B = ("walk B write-up (WingEdge777/vitamin-cuda, shared/writeups/003): the RTX 5060 Laptop's L2 is 32 MB, "
-          "subject to dynamic clocking")
-LAPTOP_POWER = ("laptop GeForce boards answer NVML's power query NOT_SUPPORTED or with nonsense: Syllo/nvtop#79 "
-                "(RTX 2060 Mobile), msminhas93/nviwatch#28 (RTX 4060: NotSupported for power_usage), "
-                "seerge/g-helper#5819 (mobile RTX 40); the energy counter needs the same power sensor")
+WALK_A = (
+    "walk A write-up (Pupking/01_tiled_gemm, shared/writeups/001): cudaGetDeviceProperties on the RTX 3050 "
+    "Laptop: GA107, sm_86, 16 SMs, 1.5 MB L2, 3.68 GB VRAM, 128-bit bus, 192 GB/s"
+)
+NV_30_LAPTOPS = (
+    "NVIDIA GeForce RTX 30 Series Laptops specifications: RTX 3050 Laptop GPU boost clock 1057-1740 MHz, "
+    "https://www.nvidia.com/en-us/geforce/laptops/30-series/"
+)
+ADA = (
+    "NVIDIA Ada GPU Architecture whitepaper: RTX 4090, AD102, 128 SMs, 72 MB L2, 24 GB GDDR6X at 21 Gbps on a "
+    "384-bit bus (1008 GB/s), boost clock 2520 MHz, "
+    "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf"
+)
+WALK_C = (
+    "walk C write-up (gpusgobrr/explore-gemm, shared/writeups/004): RTX 4090 specifications table, 128 SMs, "
+    "72 MB L2, 24 GB GDDR6X, 1,008 GB/s"
+)
+NV_50_LAPTOPS = (
+    "NVIDIA GeForce RTX 50 Series Laptops specifications: RTX 5060 Laptop GPU, 3328 CUDA cores, boost "
+    "clock 1455-2497 MHz, 8 GB GDDR7, https://www.nvidia.com/en-us/geforce/laptops/50-series/"
+)
+RTX_BLACKWELL = (
+    "NVIDIA RTX Blackwell GPU Architecture whitepaper: 128 CUDA cores per SM, compute capability 12.0, "
+    "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"
+)
+WALK_B = (
+    "walk B write-up (WingEdge777/vitamin-cuda, shared/writeups/003): the RTX 5060 Laptop's L2 is 32 MB, "
+    "subject to dynamic clocking"
+)
+LAPTOP_POWER = (
+    "laptop GeForce boards answer NVML's power query NOT_SUPPORTED or with nonsense: Syllo/nvtop#79 "
+    "(RTX 2060 Mobile), msminhas93/nviwatch#28 (RTX 4060: NotSupported for power_usage), "
+    "seerge/g-helper#5819 (mobile RTX 40); the energy counter needs the same power sensor"
+)
 SCENARIO = "scenario, no public report: chosen so that CI covers a card without this field"
 
 _MIB = 2**20
@@ -70,34 +87,74 @@ class Card:
         return "00000000:01:00.0"
 
 
-CARDS: dict[str, Card] = {c.nvml_name: c for c in (
-    Card("NVIDIA GeForce RTX 3050 Laptop GPU", "8.6", sm_count=16, l2_bytes=1536 * 1024, memory_bytes=int(3.68 * 2**30),
-         max_sm_clock_mhz=1740.0, max_mem_clock_mhz=6001.0,  # 192 GB/s on 128 bits: 12 Gbps, NVML's clock is half
-         loaded_sm_clock_mhz=1500.0, loaded_reasons=0x4,
-         unsupported=("power_w", "energy_mj"), fails_once=("mem_clock_mhz",),
-         sources={"compute_capability, sm_count, l2_bytes, memory_bytes, max_mem_clock_mhz": WALK_A,
-                  "max_sm_clock_mhz": NV_30_LAPTOPS,
-                  "loaded_sm_clock_mhz": f"{WALK_A} (its peak arithmetic assumes 1.5 GHz); power cap under load: {SCENARIO}",
-                  "unsupported": LAPTOP_POWER, "fails_once": SCENARIO}),
-    Card("NVIDIA GeForce RTX 4090", "8.9", sm_count=128, l2_bytes=72 * _MIB, memory_bytes=24 * 2**30,
-         max_sm_clock_mhz=2520.0, max_mem_clock_mhz=10501.0,  # 21 Gbps: NVML's clock is half the data rate
-         loaded_sm_clock_mhz=2520.0, loaded_reasons=0x0,
-         unsupported=(), fails_once=("temp_c",),
-         sources={"compute_capability, sm_count, l2_bytes, memory_bytes, max_sm_clock_mhz, max_mem_clock_mhz": ADA,
-                  "sm_count, l2_bytes, memory_bytes": WALK_C,
-                  "unsupported (none: a desktop board reports every field)": ("nvidia-smi on desktop GeForce boards shows "
-                                                                              "power draw and cap, e.g. NVIDIA/open-gpu-kernel-modules#907"),
-                  "loaded_sm_clock_mhz, loaded_reasons, fails_once": SCENARIO}),
-    Card("NVIDIA GeForce RTX 5060 Laptop GPU", "12.0", sm_count=26, l2_bytes=32 * _MIB, memory_bytes=8 * 2**30,
-         max_sm_clock_mhz=2497.0, max_mem_clock_mhz=12001.0,  # GDDR7 at 24 Gbps (scenario: the spec page gives no rate)
-         loaded_sm_clock_mhz=2100.0, loaded_reasons=0x4,
-         unsupported=("power_w", "energy_mj", "sm_clock_mhz", "reasons"), fails_once=(),
-         sources={"sm_count": f"{NV_50_LAPTOPS}; {RTX_BLACKWELL} (3328 / 128 = 26)",
-                  "compute_capability": RTX_BLACKWELL, "l2_bytes": WALK_B,
-                  "memory_bytes, max_sm_clock_mhz": NV_50_LAPTOPS,
-                  "unsupported power_w, energy_mj": LAPTOP_POWER,
-                  "unsupported sm_clock_mhz, reasons; max_mem_clock_mhz, loaded_sm_clock_mhz, loaded_reasons": SCENARIO}),
-)}
+CARDS: dict[str, Card] = {
+    c.nvml_name: c
+    for c in (
+        Card(
+            "NVIDIA GeForce RTX 3050 Laptop GPU",
+            "8.6",
+            sm_count=16,
+            l2_bytes=1536 * 1024,
+            memory_bytes=int(3.68 * 2**30),
+            max_sm_clock_mhz=1740.0,
+            max_mem_clock_mhz=6001.0,  # 192 GB/s on 128 bits: 12 Gbps, NVML's clock is half
+            loaded_sm_clock_mhz=1500.0,
+            loaded_reasons=0x4,
+            unsupported=("power_w", "energy_mj"),
+            fails_once=("mem_clock_mhz",),
+            sources={
+                "compute_capability, sm_count, l2_bytes, memory_bytes, max_mem_clock_mhz": WALK_A,
+                "max_sm_clock_mhz": NV_30_LAPTOPS,
+                "loaded_sm_clock_mhz": f"{WALK_A} (its peak arithmetic assumes 1.5 GHz); power cap under load: {SCENARIO}",
+                "unsupported": LAPTOP_POWER,
+                "fails_once": SCENARIO,
+            },
+        ),
+        Card(
+            "NVIDIA GeForce RTX 4090",
+            "8.9",
+            sm_count=128,
+            l2_bytes=72 * _MIB,
+            memory_bytes=24 * 2**30,
+            max_sm_clock_mhz=2520.0,
+            max_mem_clock_mhz=10501.0,  # 21 Gbps: NVML's clock is half the data rate
+            loaded_sm_clock_mhz=2520.0,
+            loaded_reasons=0x0,
+            unsupported=(),
+            fails_once=("temp_c",),
+            sources={
+                "compute_capability, sm_count, l2_bytes, memory_bytes, max_sm_clock_mhz, max_mem_clock_mhz": ADA,
+                "sm_count, l2_bytes, memory_bytes": WALK_C,
+                "unsupported (none: a desktop board reports every field)": (
+                    "nvidia-smi on desktop GeForce boards shows "
+                    "power draw and cap, e.g. NVIDIA/open-gpu-kernel-modules#907"
+                ),
+                "loaded_sm_clock_mhz, loaded_reasons, fails_once": SCENARIO,
+            },
+        ),
+        Card(
+            "NVIDIA GeForce RTX 5060 Laptop GPU",
+            "12.0",
+            sm_count=26,
+            l2_bytes=32 * _MIB,
+            memory_bytes=8 * 2**30,
+            max_sm_clock_mhz=2497.0,
+            max_mem_clock_mhz=12001.0,  # GDDR7 at 24 Gbps (scenario: the spec page gives no rate)
+            loaded_sm_clock_mhz=2100.0,
+            loaded_reasons=0x4,
+            unsupported=("power_w", "energy_mj", "sm_clock_mhz", "reasons"),
+            fails_once=(),
+            sources={
+                "sm_count": f"{NV_50_LAPTOPS}; {RTX_BLACKWELL} (3328 / 128 = 26)",
+                "compute_capability": RTX_BLACKWELL,
+                "l2_bytes": WALK_B,
+                "memory_bytes, max_sm_clock_mhz": NV_50_LAPTOPS,
+                "unsupported power_w, energy_mj": LAPTOP_POWER,
+                "unsupported sm_clock_mhz, reasons; max_mem_clock_mhz, loaded_sm_clock_mhz, loaded_reasons": SCENARIO,
+            },
+        ),
+    )
+}
 
 
 class FakeNvml:
@@ -170,9 +227,15 @@ class FakeNvml:
             "nvmlDeviceGetName": lambda h: self.card.nvml_name,
             "nvmlDeviceGetClockInfo": self._clock,
             "nvmlDeviceGetMaxClockInfo": self._max_clock,
-            "nvmlDeviceGetTemperature": lambda h, sensor: self._answer("temp_c", 45 if self._loaded_since is None else 71),
-            "nvmlDeviceGetPowerUsage": lambda h: self._answer("power_w", 12000 if self._loaded_since is None else 95000),
-            "nvmlDeviceGetTotalEnergyConsumption": lambda h: self._answer("energy_mj", int(time.perf_counter() * 50000)),
+            "nvmlDeviceGetTemperature": lambda h, sensor: self._answer(
+                "temp_c", 45 if self._loaded_since is None else 71
+            ),
+            "nvmlDeviceGetPowerUsage": lambda h: self._answer(
+                "power_w", 12000 if self._loaded_since is None else 95000
+            ),
+            "nvmlDeviceGetTotalEnergyConsumption": lambda h: self._answer(
+                "energy_mj", int(time.perf_counter() * 50000)
+            ),
             "nvmlDeviceGetCurrentClocksEventReasons": self._reasons,
             "nvmlDeviceGetMemoryInfo": self._memory,
         }

@@ -1,4 +1,5 @@
 """The GPUs of the Ray cluster: find them, start one pinned worker on each, keep the models asked for."""
+
 from __future__ import annotations
 
 import logging
@@ -62,9 +63,14 @@ class Worker:
 def gpu_nodes() -> list[GpuNode]:
     """Alive nodes that declare GPU resources, by host."""
     nodes = [
-        GpuNode(n["NodeID"], n.get("NodeManagerHostname") or n["NodeManagerAddress"], int(n["Resources"]["GPU"]),
-                (n.get("Labels") or {}).get(GPU_MODEL_LABEL))
-        for n in ray.nodes() if n["Alive"] and n["Resources"].get("GPU", 0) >= 1
+        GpuNode(
+            n["NodeID"],
+            n.get("NodeManagerHostname") or n["NodeManagerAddress"],
+            int(n["Resources"]["GPU"]),
+            (n.get("Labels") or {}).get(GPU_MODEL_LABEL),
+        )
+        for n in ray.nodes()
+        if n["Alive"] and n["Resources"].get("GPU", 0) >= 1
     ]
     return sorted(nodes, key=lambda n: (n.host, n.node_id))
 
@@ -94,19 +100,25 @@ def _spawn(node: GpuNode, measurer_path: str, spec: WorkerSpec) -> ActorHandle:
     # No runtime env of its own (the job's carries the commit: farm/sweep.py connect): Ray can then hand it a
     # worker process it already started, rather than start one for it.
     return GpuWorker.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(
-        measurer_path, spec.options, spec.prewarm)
+        measurer_path, spec.options, spec.prewarm
+    )
 
 
 def _log_startup(workers: list[Worker], asked: float) -> None:
     """One line per worker: how long it took to be ready, and each step of that from its process's start."""
     took = time.monotonic() - asked
     for w, steps in zip(workers, ray.get([w.actor.startup.remote() for w in workers])):
-        log.info("%s ready %.1f s after it was asked for: %s", w.name, took,
-                 ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items()))
+        log.info(
+            "%s ready %.1f s after it was asked for: %s",
+            w.name,
+            took,
+            ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items()),
+        )
 
 
-def start_workers(spec: WorkerSpec, wanted: tuple[str, ...], start_timeout_s: float,
-                  none_here: bool = False) -> list[Worker]:
+def start_workers(
+    spec: WorkerSpec, wanted: tuple[str, ...], start_timeout_s: float, none_here: bool = False
+) -> list[Worker]:
     """One worker per GPU of the wanted models, each ready (its device_info answered), building what `spec` says.
 
     Nodes labelled with an unwanted model get no worker; unlabelled nodes get one so that
@@ -117,8 +129,10 @@ def start_workers(spec: WorkerSpec, wanted: tuple[str, ...], start_timeout_s: fl
     measurer_path = measurers.path_of(spec.measurer)  # the workers import a registered path, never a plan's text
     nodes = gpu_nodes()
     if not nodes and none_here:
-        raise SweepError("no GPU on this machine: Ray found none (`nvidia-smi` should list one; CUDA_VISIBLE_DEVICES "
-                         "must not hide it), or name a cluster that has GPUs with --address")
+        raise SweepError(
+            "no GPU on this machine: Ray found none (`nvidia-smi` should list one; CUDA_VISIBLE_DEVICES "
+            "must not hide it), or name a cluster that has GPUs with --address"
+        )
     if not nodes:
         alive = sum(n["Alive"] for n in ray.nodes())
         raise SweepError(f"the Ray cluster has no GPU: none of its {alive} alive node(s) declares a GPU resource")
@@ -141,16 +155,26 @@ def start_workers(spec: WorkerSpec, wanted: tuple[str, ...], start_timeout_s: fl
             except RayError as exc:
                 ray.kill(actor)
                 if attempt == 1:
-                    log.warning("worker on %s (node %s) failed to start, trying once more: %s", node.host, node.node_id[:8], exc)
+                    log.warning(
+                        "worker on %s (node %s) failed to start, trying once more: %s", node.host, node.node_id[:8], exc
+                    )
                     again = _spawn(node, measurer_path, spec)
                     retries[again.device_info.remote()] = (again, node)
                 else:
-                    log.error("worker on %s (node %s) failed to start twice, its GPU is left out: %s", node.host,
-                              node.node_id[:8], exc)
+                    log.error(
+                        "worker on %s (node %s) failed to start twice, its GPU is left out: %s",
+                        node.host,
+                        node.node_id[:8],
+                        exc,
+                    )
         for ref in late:
             actor, node = pending[ref]
-            log.error("worker on %s (node %s) not ready after %.0f s (GPU busy?), its GPU is left out", node.host,
-                      node.node_id[:8], start_timeout_s)
+            log.error(
+                "worker on %s (node %s) not ready after %.0f s (GPU busy?), its GPU is left out",
+                node.host,
+                node.node_id[:8],
+                start_timeout_s,
+            )
             ray.kill(actor)
         pending = retries
         if not pending:
@@ -187,8 +211,12 @@ class Recruiter:
                 continue
             self._seen.add(node.node_id)
             if node.model_label is None or model_wanted(node.model_label, self._wanted):
-                log.info("a node with %d GPU(s) joined: %s (node %s); starting its workers", node.gpus, node.host,
-                         node.node_id[:8])
+                log.info(
+                    "a node with %d GPU(s) joined: %s (node %s); starting its workers",
+                    node.gpus,
+                    node.host,
+                    node.node_id[:8],
+                )
                 for _ in range(node.gpus):
                     actor = _spawn(node, self._measurer_path, self._spec)
                     self.pending[actor.device_info.remote()] = (actor, node)
@@ -199,8 +227,9 @@ class Recruiter:
         try:
             worker = Worker(actor, node, ray.get(ref))
         except RayError as exc:
-            log.error("worker on %s (node %s), which joined mid-sweep, failed to start: %s", node.host,
-                      node.node_id[:8], exc)
+            log.error(
+                "worker on %s (node %s), which joined mid-sweep, failed to start: %s", node.host, node.node_id[:8], exc
+            )
             ray.kill(actor)
             return None
         if not model_wanted(worker.model, self._wanted):

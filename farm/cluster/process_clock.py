@@ -1,4 +1,5 @@
 """How long ago this process started: start-up figures count from the command, not from the end of its imports."""
+
 from __future__ import annotations
 
 import os
@@ -19,4 +20,3 @@ def seconds_since_start() -> float:
     except (OSError, ValueError, IndexError):
         return 0.0
     return max(uptime - started_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
-

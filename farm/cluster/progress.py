@@ -4,6 +4,7 @@ The ETA is the cost of the cells left (farm.cluster.cost.Eta: expected times cal
 the cells measured so far, and earlier repeats of the same cells), shared among the queue's
 GPUs: the first cells' raw durations say little about the rest, which differ in size and kernel.
 """
+
 from __future__ import annotations
 
 import logging
@@ -85,8 +86,9 @@ class Progress:
         """`gpu` runs nothing now (between batches, or its cells were queued again after a fault)."""
         self._gpus[gpu].current = None
 
-    def finished(self, gpu: str, cells: list[Cell], expected: list[float], rows: pa.RecordBatch,
-                 seconds: float) -> None:
+    def finished(
+        self, gpu: str, cells: list[Cell], expected: list[float], rows: pa.RecordBatch, seconds: float
+    ) -> None:
         """Outcomes (farm.data.row_batch.OUTCOME) of the next `cells` `gpu` was running, in order; `expected` their
         expected seconds, `seconds` the wall time they took together. A worker sends rows in groups, so the wall
         time is shared among them in proportion to their cell_seconds (evenly when one lacks it)."""
@@ -118,8 +120,19 @@ class Progress:
             status, reason, ms, tflops, pct, baseline = (columns[n][i] for n in names)
             timed = f"{ms:.4f} ms  {tflops or 0:.2f} TFLOPS  {pct or 0:.1f}% of {baseline}" if ms else ""
             detail = timed if status == "ok" and ms else (reason or "")[:120]
-            cell_log.info("%s [%d/%d] %s %dx%dx%d r%d  %s  %s", g.name, q.done - len(cells) + i + 1, q.total,
-                          cell.stage, cell.m, cell.n, cell.k, cell.repeat, status, detail)
+            cell_log.info(
+                "%s [%d/%d] %s %dx%dx%d r%d  %s  %s",
+                g.name,
+                q.done - len(cells) + i + 1,
+                q.total,
+                cell.stage,
+                cell.m,
+                cell.n,
+                cell.k,
+                cell.repeat,
+                status,
+                detail,
+            )
 
     def lost(self, gpu: str, cells_left: int, why: str = "") -> None:
         """`gpu` is gone (`why`); `cells_left` cells only it could run stay unrun."""
@@ -149,10 +162,19 @@ class Progress:
         for g in self._gpus.values():
             q = self._queues[g.queue]
             shared = f" (queue shared by {q.gpus} GPUs, {sum(g.statuses.values())} here)" if q.gpus > 1 else ""
-            now_running = f"{g.current.stage} {g.current.m}x{g.current.n}x{g.current.k} r{g.current.repeat}" if g.current else "-"
+            now_running = (
+                f"{g.current.stage} {g.current.m}x{g.current.n}x{g.current.k} r{g.current.repeat}" if g.current else "-"
+            )
             eta = self.eta_seconds(g.queue)
-            log.info("%s: %d/%d cells%s, now %s, ETA %s", g.name, q.done, q.total, shared, now_running,
-                     "?" if eta is None else _duration(eta))
+            log.info(
+                "%s: %d/%d cells%s, now %s, ETA %s",
+                g.name,
+                q.done,
+                q.total,
+                shared,
+                now_running,
+                "?" if eta is None else _duration(eta),
+            )
 
     def summary(self, what: str = "sweep", statuses: tuple[str, ...] = STATUSES) -> str:
         """Cells per status (of `statuses`: a profile's are others) per GPU, resumed and unrun cells, wall time and
@@ -160,8 +182,11 @@ class Progress:
         lines = [f"{what} summary:"]
         for g in self._gpus.values():
             counts = ", ".join(f"{s} {g.statuses[s]}" for s in statuses)
-            lines.append(f"  {g.name}: {counts}" + (f", not run {g.not_run}" if g.not_run else "")
-                         + (f"; given up: {g.lost}" if g.lost else ""))
+            lines.append(
+                f"  {g.name}: {counts}"
+                + (f", not run {g.not_run}" if g.not_run else "")
+                + (f"; given up: {g.lost}" if g.lost else "")
+            )
         resumed = sum(q.already_done for q in self._queues.values())
         wall = time.monotonic() - self._start
         timed = sum(g.timed_seconds for g in self._gpus.values())

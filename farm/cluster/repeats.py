@@ -7,6 +7,7 @@ exceeds the plan's `repeat_noise` (relative; 0.25 % keeps a two-run comparison's
 not differ otherwise), another repeat is queued, up to the plan's `max_repeats`. Repeats already done in an earlier
 part of a resumed run are not seen here, so a resumed cell gets no extra repeat.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,9 @@ class AdaptiveRepeats:
         if self.most <= self.planned:
             return []
         out = []
-        for (cell, expected), status, ms in zip(priced, rows.column("status").to_pylist(), rows.column("median_ms").to_pylist()):
+        for (cell, expected), status, ms in zip(
+            priced, rows.column("status").to_pylist(), rows.column("median_ms").to_pylist()
+        ):
             key = (queue, *cell.key()[:4])
             if status == "ok" and ms and ms > 0:
                 self._medians[key].append(math.log(ms))

@@ -25,6 +25,7 @@ optional: absent matches any), read at every cell. Actions:
 EmulatedGpuMeasurer is the stand-in on an emulated GeForce card (farm/cluster/emulated_geforce.py), for the
 tests, which register it (farm.measure.measurers.register): its rows are test data, never a dataset's.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -128,11 +129,26 @@ class StandinMeasurer:
         if self._cell_s:  # an instant cell does not even yield the CPU
             time.sleep(self._cell_s)
         flops = stage.flops(cell.m, cell.n, cell.k)
-        ms = flops / 1e9 * (1 + stage.position) * (1.05 if action == "slow" else 1)  # deterministic, slower up the ladder
+        ms = (
+            flops / 1e9 * (1 + stage.position) * (1.05 if action == "slow" else 1)
+        )  # deterministic, slower up the ladder
         row = dict(self._ok_columns(stage, run_id))
-        row.update(repeat=cell.repeat, timestamp=_dt.datetime.now(_dt.timezone.utc), m=cell.m, n=cell.n, k=cell.k,
-                   flops=flops, samples_ms=[ms] * 3, median_ms=ms, min_ms=ms, max_ms=ms, q1_ms=ms, q3_ms=ms,
-                   tflops=flops / ms / 1e9, baseline_median_ms=ms)
+        row.update(
+            repeat=cell.repeat,
+            timestamp=_dt.datetime.now(_dt.timezone.utc),
+            m=cell.m,
+            n=cell.n,
+            k=cell.k,
+            flops=flops,
+            samples_ms=[ms] * 3,
+            median_ms=ms,
+            min_ms=ms,
+            max_ms=ms,
+            q1_ms=ms,
+            q3_ms=ms,
+            tflops=flops / ms / 1e9,
+            baseline_median_ms=ms,
+        )
         return row
 
     def _ok_columns(self, stage, run_id: str) -> dict:
@@ -141,9 +157,18 @@ class StandinMeasurer:
         key = (stage.name, run_id)
         if key not in self._ok_rows:
             row = cell_row(self._device, stage, Cell(stage.name, 0, 0, 0), run_id, "ok")
-            row.update(verified=True, post_checked=True, launches_per_batch=10, batches=3, iqr_ms=0.0, pct_of_baseline=100.0,
-                       launch_method="cuda_graph", baseline_launch_method="cuda_graph", cell_seconds=self._cell_s,
-                       timed_seconds=self._cell_s)
+            row.update(
+                verified=True,
+                post_checked=True,
+                launches_per_batch=10,
+                batches=3,
+                iqr_ms=0.0,
+                pct_of_baseline=100.0,
+                launch_method="cuda_graph",
+                baseline_launch_method="cuda_graph",
+                cell_seconds=self._cell_s,
+                timed_seconds=self._cell_s,
+            )
             self._ok_rows[key] = row
         return self._ok_rows[key]
 
@@ -165,26 +190,37 @@ class EmulatedGpuMeasurer(StandinMeasurer):
         super().__init__(options, prewarm)
         card = CARDS.get(self._device["gpu_name"])
         if card is None:
-            raise ValueError(f"no emulated card is named {self._device['gpu_name']!r} (node label {NAME_LABEL}); "
-                             f"emulated: {', '.join(CARDS)}")
+            raise ValueError(
+                f"no emulated card is named {self._device['gpu_name']!r} (node label {NAME_LABEL}); "
+                f"emulated: {', '.join(CARDS)}"
+            )
         self._nvml = FakeNvml(card)
         self._nvml.patcher().start()  # never stopped: the worker process is the card's for its life
         major, minor = (int(x) for x in card.compute_capability.split("."))
         self._cc = 10 * major + minor
         self._timer = CellTimer(options, card.pci_bus_id, card.l2_bytes)
-        self._device.update(compute_capability=card.compute_capability, arch=card.arch, sm_count=card.sm_count,
-                            l2_bytes=card.l2_bytes, memory_bytes=card.memory_bytes, max_sm_clock_mhz=card.max_sm_clock_mhz)
+        self._device.update(
+            compute_capability=card.compute_capability,
+            arch=card.arch,
+            sm_count=card.sm_count,
+            l2_bytes=card.l2_bytes,
+            memory_bytes=card.memory_bytes,
+            max_sm_clock_mhz=card.max_sm_clock_mhz,
+        )
 
     def _free_bytes(self) -> int:
         import pynvml
 
-        return int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByPciBusId(self._nvml.card.pci_bus_id)).free)
+        return int(
+            pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByPciBusId(self._nvml.card.pci_bus_id)).free
+        )
 
     def measure(self, cell: Cell, run_id: str) -> dict:
         stage = stage_named(cell.stage)
         m, n, k = cell.m, cell.n, cell.k
         reason = stage.unsupported_reason(m, n, k, self._cc) or memory_skip_reason(
-            stage, m, n, k, self._device, self._free_bytes(), self._timer.flush_bytes)
+            stage, m, n, k, self._device, self._free_bytes(), self._timer.flush_bytes
+        )
         if reason:
             return cell_row(self._device, stage, cell, run_id, "skipped", reason)
         sampler, warmup = self._timer.sampler, self._timer.options.timing.warmup
@@ -210,10 +246,21 @@ class EmulatedGpuMeasurer(StandinMeasurer):
             self._nvml.used_bytes = 0
         if row["status"] != "ok":
             return row
-        tele = (summarize_samples(timed, sampler.max_sm_clock_mhz, tuple(sampler.unreported)) if sampler
-                else {"telemetry_samples": 0})
-        row.update(tele, telemetry=sampler is not None, warmup_reason=why, warmup_seconds=warmed - began,
-                   energy_timed_j=None if None in energy else (energy[1] - energy[0]) / 1e3,
-                   timing_mode=self._timer.options.timing.mode, flush_bytes=self._timer.flush_bytes or None,
-                   verify_reference=reference_plan(m, n, k, self._device).describe() if stage.is_baseline else f"{stage.baseline} output")
+        tele = (
+            summarize_samples(timed, sampler.max_sm_clock_mhz, tuple(sampler.unreported))
+            if sampler
+            else {"telemetry_samples": 0}
+        )
+        row.update(
+            tele,
+            telemetry=sampler is not None,
+            warmup_reason=why,
+            warmup_seconds=warmed - began,
+            energy_timed_j=None if None in energy else (energy[1] - energy[0]) / 1e3,
+            timing_mode=self._timer.options.timing.mode,
+            flush_bytes=self._timer.flush_bytes or None,
+            verify_reference=reference_plan(m, n, k, self._device).describe()
+            if stage.is_baseline
+            else f"{stage.baseline} output",
+        )
         return row

@@ -1,12 +1,13 @@
 """The Ray actor that owns one GPU: builds the measurer there and measures (or profiles) batches of cells, streaming
 results."""
+
 from __future__ import annotations
 
 import queue
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator
 
 import ray
 
@@ -56,8 +57,11 @@ class GpuWorker:
         self._device = {**info, "gpu_model": gpu_model(labels, info["gpu_name"])}
         row_batch.warm_up()
         built_s = time.perf_counter() - began
-        self._startup = {"worker process": process_s, **self._measurer.startup,
-                         "the rest": max(built_s - sum(self._measurer.startup.values()), 0.0)}
+        self._startup = {
+            "worker process": process_s,
+            **self._measurer.startup,
+            "the rest": max(built_s - sum(self._measurer.startup.values()), 0.0),
+        }
 
     def device_info(self) -> dict:
         """Provenance columns of this GPU, gpu_model included."""
@@ -67,8 +71,14 @@ class GpuWorker:
         """Seconds each step of this worker's start took, from its process's start to ready, in order."""
         return self._startup
 
-    def _run(self, cells: list[Cell], run_id: str, profile: ProfileOptions | None, out: queue.SimpleQueue,
-             ended: threading.Event) -> None:
+    def _run(
+        self,
+        cells: list[Cell],
+        run_id: str,
+        profile: ProfileOptions | None,
+        out: queue.SimpleQueue,
+        ended: threading.Event,
+    ) -> None:
         """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each, then
         None, then setting `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
         Stops after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
@@ -104,8 +114,9 @@ class GpuWorker:
             return status_records(self._device, stage_named(cell.stage), cell, run_id, "error", why)
 
     @ray.method(num_returns="streaming")
-    def measure_batch(self, cells: list[list], run_id: str, gather_s: float,
-                      profile: ProfileOptions | None = None) -> Iterator[tuple[list[RowBatch], bool]]:
+    def measure_batch(
+        self, cells: list[list], run_id: str, gather_s: float, profile: ProfileOptions | None = None
+    ) -> Iterator[tuple[list[RowBatch], bool]]:
         """The rows of `cells` (each Cell.key() as a list), in order, yielded as (RowBatches, needs_restart): a row goes
         at once when the last yield was at least `gather_s` ago, else with the others that finish by then. A
         cell that hangs holds back no finished row. needs_restart: the last row's cell poisoned the CUDA context

@@ -5,6 +5,7 @@ Safe beside a running sweep: only the files read are deleted, after the compacte
 file is in place; files written meanwhile are left for the next compaction. Rows are
 sorted (by cell, then time) so that compression finds the repetition.
 """
+
 from __future__ import annotations
 
 import pyarrow.dataset as ds
@@ -15,10 +16,12 @@ from farm.data.dataset import _TABLES, resolve, write_partition_file
 
 _VERSION_KEY = b"gemm_farm_schema_version"
 
-_SORT = {"rows": ["stage", "m", "n", "k", "repeat", "gpu_uuid"],
-         "telemetry": ["stage", "m", "n", "k", "repeat", "gpu_uuid", "t_ms"],
-         "profile": ["stage", "m", "n", "k", "gpu_uuid"],
-         "runs": ["started_at", "gpu_uuid"]}
+_SORT = {
+    "rows": ["stage", "m", "n", "k", "repeat", "gpu_uuid"],
+    "telemetry": ["stage", "m", "n", "k", "repeat", "gpu_uuid", "t_ms"],
+    "profile": ["stage", "m", "n", "k", "gpu_uuid"],
+    "runs": ["started_at", "gpu_uuid"],
+}
 
 
 def _partitions(fs: pafs.FileSystem, root: str) -> dict[str, list[str]]:
@@ -62,7 +65,9 @@ def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]
             data = data.sort_by([(c, "ascending") for c in _SORT[table] if c in data.column_names])
             if stride > 1:
                 data = data.take(list(range(0, data.num_rows, stride)))
-            data = data.replace_schema_metadata({**(data.schema.metadata or {}), _VERSION_KEY: _oldest_version(fs, files)})
+            data = data.replace_schema_metadata(
+                {**(data.schema.metadata or {}), _VERSION_KEY: _oldest_version(fs, files)}
+            )
             write_partition_file(fs, directory, data, archive=True)
             for f in files:
                 fs.delete_file(f)

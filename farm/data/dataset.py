@@ -9,6 +9,7 @@ Each write is a new uniquely named file, written under a temporary name and rena
 so a crash never leaves half a file and two sweeps writing one dataset never collide.
 Works on a local path or any pyarrow filesystem URI (s3://, gs://, hdfs://...).
 """
+
 from __future__ import annotations
 
 import os
@@ -23,10 +24,28 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from farm.data.row_batch import RowBatch, partition_of, row_batches
-from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROW_SCHEMA, ROWS,
-                              RUNS, RUNS_FILE_SCHEMA, RUNS_SCHEMA, TELEMETRY, TELEMETRY_FILE_SCHEMA, TELEMETRY_SCHEMA)
-_TABLES = {ROWS: (ROW_SCHEMA, FILE_SCHEMA), TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA),
-           PROFILE: (PROFILE_SCHEMA, PROFILE_FILE_SCHEMA), RUNS: (RUNS_SCHEMA, RUNS_FILE_SCHEMA)}
+from farm.data.schema import (
+    FILE_SCHEMA,
+    PARTITION_KEYS,
+    PROFILE,
+    PROFILE_FILE_SCHEMA,
+    PROFILE_SCHEMA,
+    ROW_SCHEMA,
+    ROWS,
+    RUNS,
+    RUNS_FILE_SCHEMA,
+    RUNS_SCHEMA,
+    TELEMETRY,
+    TELEMETRY_FILE_SCHEMA,
+    TELEMETRY_SCHEMA,
+)
+
+_TABLES = {
+    ROWS: (ROW_SCHEMA, FILE_SCHEMA),
+    TELEMETRY: (TELEMETRY_SCHEMA, TELEMETRY_FILE_SCHEMA),
+    PROFILE: (PROFILE_SCHEMA, PROFILE_FILE_SCHEMA),
+    RUNS: (RUNS_SCHEMA, RUNS_FILE_SCHEMA),
+}
 
 
 def default_output() -> str:
@@ -94,8 +113,16 @@ def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table, a
     name = f"part-{uuid.uuid4().hex}.parquet"
     tmp, final = f"{directory}/.{name}.tmp", f"{directory}/{name}"
     floats = [f.name for f in table.schema if _floating(f)] if archive else []
-    options = dict(compression_level=19, use_byte_stream_split=floats, write_statistics=False,
-                   use_dictionary=[c for c in table.column_names if c not in floats]) if floats else dict(compression_level=9)
+    options = (
+        dict(
+            compression_level=19,
+            use_byte_stream_split=floats,
+            write_statistics=False,
+            use_dictionary=[c for c in table.column_names if c not in floats],
+        )
+        if floats
+        else dict(compression_level=9)
+    )
     with fs.open_output_stream(tmp) as sink:
         pq.write_table(table, sink, compression="zstd", **options)
     fs.move(tmp, final)
@@ -153,9 +180,13 @@ def open_dataset(output: str, table: str = ROWS) -> ds.Dataset:
     schema = _TABLES[table][0]
     fs, root = resolve(output)
     return ds.dataset(
-        f"{root}/{table}", filesystem=fs, format="parquet",
+        f"{root}/{table}",
+        filesystem=fs,
+        format="parquet",
         partitioning=ds.partitioning(pa.schema([schema.field(k) for k in PARTITION_KEYS]), flavor="hive"),
-        schema=schema, exclude_invalid_files=False, ignore_prefixes=[".", "_"],
+        schema=schema,
+        exclude_invalid_files=False,
+        ignore_prefixes=[".", "_"],
     )
 
 

@@ -7,6 +7,7 @@ v2 harness launched a baseline the same way in its own cells and in the kernels'
 'unknown' where the run has none. Every place that shows a % (report, headline, dashboard, validate)
 uses `launch_mismatch` so the rule is written once.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -16,12 +17,20 @@ _KEYS = ["gpu_model", "run_id", "timing_mode"]
 
 def baseline_launch_methods(df: pd.DataFrame) -> pd.Series:
     """Each row's baseline launch method: its own column where set, else inferred (see the module doc)."""
-    given = df["baseline_launch_method"] if "baseline_launch_method" in df else pd.Series(None, index=df.index, dtype=object)
+    given = (
+        df["baseline_launch_method"]
+        if "baseline_launch_method" in df
+        else pd.Series(None, index=df.index, dtype=object)
+    )
     missing = given.isna()
     if not missing.any():
         return given
     own = df[df["stage"] == df["baseline"]].dropna(subset=["launch_method"])
-    usual = own.groupby([*_KEYS, "stage"])["launch_method"].agg(lambda s: s.mode().iloc[0]) if len(own) else pd.Series(dtype=object)
+    usual = (
+        own.groupby([*_KEYS, "stage"])["launch_method"].agg(lambda s: s.mode().iloc[0])
+        if len(own)
+        else pd.Series(dtype=object)
+    )
     keys = list(zip(*(df.loc[missing, c] for c in [*_KEYS, "baseline"])))
     inferred = [usual.get(key, "unknown") for key in keys]
     out = given.astype(object).copy()
@@ -38,8 +47,10 @@ def launch_mismatch(df: pd.DataFrame) -> pd.Series:
     timed = df["status"].eq("ok") & own.notna()
     differs = timed & (own != base)
     reasons = pd.Series("", index=df.index, dtype=object)
-    reasons[differs] = [f"kernel timed as {o}, baseline {b} as {m}: the % compares unlike timings"
-                        for o, b, m in zip(own[differs], df.loc[differs, "baseline"], base[differs])]
+    reasons[differs] = [
+        f"kernel timed as {o}, baseline {b} as {m}: the % compares unlike timings"
+        for o, b, m in zip(own[differs], df.loc[differs, "baseline"], base[differs])
+    ]
     return reasons
 
 
@@ -55,7 +66,9 @@ def with_vendor_best(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     if df.empty:
         return out.assign(vendor_best_ms=pd.Series(dtype=float), pct_of_vendor_best=pd.Series(dtype=float))
-    ok = df[df["status"].eq("ok") & (df["stage"] == df["baseline"]) & _vendor_prefix(df["stage"]).isin(VENDOR_LIBRARIES)]
+    ok = df[
+        df["status"].eq("ok") & (df["stage"] == df["baseline"]) & _vendor_prefix(df["stage"]).isin(VENDOR_LIBRARIES)
+    ]
     keys = ["gpu_model", "run_id", "timing_mode", "m", "n", "k", "dtype"]
     own = ok.groupby(keys)["median_ms"].median() if len(ok) else pd.Series(dtype=float)
     per_lib = ok.groupby([*keys, "stage"])["median_ms"].median() if len(ok) else pd.Series(dtype=float)

@@ -11,6 +11,7 @@ clock NVML allows), so MARGIN only absorbs the timer's resolution: no kernel the
 of it. A row whose limits cannot be known (an architecture with no rate, no SM count or clock, no bandwidth) says
 so in `limit_check`: never a silent pass.
 """
+
 from __future__ import annotations
 
 from farm.data.peak import OPERAND_BYTES, bandwidth_tbs, operand_bytes, row_peak_tflops
@@ -31,22 +32,30 @@ def check(row: dict) -> tuple[str | None, str]:
     peak = row_peak_tflops(row)
     tflops = row["flops"] / (ms * 1e9)
     if peak is None:
-        missing.append(f"no dense peak for {row.get('arch')} {dtype} (architecture rate, SM count or max SM clock unknown)")
+        missing.append(
+            f"no dense peak for {row.get('arch')} {dtype} (architecture rate, SM count or max SM clock unknown)"
+        )
     else:
         checked.append("peak")
         if tflops > peak * (1 + MARGIN):
-            return (f"{tflops:.1f} TFLOPS is above the dense {dtype} peak of {peak:.1f} TFLOPS ({row.get('arch')}, "
-                    f"{row.get('sm_count')} SMs at {row.get('max_sm_clock_mhz'):.0f} MHz) by more than {MARGIN:.0%}"), "peak"
+            return (
+                f"{tflops:.1f} TFLOPS is above the dense {dtype} peak of {peak:.1f} TFLOPS ({row.get('arch')}, "
+                f"{row.get('sm_count')} SMs at {row.get('max_sm_clock_mhz'):.0f} MHz) by more than {MARGIN:.0%}"
+            ), "peak"
     if row.get("timing_mode") == "cold":
         tbs = row_bandwidth_tbs(row)
         if tbs is None:
             missing.append("no memory bandwidth for the cold-mode DRAM floor")
         else:
             checked.append("dram")
-            floor_ms = operand_bytes(row["m"], row["n"], row["k"], dtype) / (tbs * 1e12) * 1e3  # a cold launch reads A and B from DRAM
+            floor_ms = (
+                operand_bytes(row["m"], row["n"], row["k"], dtype) / (tbs * 1e12) * 1e3
+            )  # a cold launch reads A and B from DRAM
             if ms < floor_ms * (1 - MARGIN):
-                return (f"{ms * 1e3:.2f} us from a cold L2 is below the {floor_ms * 1e3:.2f} us that reading A and B "
-                        f"once from DRAM needs at {tbs:.2f} TB/s, by more than {MARGIN:.0%}"), "+".join(checked)
+                return (
+                    f"{ms * 1e3:.2f} us from a cold L2 is below the {floor_ms * 1e3:.2f} us that reading A and B "
+                    f"once from DRAM needs at {tbs:.2f} TB/s, by more than {MARGIN:.0%}"
+                ), "+".join(checked)
     label = "+".join(checked)
     if missing:
         label = (f"{label}; " if label else "") + "not checked: " + "; ".join(missing)
@@ -60,6 +69,8 @@ def beyond_limits(rows) -> list[str]:
         if r.get("status") == "ok":
             reason, _ = check(r)
             if reason:
-                out.append(f"{r.get('run_id')} {r.get('gpu_model')} {r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} "
-                           f"repeat {r.get('repeat')}: ok but {reason}")
+                out.append(
+                    f"{r.get('run_id')} {r.get('gpu_model')} {r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} "
+                    f"repeat {r.get('repeat')}: ok but {reason}"
+                )
     return out

@@ -8,6 +8,7 @@ are the models' config.json on the Hugging Face Hub (URLs below); head_dim is hi
 (128 in all three). Mistral-7B-v0.1 (hidden 4096, intermediate 14336, 32 heads, 8 KV heads) has Llama-3-8B's shapes
 exactly, so it adds no cell.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,12 @@ class LlmModel:
     def layers(self) -> dict[str, tuple[int, int]]:
         """(N, K) of each distinct linear layer, named by the layers that share it."""
         kv = self.kv_heads * self.head_dim
-        return {"q_proj, o_proj": (self.hidden, self.hidden), "k_proj, v_proj": (kv, self.hidden),
-                "gate_proj, up_proj": (self.intermediate, self.hidden), "down_proj": (self.hidden, self.intermediate)}
+        return {
+            "q_proj, o_proj": (self.hidden, self.hidden),
+            "k_proj, v_proj": (kv, self.hidden),
+            "gate_proj, up_proj": (self.intermediate, self.hidden),
+            "down_proj": (self.hidden, self.intermediate),
+        }
 
     def shapes(self) -> list[tuple[int, int, int]]:
         """Every (M, N, K) of the model: each layer at each token count."""
@@ -40,9 +45,13 @@ class LlmModel:
 
 
 MODELS = (
-    LlmModel("Llama-3-8B", 4096, 14336, 32, 8, "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
+    LlmModel(
+        "Llama-3-8B", 4096, 14336, 32, 8, "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"
+    ),
     LlmModel("Qwen2.5-7B", 3584, 18944, 28, 4, "https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"),
-    LlmModel("Llama-3.1-70B", 8192, 28672, 64, 8, "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json"),
+    LlmModel(
+        "Llama-3.1-70B", 8192, 28672, 64, 8, "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json"
+    ),
 )
 
 

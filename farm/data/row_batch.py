@@ -11,19 +11,34 @@ one Arrow IPC message per table, read back in C++ against the schema the driver 
 knows; Arrow's own pickling rebuilds every one of the 91 columns in Python, about 0.6 ms
 a batch, which the driver would pay for every batch of every worker.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from farm.data.schema import (FILE_SCHEMA, PARTITION_KEYS, PROFILE, PROFILE_FILE_SCHEMA, PROFILE_SCHEMA, ROWS,
-                              TELEMETRY_FILE_SCHEMA, TELEMETRY_JOIN_KEYS, TELEMETRY_KEY, check_columns)
+from farm.data.schema import (
+    FILE_SCHEMA,
+    PARTITION_KEYS,
+    PROFILE,
+    PROFILE_FILE_SCHEMA,
+    PROFILE_SCHEMA,
+    ROWS,
+    TELEMETRY_FILE_SCHEMA,
+    TELEMETRY_JOIN_KEYS,
+    TELEMETRY_KEY,
+    check_columns,
+)
 
 _FILE_SCHEMAS = {ROWS: FILE_SCHEMA, PROFILE: PROFILE_FILE_SCHEMA}
 # What the driver counts of each cell (farm.cluster.progress, farm.cluster.repeats): rows-table columns.
-OUTCOME = pa.schema([FILE_SCHEMA.field(name) for name in ("status", "status_reason", "median_ms", "timed_seconds",
-                                                           "cell_seconds", "verify_seconds")])
+OUTCOME = pa.schema(
+    [
+        FILE_SCHEMA.field(name)
+        for name in ("status", "status_reason", "median_ms", "timed_seconds", "cell_seconds", "verify_seconds")
+    ]
+)
 
 
 def _read(message: pa.Buffer | None, schema: pa.Schema) -> pa.RecordBatch | None:
@@ -51,8 +66,11 @@ class RowBatch:
             return self.rows
         statuses = self.rows.column("status").to_pylist()
         ok = statuses.count("ok")
-        outcome = ({"status": "ok", "status_reason": f"{ok} values"} if ok else
-                   {"status": statuses[0], "status_reason": self.rows.column("status_reason")[0].as_py()})
+        outcome = (
+            {"status": "ok", "status_reason": f"{ok} values"}
+            if ok
+            else {"status": statuses[0], "status_reason": self.rows.column("status_reason")[0].as_py()}
+        )
         return pa.RecordBatch.from_pylist([outcome], schema=OUTCOME)
 
 
@@ -83,8 +101,10 @@ def row_batches(rows: list[dict]) -> list[RowBatch]:
             runs.append((values, []))
         runs[-1][1].append(row)
     # from_pylist takes the file schema's columns only: the partition keys stay in the directory names.
-    return [RowBatch(values, pa.RecordBatch.from_pylist(group, schema=FILE_SCHEMA), _telemetry(group))
-            for values, group in runs]
+    return [
+        RowBatch(values, pa.RecordBatch.from_pylist(group, schema=FILE_SCHEMA), _telemetry(group))
+        for values, group in runs
+    ]
 
 
 def profile_batch(records: list[dict]) -> RowBatch:
@@ -93,8 +113,9 @@ def profile_batch(records: list[dict]) -> RowBatch:
     unknown = {k for r in records for k in r} - set(PROFILE_SCHEMA.names)
     if unknown:
         raise ValueError(f"profile records have columns the schema lacks: {sorted(unknown)}")
-    return RowBatch(partition_of(records[0]), pa.RecordBatch.from_pylist(records, schema=PROFILE_FILE_SCHEMA), None,
-                    PROFILE)
+    return RowBatch(
+        partition_of(records[0]), pa.RecordBatch.from_pylist(records, schema=PROFILE_FILE_SCHEMA), None, PROFILE
+    )
 
 
 def warm_up() -> None:

@@ -3,6 +3,7 @@
 Pure functions of recorded samples, so they are tested on the CPU from recorded bitmasks. A sample's field is None
 where the GPU did not report it: each flag is judged on what was reported, and is None when nothing it needs was.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -32,7 +33,9 @@ def reason_names(mask: int) -> list[str]:
     return [name for bit, name in REASON_BITS.items() if mask & bit]
 
 
-def sample_flags(reasons: int | None, sm_clock_mhz: float | None, max_sm_clock_mhz: float | None) -> dict[str, bool | None]:
+def sample_flags(
+    reasons: int | None, sm_clock_mhz: float | None, max_sm_clock_mhz: float | None
+) -> dict[str, bool | None]:
     """Flags of one sample: idle (clocks not ramped), power cap, thermal, hardware slowdown, low clock; None where
     the GPU did not report what a flag needs (the reasons, or the SM clock and its maximum)."""
     known = reasons is not None
@@ -41,7 +44,9 @@ def sample_flags(reasons: int | None, sm_clock_mhz: float | None, max_sm_clock_m
         "power": bool(reasons & POWER) if known else None,
         "thermal": bool(reasons & THERMAL) if known else None,
         "hw_slowdown": bool(reasons & HW_SLOWDOWN) if known else None,
-        "low_clock": sm_clock_mhz < LOW_CLOCK_FRACTION * max_sm_clock_mhz if sm_clock_mhz is not None and max_sm_clock_mhz else None,
+        "low_clock": sm_clock_mhz < LOW_CLOCK_FRACTION * max_sm_clock_mhz
+        if sm_clock_mhz is not None and max_sm_clock_mhz
+        else None,
     }
 
 

@@ -2,6 +2,7 @@
 
 Every problem is reported (file, cell and what is wrong); nothing is fixed.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,19 +16,57 @@ import pyarrow.parquet as pq
 from farm.data import limits
 from farm.data.dataset import _TABLES, ROWS, RUNS, resolve
 from farm.data.derived import launch_mismatch
-from farm.data.schema import PARTITION_KEYS, STATUSES, added_after, SUPPORTED_VERSIONS
+from farm.data.schema import PARTITION_KEYS, STATUSES, SUPPORTED_VERSIONS, added_after
 
-REQUIRED = ("run_id", "repeat", "timestamp", "host", "gpu_model", "gpu_name", "gpu_uuid", "compute_capability", "arch",
-            "family", "stage", "m", "n", "k", "flops", "status", "farm_version", "git_commit")
-TIMED = ("median_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "samples_ms", "tflops", "baseline_median_ms", "pct_of_baseline")
+REQUIRED = (
+    "run_id",
+    "repeat",
+    "timestamp",
+    "host",
+    "gpu_model",
+    "gpu_name",
+    "gpu_uuid",
+    "compute_capability",
+    "arch",
+    "family",
+    "stage",
+    "m",
+    "n",
+    "k",
+    "flops",
+    "status",
+    "farm_version",
+    "git_commit",
+)
+TIMED = (
+    "median_ms",
+    "min_ms",
+    "max_ms",
+    "q1_ms",
+    "q3_ms",
+    "samples_ms",
+    "tflops",
+    "baseline_median_ms",
+    "pct_of_baseline",
+)
 FRACTIONS = ("throttled_fraction", "low_clock_fraction")
-RUN_REQUIRED = ("run_id", "gpu_model", "gpu_uuid", "mode", "started_at", "ended_at", "wall_seconds", "startup_seconds",
-                "timed_seconds", "git_commit")
+RUN_REQUIRED = (
+    "run_id",
+    "gpu_model",
+    "gpu_uuid",
+    "mode",
+    "started_at",
+    "ended_at",
+    "wall_seconds",
+    "startup_seconds",
+    "timed_seconds",
+    "git_commit",
+)
 RUN_SECONDS = ("startup_seconds", "first_row_seconds", "wall_seconds", "timed_seconds")
 
 
 def _partition_values(path: str, root: str) -> dict[str, str]:
-    parts = path[len(root):].strip("/").split("/")[:-1]
+    parts = path[len(root) :].strip("/").split("/")[:-1]
     return dict(unquote(p).split("=", 1) for p in parts if "=" in p)
 
 
@@ -69,8 +108,11 @@ def _check_run(r: dict) -> list[str]:
         return out
     if r["mode"] not in ("replicate", "shard"):
         out.append(f"mode {r['mode']!r} is not replicate or shard")
-    out += [f"{c}={r[c]} is negative" for c in (*RUN_SECONDS, *(f"cells_{s}" for s in (*STATUSES, "not_run", "resumed")))
-            if r.get(c) is not None and r[c] < 0]
+    out += [
+        f"{c}={r[c]} is negative"
+        for c in (*RUN_SECONDS, *(f"cells_{s}" for s in (*STATUSES, "not_run", "resumed")))
+        if r.get(c) is not None and r[c] < 0
+    ]
     if r["ended_at"] < r["started_at"]:
         out.append("ended_at is before started_at")
     if r["startup_seconds"] > r["wall_seconds"] or (r.get("first_row_seconds") or 0) > r["wall_seconds"]:
@@ -90,11 +132,14 @@ def validate(output: str) -> list[str]:
     claimed: Counter = Counter()  # (run_id, gpu_uuid): rows the runs table says were written
     for table, (schema, file_schema) in _TABLES.items():
         selector = pafs.FileSelector(f"{root}/{table}", recursive=True, allow_not_found=True)
-        files = [f.path for f in fs.get_file_info(selector)
-                 if f.type == pafs.FileType.File and not f.base_name.startswith((".", "_"))]
+        files = [
+            f.path
+            for f in fs.get_file_info(selector)
+            if f.type == pafs.FileType.File and not f.base_name.startswith((".", "_"))
+        ]
         keys: Counter = Counter()
         for path in files:
-            where = path[len(root):].lstrip("/")
+            where = path[len(root) :].lstrip("/")
             if not path.endswith(".parquet"):
                 problems.append(f"{where}: not a Parquet file")
                 continue
@@ -110,7 +155,9 @@ def validate(output: str) -> list[str]:
                 continue
             version = (data.schema.metadata or {}).get(b"gemm_farm_schema_version", b"").decode()
             if version not in SUPPORTED_VERSIONS:
-                problems.append(f"{where}: schema version {version or 'missing'}, expected one of {', '.join(SUPPORTED_VERSIONS)}")
+                problems.append(
+                    f"{where}: schema version {version or 'missing'}, expected one of {', '.join(SUPPORTED_VERSIONS)}"
+                )
                 continue
             for field in file_schema:
                 if field.name not in data.column_names:
@@ -119,7 +166,9 @@ def validate(output: str) -> list[str]:
 
                     problems.append(f"{where}: column {field.name} missing")
                 elif not data.schema.field(field.name).type.equals(field.type):
-                    problems.append(f"{where}: column {field.name} is {data.schema.field(field.name).type}, expected {field.type}")
+                    problems.append(
+                        f"{where}: column {field.name} is {data.schema.field(field.name).type}, expected {field.type}"
+                    )
             extra = set(data.column_names) - set(file_schema.names)
             if extra:
                 problems.append(f"{where}: columns not in the schema: {sorted(extra)}")
@@ -133,15 +182,32 @@ def validate(output: str) -> list[str]:
             for r in data.to_pylist():
                 r.update(parts)
                 if version != "2" and r.get("status") == "ok" and not r.get("baseline_launch_method"):
-                    problems.append(f"{where}: {r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')}: ok row without baseline_launch_method")
-                cell = f"{r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} r{r.get('repeat')} on {r.get('gpu_uuid')}"
+                    problems.append(
+                        f"{where}: {r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')}: ok row without baseline_launch_method"
+                    )
+                cell = (
+                    f"{r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} r{r.get('repeat')} on {r.get('gpu_uuid')}"
+                )
                 problems += [f"{where}: {cell}: {p}" for p in _check_row(r)]
-                keys[(r["run_id"], r.get("gpu_uuid"), r.get("stage"), r.get("m"), r.get("n"), r.get("k"), r.get("repeat"))] += 1
+                keys[
+                    (
+                        r["run_id"],
+                        r.get("gpu_uuid"),
+                        r.get("stage"),
+                        r.get("m"),
+                        r.get("n"),
+                        r.get("k"),
+                        r.get("repeat"),
+                    )
+                ] += 1
                 rows_per_gpu[(r["run_id"], r.get("gpu_uuid"))] += 1
         problems += [f"{table}: cell {k} has {n} rows in one run" for k, n in keys.items() if n > 1]
     # A driver killed outright writes rows but no runs record; rows the runs table counts must all be there.
-    problems += [f"{RUNS}: run {run} on {gpu} counts {n} rows but the rows table holds {rows_per_gpu[(run, gpu)]}"
-                 for (run, gpu), n in claimed.items() if n > rows_per_gpu[(run, gpu)]]
+    problems += [
+        f"{RUNS}: run {run} on {gpu} counts {n} rows but the rows table holds {rows_per_gpu[(run, gpu)]}"
+        for (run, gpu), n in claimed.items()
+        if n > rows_per_gpu[(run, gpu)]
+    ]
     return problems
 
 
@@ -156,8 +222,12 @@ def launch_notes(output: str) -> list[str]:
     notes = []
     for (model, run), group in flagged.groupby(["gpu_model", "run_id"]):
         ok = int(((df["run_id"] == run) & (df["gpu_model"] == model) & (df["status"] == "ok")).sum())
-        kinds = "; ".join(f"{own} against {method} {', '.join(sorted(set(g['baseline'])))}"
-                          for (own, method), g in group.groupby(["launch_method", "base_method"]))
-        notes.append(f"run {run} on {model}: {len(group)} of {ok} ok rows compare a kernel with a baseline launched "
-                     f"differently ({kinds})")
+        kinds = "; ".join(
+            f"{own} against {method} {', '.join(sorted(set(g['baseline'])))}"
+            for (own, method), g in group.groupby(["launch_method", "base_method"])
+        )
+        notes.append(
+            f"run {run} on {model}: {len(group)} of {ok} ok rows compare a kernel with a baseline launched "
+            f"differently ({kinds})"
+        )
     return notes

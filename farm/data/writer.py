@@ -14,6 +14,7 @@ log names it, and the writer's `fallback` says so; the next sweep with the same 
 the fallback's files into it (adopt_fallback) before it runs, so that a resume with the same
 run id sees every row.
 """
+
 from __future__ import annotations
 
 import logging
@@ -31,7 +32,9 @@ from farm.data.dataset import Parts, resolve, row_batch_parts, table_parts, writ
 from farm.data.row_batch import RowBatch
 
 FLUSH_EVERY_S = 10.0
-MAX_ROWS = 200_000  # about 1 KB a row as Arrow: at most some 200 MB waiting, and a flush interval's rows at 20,000 rows/s
+MAX_ROWS = (
+    200_000  # about 1 KB a row as Arrow: at most some 200 MB waiting, and a flush interval's rows at 20,000 rows/s
+)
 MAX_SAMPLES = 2_000_000
 FALLBACK_ENV = "GEMM_FARM_FALLBACK"  # where fallback datasets go (default: ~/gemm-farm-fallback, else the temp dir)
 WRITE_ERRORS = (OSError, pa.ArrowException)  # pyarrow raises OSError (ArrowIOError) for what the filesystem refuses
@@ -63,8 +66,10 @@ def fallback_location(output: str) -> list[str]:
     then the temp dir; a folder named after `output` in each, so that a resume finds it."""
     where = output if "://" in output else resolve(output)[1]  # a local output by its absolute path
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", where).strip("_") or "output"
-    bases = [os.environ.get(FALLBACK_ENV) or str(Path.home() / "gemm-farm-fallback"),
-             str(Path(tempfile.gettempdir()) / "gemm-farm-fallback")]
+    bases = [
+        os.environ.get(FALLBACK_ENV) or str(Path.home() / "gemm-farm-fallback"),
+        str(Path(tempfile.gettempdir()) / "gemm-farm-fallback"),
+    ]
     return [str(Path(base) / name) for base in dict.fromkeys(bases)]
 
 
@@ -90,8 +95,9 @@ class BufferedWriter:
     """Holds RowBatches for the dataset at `output`; `files` lists what it wrote, `fallback` where it wrote once
     `output` failed (None while it has not)."""
 
-    def __init__(self, output: str, flush_s: float = FLUSH_EVERY_S, max_rows: int = MAX_ROWS,
-                 max_samples: int = MAX_SAMPLES) -> None:
+    def __init__(
+        self, output: str, flush_s: float = FLUSH_EVERY_S, max_rows: int = MAX_ROWS, max_samples: int = MAX_SAMPLES
+    ) -> None:
         self._output = output
         self.flush_s = flush_s
         self._max_rows, self._max_samples = max_rows, max_samples
@@ -139,7 +145,12 @@ class BufferedWriter:
             except WRITE_ERRORS as exc:
                 if target == targets[-1]:
                     raise  # nowhere left on this machine: the driver's own error, with its rows unwritten
-                log.error("could not write rows to %s (%s: %s); they go to %s from now on, and a sweep with the "
-                          "same --output moves them back once it is writable", target, type(exc).__name__, exc,
-                          targets[targets.index(target) + 1])
+                log.error(
+                    "could not write rows to %s (%s: %s); they go to %s from now on, and a sweep with the "
+                    "same --output moves them back once it is writable",
+                    target,
+                    type(exc).__name__,
+                    exc,
+                    targets[targets.index(target) + 1],
+                )
                 self.fallback = targets[targets.index(target) + 1]

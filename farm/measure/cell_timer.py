@@ -5,12 +5,14 @@ policy: `flag` keeps the measurement and flags the row; `remeasure` measures aga
 (up to `max_remeasures` times) while any timed sample was throttled, and keeps the
 least throttled attempt, flagged if it still is.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Annotated, Callable, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, Strict, TypeAdapter, ValidationError
 
@@ -50,20 +52,26 @@ class MeasureOptions:
             raise ValueError(f"throttle policy {self.throttle_policy!r} is not one of {', '.join(POLICIES)}")
 
     @classmethod
-    def from_dict(cls, raw: dict) -> "MeasureOptions":
+    def from_dict(cls, raw: dict) -> MeasureOptions:
         """From a plan's flat [measure] table: this class's fields plus those of TimingConfig,
         StoppingRule (stopping) and WarmupRule (prefixed warmup_), each checked for its type and range, once, where
         the plan is read (farm/plan.py); the object then travels to the measurer as it is. ValueError with every
         problem, one line each ("name: what is wrong")."""
         unknown = sorted(set(raw) - set(_OPTION_GROUPS))
         if unknown:
-            raise ValueError(f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                             f"valid: {', '.join(sorted(_OPTION_GROUPS))}")
+            raise ValueError(
+                f"unknown measure option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                f"valid: {', '.join(sorted(_OPTION_GROUPS))}"
+            )
         try:
             return _adapter().validate_python(_nested(raw))
         except ValidationError as exc:
-            raise ValueError("\n".join(f"{_flat_name(e['loc'])}: {e['msg'].removeprefix('Value error, ')}, got {e['input']!r}"
-                                       for e in exc.errors())) from None
+            raise ValueError(
+                "\n".join(
+                    f"{_flat_name(e['loc'])}: {e['msg'].removeprefix('Value error, ')}, got {e['input']!r}"
+                    for e in exc.errors()
+                )
+            ) from None
 
 
 # Each flat [measure] name and the group it belongs to: MeasureOptions itself, TimingConfig, its StoppingRule, its
@@ -82,7 +90,9 @@ def _nested(raw: dict) -> dict:
     options: dict = {"timing": timing}
     for name, value in raw.items():
         group = _OPTION_GROUPS[name]
-        target = {"options": options, "timing": timing, "stopping": timing["stopping"], "warmup": timing["warmup"]}[group]
+        target = {"options": options, "timing": timing, "stopping": timing["stopping"], "warmup": timing["warmup"]}[
+            group
+        ]
         target[name.removeprefix("warmup_") if group == "warmup" else name] = value
     return options
 
@@ -123,18 +133,23 @@ class CellTimer:
 
         if self._flush_buffer is None:
             self._flush_buffer = cupy.empty(self.flush_bytes, dtype=cupy.uint8)
-        cupy.cuda.runtime.memsetAsync(self._flush_buffer.data.ptr, 0, self.flush_bytes, cupy.cuda.get_current_stream().ptr)
+        cupy.cuda.runtime.memsetAsync(
+            self._flush_buffer.data.ptr, 0, self.flush_bytes, cupy.cuda.get_current_stream().ptr
+        )
 
     def _attempt(self, launches: dict, own: str, post: PostCheck) -> tuple[CellTiming, list[dict], dict]:
         s = self.sampler
         if s:
             s.start()
         try:
-            timing = time_interleaved(launches, self.options.timing,
-                                      recent_clocks=s.recent_sm_clocks if s else None,
-                                      energy_mj=s.energy_mj if s else None,
-                                      flush=self.flush if self.options.timing.mode == "cold" else None,
-                                      last=(own, post.prepare))
+            timing = time_interleaved(
+                launches,
+                self.options.timing,
+                recent_clocks=s.recent_sm_clocks if s else None,
+                energy_mj=s.energy_mj if s else None,
+                flush=self.flush if self.options.timing.mode == "cold" else None,
+                last=(own, post.prepare),
+            )
         finally:
             samples = s.stop() if s else []
         return timing, samples, post.check()
@@ -148,11 +163,17 @@ class CellTimer:
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
             mine = [x for x in samples if x["series"] == own]
-            tele = summarize_samples(mine, self.sampler.max_sm_clock_mhz, tuple(self.sampler.unreported)) if self.sampler else {"telemetry_samples": 0}
+            tele = (
+                summarize_samples(mine, self.sampler.max_sm_clock_mhz, tuple(self.sampler.unreported))
+                if self.sampler
+                else {"telemetry_samples": 0}
+            )
             attempts.append((timing, samples, tele, checked))
             if not tele.get("throttled_fraction") or not checked["verified"]:
                 break
-        timing, samples, tele, checked = min(attempts, key=lambda a: (a[3]["verified"], a[2].get("throttled_fraction") or 0.0))
+        timing, samples, tele, checked = min(
+            attempts, key=lambda a: (a[3]["verified"], a[2].get("throttled_fraction") or 0.0)
+        )
         return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing), checked
 
     def _columns(self, timing: CellTiming, tele: dict, own: str, flops: int, remeasures: int) -> dict:
@@ -170,8 +191,11 @@ class CellTimer:
             "launches_per_batch": mine.launches_per_batch,
             "batches": len(mine.samples_ms),
             "launches_timed": launches_in(mine),
-            "timed_seconds": sum(sum(x.samples_ms[i] * x.batches[i].launches for i in range(len(x.batches)))
-                                 for x in timing.series.values()) / 1e3,
+            "timed_seconds": sum(
+                sum(x.samples_ms[i] * x.batches[i].launches for i in range(len(x.batches)))
+                for x in timing.series.values()
+            )
+            / 1e3,
             "stop_reason": timing.stop_reason,
             "samples_ms": mine.samples_ms,
             **stats,
@@ -192,6 +216,15 @@ class CellTimer:
     def _raw(samples: list[dict], timing: CellTiming) -> list[dict]:
         t0 = timing.warmup_window[0]
         whole = lambda v: None if v is None else int(v)  # noqa: E731 - a field the GPU did not report stays null
-        return [{"series": x["series"], "t_ms": round(1000 * (x["t"] - t0), 3), "sm_clock_mhz": whole(x["sm_clock_mhz"]),
-                 "mem_clock_mhz": whole(x["mem_clock_mhz"]), "temp_c": whole(x["temp_c"]), "power_w": x["power_w"],
-                 "reasons": x["reasons"]} for x in samples]
+        return [
+            {
+                "series": x["series"],
+                "t_ms": round(1000 * (x["t"] - t0), 3),
+                "sm_clock_mhz": whole(x["sm_clock_mhz"]),
+                "mem_clock_mhz": whole(x["mem_clock_mhz"]),
+                "temp_c": whole(x["temp_c"]),
+                "power_w": x["power_w"],
+                "reasons": x["reasons"],
+            }
+            for x in samples
+        ]

@@ -17,6 +17,7 @@ All of it is our own kernels (checks.cu: a counter-based generator, conversions,
 stages: CuPy's generic element-wise kernels and generators would each be generated and compiled the first time a
 process uses them, which cost a fresh H100's first cell 6 s. Poisoning is a memset: all-ones bits are a NaN in FP32.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,19 @@ from farm.measure.compiler import Compiled, CompiledModule, compile_timed
 from farm.measure.tolerance import Tolerance
 
 SOURCE = Path(__file__).with_name("checks.cu")
-KERNELS = ("normals", "to_half", "to_bf16_bits", "widen<float>", "widen<__half>", "widen_bf16", "compare<float>", "compare<double>",
-           "amax", "to_fp8<__NV_E4M3>", "widen_fp8<__NV_E4M3>")
+KERNELS = (
+    "normals",
+    "to_half",
+    "to_bf16_bits",
+    "widen<float>",
+    "widen<__half>",
+    "widen_bf16",
+    "compare<float>",
+    "compare<double>",
+    "amax",
+    "to_fp8<__NV_E4M3>",
+    "widen_fp8<__NV_E4M3>",
+)
 # Each input precision's storage from FP32 normals: none (FP32 itself), or the kernel and the array dtype.
 _NARROWING = {"fp32": None, "tf32": None, "fp16": ("to_half", "float16"), "bf16": ("to_bf16_bits", "uint16")}
 # FP8 classes: each operand's format (A's, B's) as checks.cu's template argument.
@@ -110,7 +122,9 @@ class Checks:
             if dtype in FP8:
                 amax_bits = cupy.zeros(1, dtype=cupy.uint32)
                 self._launch("amax", x.size, wide, np.int64(x.size), amax_bits)
-                self._launch(f"to_fp8<{FP8[dtype][i]}>", x.size, wide, x, np.int64(x.size), amax_bits, scale_of(scales, i))
+                self._launch(
+                    f"to_fp8<{FP8[dtype][i]}>", x.size, wide, x, np.int64(x.size), amax_bits, scale_of(scales, i)
+                )
             else:
                 self._launch(narrowing[0], x.size, wide, x, np.int64(x.size))
 
@@ -143,11 +157,21 @@ class Checks:
         import cupy
 
         if out.shape != ref.shape or out.dtype != cupy.float32 or ref.dtype not in (cupy.float32, cupy.float64):
-            raise ValueError(f"compare needs FP32 output and FP32/FP64 reference of one shape, got {out.dtype}{out.shape} "
-                             f"and {ref.dtype}{ref.shape}")
+            raise ValueError(
+                f"compare needs FP32 output and FP32/FP64 reference of one shape, got {out.dtype}{out.shape} "
+                f"and {ref.dtype}{ref.shape}"
+            )
         cupy.cuda.runtime.memsetAsync(self._stats.data.ptr, 0, self._stats.nbytes, cupy.cuda.get_current_stream().ptr)
-        self._launch("compare<float>" if ref.dtype == cupy.float32 else "compare<double>", out.size,
-                     out, ref, np.int64(out.size), np.float64(tol.atol), np.float64(tol.rtol), self._stats)
+        self._launch(
+            "compare<float>" if ref.dtype == cupy.float32 else "compare<double>",
+            out.size,
+            out,
+            ref,
+            np.int64(out.size),
+            np.float64(tol.atol),
+            np.float64(tol.rtol),
+            self._stats,
+        )
         mismatches, worst, worst_scaled = self._stats.get()  # waits for the stream: a kernel's fault surfaces here
         return {
             "verified": int(mismatches) == 0,

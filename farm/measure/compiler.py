@@ -6,6 +6,7 @@ for an explicit sm_XX, cache the CUBIN keyed by (source + headers, arch, options
 NVRTC version), and on a GPU load the CUBIN with ``cupy.RawModule(path=...)``.
 One path for CI and for the workers means CI compiles exactly what the GPUs run.
 """
+
 from __future__ import annotations
 
 import functools
@@ -87,7 +88,11 @@ def cuda_include_dir() -> str | None:
     candidates += [os.path.join(os.environ[v], "include") for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
     candidates.append("/usr/local/cuda/include")
     for path in candidates:
-        if path and os.path.isfile(os.path.join(path, "cuda_fp16.h")) and os.path.isfile(os.path.join(path, "crt", "mma.h")):
+        if (
+            path
+            and os.path.isfile(os.path.join(path, "cuda_fp16.h"))
+            and os.path.isfile(os.path.join(path, "crt", "mma.h"))
+        ):
             return path
     return None
 
@@ -96,7 +101,9 @@ def _headers() -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(COMMON_INCLUDE_DIR.glob("*.cuh"))}
 
 
-def _cache_key(text: str, headers: dict[str, str], arch: str, options: tuple[str, ...], names: tuple[str, ...], version: str) -> str:
+def _cache_key(
+    text: str, headers: dict[str, str], arch: str, options: tuple[str, ...], names: tuple[str, ...], version: str
+) -> str:
     h = hashlib.sha256()
     for part in (text, json.dumps(headers, sort_keys=True), arch, "\0".join(options), "\0".join(names), version):
         h.update(part.encode())
@@ -119,14 +126,14 @@ def code_sha256(cubin: bytes) -> str:
     constexpr bound to a reference, say) with a per-process number, so it differs between compiles."""
     if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
         raise ValueError("not a 64-bit ELF CUBIN")
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
     headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
     names_at = headers[shstrndx][4]
 
     def name(h) -> bytes:
         start = names_at + h[0]
-        return cubin[start:cubin.index(b"\0", start)]
+        return cubin[start : cubin.index(b"\0", start)]
 
     digest = hashlib.sha256()
     for h in headers:
@@ -135,7 +142,7 @@ def code_sha256(cubin: bytes) -> str:
             continue
         digest.update(name(h) + b"\0" + struct.pack("<IQ", kind, size))
         if kind != _SHT_NOBITS:  # (.nv.shared.*) a size but no bytes in the file
-            digest.update(cubin[offset:offset + size])
+            digest.update(cubin[offset : offset + size])
     return digest.hexdigest()
 
 
@@ -169,10 +176,14 @@ def check_arch(arch: str) -> None:
         raise ValueError(f"arch must look like sm_90, got {arch!r}")
     supported = nvrtc.getSupportedArchs()
     if int(arch[3:].rstrip("a")) not in supported:
-        raise ValueError(f"NVRTC {nvrtc_version()} cannot compile for {arch}; supported: {', '.join(f'sm_{a}' for a in supported)}")
+        raise ValueError(
+            f"NVRTC {nvrtc_version()} cannot compile for {arch}; supported: {', '.join(f'sm_{a}' for a in supported)}"
+        )
 
 
-def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], extra_options: tuple[str, ...] = ()) -> CompiledModule:
+def compile_source(
+    source: Path, arch: str, name_expressions: tuple[str, ...], extra_options: tuple[str, ...] = ()
+) -> CompiledModule:
     """Compile one .cu file for `arch` (e.g. "sm_90"), no GPU needed; cached on disk."""
     from cupy.cuda import nvrtc
 
@@ -180,8 +191,13 @@ def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], e
     text = source.read_text()
     headers = _headers()
     toolkit = cuda_include_dir()
-    options = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{COMMON_INCLUDE_DIR}",
-               *((f"-I{toolkit}",) if toolkit else ()), *extra_options)
+    options = (
+        *BASE_OPTIONS,
+        f"--gpu-architecture={arch}",
+        f"-I{COMMON_INCLUDE_DIR}",
+        *((f"-I{toolkit}",) if toolkit else ()),
+        *extra_options,
+    )
     version = nvrtc_version()
     key = _cache_key(text, headers, arch, options, name_expressions, version)
     cubin_path = cache_dir() / f"{source.stem}-{arch}-{key}.cubin"
@@ -189,7 +205,11 @@ def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], e
     if cubin_path.exists() and meta_path.exists():
         meta = json.loads(meta_path.read_text())
         return CompiledModule(
-            source=str(source), arch=arch, options=options, nvrtc_version=version, cubin_path=cubin_path,
+            source=str(source),
+            arch=arch,
+            options=options,
+            nvrtc_version=version,
+            cubin_path=cubin_path,
             lowered_names=meta["lowered_names"],
             resources={k: KernelResources(**v) for k, v in meta["resources"].items()},
             cache_hit=True,
@@ -215,14 +235,28 @@ def compile_source(source: Path, arch: str, name_expressions: tuple[str, ...], e
     # function's attributes (farm.measure.gpu), and `farm compile` reports the gap.
     resources = {name: by_symbol[sym] for name, sym in lowered.items() if sym in by_symbol}
     # Write to a temporary name then rename: concurrent workers never read half a file.
-    for path, payload in ((cubin_path, cubin), (meta_path, json.dumps({"lowered_names": lowered, "resources": {k: asdict(v) for k, v in resources.items()}, "log": log}).encode())):
+    for path, payload in (
+        (cubin_path, cubin),
+        (
+            meta_path,
+            json.dumps(
+                {"lowered_names": lowered, "resources": {k: asdict(v) for k, v in resources.items()}, "log": log}
+            ).encode(),
+        ),
+    ):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
         os.replace(tmp, path)
     return CompiledModule(
-        source=str(source), arch=arch, options=options, nvrtc_version=version, cubin_path=cubin_path,
-        lowered_names=lowered, resources=resources, cache_hit=False,
+        source=str(source),
+        arch=arch,
+        options=options,
+        nvrtc_version=version,
+        cubin_path=cubin_path,
+        lowered_names=lowered,
+        resources=resources,
+        cache_hit=False,
     )
 
 
@@ -245,19 +279,32 @@ class BackgroundCompiler:
     threads compile in parallel); `result(stage)` waits for a submitted stage or compiles one now.
     `sources` (name -> .cu file and its kernels' name expressions) are compiled first, for `source(name)`."""
 
-    def __init__(self, arch: str, stages: list, workers: int | None = None,
-                 sources: dict[str, tuple[Path, tuple[str, ...]]] | None = None):
+    def __init__(
+        self,
+        arch: str,
+        stages: list,
+        workers: int | None = None,
+        sources: dict[str, tuple[Path, tuple[str, ...]]] | None = None,
+    ):
         self._arch = arch
         self._pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1, thread_name_prefix="nvrtc")
-        self._sources = {name: self._pool.submit(compile_timed, path, arch, names) for name, (path, names) in (sources or {}).items()}
+        self._sources = {
+            name: self._pool.submit(compile_timed, path, arch, names) for name, (path, names) in (sources or {}).items()
+        }
         self._futures: dict[str, Future] = {}
         for stage in stages:  # (a stage with no target on this arch is skipped by its cells, never compiled)
             if not stage.is_baseline and stage.name not in self._futures and stage.compile_arch(arch):
-                self._futures[stage.name] = self._pool.submit(compile_timed, stage.source_path, stage.compile_arch(arch), stage.kernel_names)
+                self._futures[stage.name] = self._pool.submit(
+                    compile_timed, stage.source_path, stage.compile_arch(arch), stage.kernel_names
+                )
 
     def result(self, stage) -> Compiled:
         future = self._futures.pop(stage.name, None)
-        return future.result() if future is not None else compile_timed(stage.source_path, stage.compile_arch(self._arch), stage.kernel_names)
+        return (
+            future.result()
+            if future is not None
+            else compile_timed(stage.source_path, stage.compile_arch(self._arch), stage.kernel_names)
+        )
 
     def source(self, name: str) -> Compiled:
         """The compiled source submitted as `name` (waits for it)."""

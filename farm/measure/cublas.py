@@ -21,6 +21,7 @@ B_SCALE_POINTER for A's), read when the matmul runs, so a captured graph uses th
 buffers hold. FAST_ACCUM is set off explicitly: cuBLASLt then promotes its tensor-core partial sums to FP32 at
 intervals instead of keeping the whole K in Hopper's ~13-bit FP8 accumulator (farm/measure/tolerance.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -64,8 +65,10 @@ def _bindings(name: str):
 
         return importlib.import_module(f"nvmath.bindings.{name}")
     except Exception as exc:  # noqa: BLE001 - any import failure means: not on this host
-        raise Unavailable(f"nvmath-python's {name} bindings are not usable on this host "
-                          f"({type(exc).__name__}: {str(exc)[:120]}); pip install nvmath-python") from None
+        raise Unavailable(
+            f"nvmath-python's {name} bindings are not usable on this host "
+            f"({type(exc).__name__}: {str(exc)[:120]}); pip install nvmath-python"
+        ) from None
 
 
 def _ptr(x) -> int:
@@ -92,12 +95,14 @@ class VendorContext:
     _keep: object = None  # the workspace allocation, alive as long as the handles
 
     @classmethod
-    def on_current_device(cls) -> "VendorContext":
+    def on_current_device(cls) -> VendorContext:
         """Bindings imported lazily: a host without them can still run every kernel and the other baselines."""
         import cupy
 
         workspace = cupy.empty(WORKSPACE_BYTES, dtype=cupy.uint8)
-        return cls(blas=None, lt=None, workspace_ptr=int(workspace.data.ptr), workspace_bytes=WORKSPACE_BYTES, _keep=workspace)
+        return cls(
+            blas=None, lt=None, workspace_ptr=int(workspace.data.ptr), workspace_bytes=WORKSPACE_BYTES, _keep=workspace
+        )
 
     def blas_handle(self) -> int:
         if self._blas_handle is None:
@@ -133,11 +138,27 @@ class CublasGemm:
         blas = self._ctx.blas
         blas.set_stream(self._handle, _current_stream() if stream is None else stream)
         m, n, k = self.m, self.n, self.k
-        blas.gemm_ex(self._handle, _OP_N, _OP_N, n, m, k,
-                     self._alpha.ctypes.data, _ptr(b), self.in_type, n,
-                     _ptr(a), self.in_type, k,
-                     self._beta.ctypes.data, _ptr(c), _CUDA_R_32F, n,
-                     self.compute, _GEMM_DEFAULT)
+        blas.gemm_ex(
+            self._handle,
+            _OP_N,
+            _OP_N,
+            n,
+            m,
+            k,
+            self._alpha.ctypes.data,
+            _ptr(b),
+            self.in_type,
+            n,
+            _ptr(a),
+            self.in_type,
+            k,
+            self._beta.ctypes.data,
+            _ptr(c),
+            _CUDA_R_32F,
+            n,
+            self.compute,
+            _GEMM_DEFAULT,
+        )
 
     @property
     def algorithm(self) -> str:
@@ -166,13 +187,19 @@ class CublasLtGemm:
             self._set(lt.MatmulDescAttribute.A_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 1))))  # B's factor
             self._set(lt.MatmulDescAttribute.B_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 0))))  # A's factor
             # TN: B stored N x K read as column-major K x N (ld K) and transposed, A^T (k x m), C^T (n x m).
-            self._layouts = (lt.matrix_layout_create(b_type, k, n, k), lt.matrix_layout_create(a_type, k, m, k),
-                             lt.matrix_layout_create(_CUDA_R_32F, n, m, n))
+            self._layouts = (
+                lt.matrix_layout_create(b_type, k, n, k),
+                lt.matrix_layout_create(a_type, k, m, k),
+                lt.matrix_layout_create(_CUDA_R_32F, n, m, n),
+            )
         else:
             in_type = DATA_TYPES[dtype]
             # Column-major operands of the swapped product: B^T (n x k), A^T (k x m), C^T (n x m).
-            self._layouts = (lt.matrix_layout_create(in_type, n, k, n), lt.matrix_layout_create(in_type, k, m, k),
-                             lt.matrix_layout_create(_CUDA_R_32F, n, m, n))
+            self._layouts = (
+                lt.matrix_layout_create(in_type, n, k, n),
+                lt.matrix_layout_create(in_type, k, m, k),
+                lt.matrix_layout_create(_CUDA_R_32F, n, m, n),
+            )
         pref = lt.matmul_preference_create()
         limit = np.array(ctx.workspace_bytes, dtype=np.uint64)
         lt.matmul_preference_set_attribute(pref, _PREF_MAX_WORKSPACE_BYTES, limit.ctypes.data, limit.nbytes)
@@ -180,16 +207,19 @@ class CublasLtGemm:
         found = np.zeros(1, dtype=np.int32)
         refused = ""
         try:
-            lt.matmul_algo_get_heuristic(lt_handle, self._desc, *self._layouts, self._layouts[2], pref, 1,
-                                         self._heuristic.ptr, found.ctypes.data)
+            lt.matmul_algo_get_heuristic(
+                lt_handle, self._desc, *self._layouts, self._layouts[2], pref, 1, self._heuristic.ptr, found.ctypes.data
+            )
         except lt.cuBLASLtError as exc:  # FP8 shapes it cannot do are refused with a status (NOT_SUPPORTED)
             refused = f": {exc}"
         finally:
             lt.matmul_preference_destroy(pref)
         if found[0] < 1:
             self.close()
-            raise Unavailable(f"cuBLASLt's heuristic offers no algorithm for {dtype} {m}x{n}x{k} "
-                              f"({compute_type}, workspace {ctx.workspace_bytes >> 20} MiB){refused}")
+            raise Unavailable(
+                f"cuBLASLt's heuristic offers no algorithm for {dtype} {m}x{n}x{k} "
+                f"({compute_type}, workspace {ctx.workspace_bytes >> 20} MiB){refused}"
+            )
         self._alpha = np.array(1.0, dtype=np.float32)
         self._beta = np.array(0.0, dtype=np.float32)
 
@@ -200,10 +230,24 @@ class CublasLtGemm:
 
     def __call__(self, a, b, c, stream: int | None = None) -> None:
         b_layout, a_layout, c_layout = self._layouts
-        self._ctx.lt.matmul(self._handle, self._desc, self._alpha.ctypes.data, _ptr(b), b_layout, _ptr(a), a_layout,
-                            self._beta.ctypes.data, _ptr(c), c_layout, _ptr(c), c_layout,
-                            self._heuristic.ptr, self._ctx.workspace_ptr, self._ctx.workspace_bytes,
-                            _current_stream() if stream is None else stream)
+        self._ctx.lt.matmul(
+            self._handle,
+            self._desc,
+            self._alpha.ctypes.data,
+            _ptr(b),
+            b_layout,
+            _ptr(a),
+            a_layout,
+            self._beta.ctypes.data,
+            _ptr(c),
+            c_layout,
+            _ptr(c),
+            c_layout,
+            self._heuristic.ptr,
+            self._ctx.workspace_ptr,
+            self._ctx.workspace_bytes,
+            _current_stream() if stream is None else stream,
+        )
 
     @property
     def algorithm(self) -> str:
@@ -220,8 +264,10 @@ class CublasLtGemm:
                 parts.append(f"{attr.name.lower()}=?")
                 continue
             parts.append(f"{attr.name.lower()}={int(value[0])}")
-        return (f"cuBLASLt {_version(lt.get_version())} heuristic #1: {' '.join(parts)} "
-                f"workspace={int(self._heuristic.workspace_size)} waves={float(self._heuristic.waves_count):.3g}")
+        return (
+            f"cuBLASLt {_version(lt.get_version())} heuristic #1: {' '.join(parts)} "
+            f"workspace={int(self._heuristic.workspace_size)} waves={float(self._heuristic.waves_count):.3g}"
+        )
 
     def close(self) -> None:
         lt = self._ctx.lt

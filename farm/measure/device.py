@@ -1,4 +1,5 @@
 """Who this GPU is: the provenance columns of every row it produces (CUDA + NVML)."""
+
 from __future__ import annotations
 
 import socket
@@ -17,8 +18,12 @@ def _nvml_facts(pci_bus_id: str) -> dict:
         uuid = pynvml.nvmlDeviceGetUUID(handle)
         driver = pynvml.nvmlSystemGetDriverVersion()
     except Exception as exc:  # noqa: BLE001 - provenance must not stop a measurement
-        return {"gpu_uuid": f"unknown ({type(exc).__name__})", "driver_version": "unknown",
-                "max_sm_clock_mhz": None, "memory_bandwidth_tbs": None}
+        return {
+            "gpu_uuid": f"unknown ({type(exc).__name__})",
+            "driver_version": "unknown",
+            "max_sm_clock_mhz": None,
+            "memory_bandwidth_tbs": None,
+        }
 
     def query(fn, *args):
         try:
@@ -29,10 +34,12 @@ def _nvml_facts(pci_bus_id: str) -> dict:
     sm = query(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_SM)
     mem = query(pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_MEM)
     width = query(pynvml.nvmlDeviceGetMemoryBusWidth, handle)
-    return {"gpu_uuid": uuid if isinstance(uuid, str) else uuid.decode(),
-            "driver_version": driver if isinstance(driver, str) else driver.decode(),
-            "max_sm_clock_mhz": float(sm) if sm else None,
-            "memory_bandwidth_tbs": width / 8 * mem * 1e6 * 2 / 1e12 if mem and width else None}
+    return {
+        "gpu_uuid": uuid if isinstance(uuid, str) else uuid.decode(),
+        "driver_version": driver if isinstance(driver, str) else driver.decode(),
+        "max_sm_clock_mhz": float(sm) if sm else None,
+        "memory_bandwidth_tbs": width / 8 * mem * 1e6 * 2 / 1e12 if mem and width else None,
+    }
 
 
 def model_from_name(gpu_name: str) -> str:

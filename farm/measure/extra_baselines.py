@@ -19,10 +19,11 @@ CuPy's current stream (timing brackets it with CuPy events; graph capture works 
 the first call has warmed the library up, which verification does). `Unavailable`
 (a probe on the device failed) becomes a skipped row with its message.
 """
+
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 from farm.measure.checks import FP8, scale_of
 from farm.measure.cublas import Unavailable
@@ -38,7 +39,7 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(m.group()) if (m := re.match(r"\d+", p)) else 0 for p in text.split("+")[0].split(".")[:3])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _import_reason(module: str, minimum: tuple[int, ...]) -> str | None:
     try:
         mod = __import__(module)
@@ -67,7 +68,9 @@ def unavailable_reason(stage: Measured) -> str | None:
     if stage.library == "PyTorch":
         minimum = _TORCH_OUT_DTYPE_MIN if stage.dtype in ("fp16", "bf16") else _TORCH_MIN
         reason = _import_reason("torch", minimum)
-        return reason and (f"{reason} (needed: torch.mm with out_dtype for FP32 output)" if minimum == _TORCH_OUT_DTYPE_MIN else reason)
+        return reason and (
+            f"{reason} (needed: torch.mm with out_dtype for FP32 output)" if minimum == _TORCH_OUT_DTYPE_MIN else reason
+        )
     return _import_reason("torch", _TORCH_MIN) or _import_reason("triton", _TRITON_MIN)
 
 
@@ -94,7 +97,9 @@ def _torch_views(a, b, c, dtype: str):
         ta, tb = ta.view(torch.bfloat16), tb.view(torch.bfloat16)
     expected = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
     if ta.dtype != expected or tb.dtype != expected or tc.dtype != torch.float32:
-        raise Unavailable(f"operands arrived as {ta.dtype}/{tb.dtype}/{tc.dtype}, expected {expected} in and float32 out")
+        raise Unavailable(
+            f"operands arrived as {ta.dtype}/{tb.dtype}/{tc.dtype}, expected {expected} in and float32 out"
+        )
     return ta, tb, tc
 
 
@@ -123,11 +128,14 @@ def _torch_launcher(ta, tb, tc, dtype: str) -> Callable[[], None]:
             with torch.cuda.device(tc.device):
                 torch.mm(ta[:1, :1], tb[:1, :1], out_dtype=torch.float32)
         except (TypeError, RuntimeError) as exc:
-            raise Unavailable(f"torch {torch.__version__}: torch.mm cannot give FP32 output from {dtype} inputs ({str(exc)[:120]})") from None
+            raise Unavailable(
+                f"torch {torch.__version__}: torch.mm cannot give FP32 output from {dtype} inputs ({str(exc)[:120]})"
+            ) from None
 
         def run() -> None:
             with torch.cuda.stream(_current_torch_stream(torch, tc.device)):
                 torch.mm(ta, tb, out_dtype=torch.float32, out=tc)
+
         return run
 
     tf32 = dtype == "tf32"
@@ -136,6 +144,7 @@ def _torch_launcher(ta, tb, tc, dtype: str) -> Callable[[], None]:
         _set_tf32(torch, tf32)  # every call: nothing else in the process can leave it the other way
         with torch.cuda.stream(_current_torch_stream(torch, tc.device)):
             torch.mm(ta, tb, out=tc)
+
     return run
 
 
@@ -156,8 +165,10 @@ def _scaled_mm_launcher(a, b, c, scales, dtype: str) -> Callable[[], None]:
         with torch.cuda.device(tc.device):
             run()
     except (TypeError, RuntimeError) as exc:
-        raise Unavailable(f"torch {torch.__version__}: torch._scaled_mm refuses {dtype} {tuple(ta.shape)} x "
-                          f"{tuple(tb.shape)}^T ({str(exc)[:160]})") from None
+        raise Unavailable(
+            f"torch {torch.__version__}: torch._scaled_mm refuses {dtype} {tuple(ta.shape)} x "
+            f"{tuple(tb.shape)}^T ({str(exc)[:160]})"
+        ) from None
     return run
 
 
@@ -170,15 +181,33 @@ def _triton_kernel():
 
     globals()["tl"] = tl  # the jitted function resolves `tl` through this module's globals
 
-    configs = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_warps=w, num_stages=s)
-               for bm, bn, bk, w, s in ((128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
-                                        (64, 64, 32, 4, 4), (128, 256, 32, 8, 3), (64, 64, 16, 4, 2))]
+    configs = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_warps=w, num_stages=s)
+        for bm, bn, bk, w, s in (
+            (128, 128, 32, 8, 3),
+            (128, 64, 32, 4, 4),
+            (64, 128, 32, 4, 4),
+            (64, 64, 32, 4, 4),
+            (128, 256, 32, 8, 3),
+            (64, 64, 16, 4, 2),
+        )
+    ]
 
     @triton.autotune(configs=configs, key=["M", "N", "K"])
     @triton.jit
-    def farm_persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K,
-                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                               GROUP_M: tl.constexpr, IEEE_FP32: tl.constexpr):
+    def farm_persistent_matmul(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        M,
+        N,
+        K,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+        GROUP_M: tl.constexpr,
+        IEEE_FP32: tl.constexpr,
+    ):
         tiles_m = tl.cdiv(M, BLOCK_M)
         tiles_n = tl.cdiv(N, BLOCK_N)
         for tile in range(tl.program_id(0), tiles_m * tiles_n, tl.num_programs(0)):
@@ -192,8 +221,12 @@ def _triton_kernel():
             acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
             for k0 in range(0, K, BLOCK_K):
                 rk = k0 + tl.arange(0, BLOCK_K)
-                a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
-                b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+                a = tl.load(
+                    a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0
+                )
+                b = tl.load(
+                    b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0
+                )
                 if IEEE_FP32:
                     acc = tl.dot(a, b, acc, input_precision="ieee")  # true FP32: no TF32 rounding of the inputs
                 else:
@@ -215,6 +248,7 @@ def _triton_launcher(ta, tb, tc, m: int, n: int, k: int, dtype: str) -> Callable
     def run() -> None:
         with torch.cuda.device(tc.device), torch.cuda.stream(_current_torch_stream(torch, tc.device)):
             kernel[grid](ta, tb, tc, m, n, k, IEEE_FP32=dtype == "fp32")
+
     # The autotuner picks once per process and shape, timing each configuration with its own timer: two runs may
     # pick differently (issue 26's A/A: triton_fp16 1024^3 17 % apart), so the row names its pick.
     run.algorithm = lambda: f"Triton {triton.__version__} autotune pick: {kernel.best_config}"  # after the first call

@@ -6,6 +6,7 @@ Baseline cells (cuBLAS, and PyTorch / Triton where installed): checked against a
 product of the same inputs, then timed.
 A CUDA fault poisons the context: the row says so and needs_restart() turns True.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -43,8 +44,11 @@ def library_call(spec: Baseline, a, b, out, m: int, n: int, k: int, vendor: Vend
     if spec.library in LIBRARIES:
         return launcher(spec, a, b, out, m, n, k, scales)
     context = vendor or VendorContext.on_current_device()
-    gemm = (GEMMS[spec.library](context, spec.compute_type, spec.dtype, m, n, k) if scales is None
-            else GEMMS[spec.library](context, spec.compute_type, spec.dtype, m, n, k, scales=scales))
+    gemm = (
+        GEMMS[spec.library](context, spec.compute_type, spec.dtype, m, n, k)
+        if scales is None
+        else GEMMS[spec.library](context, spec.compute_type, spec.dtype, m, n, k, scales=scales)
+    )
     call = lambda: gemm(a, b, out)  # noqa: E731
     call.algorithm = lambda: gemm.algorithm  # noqa: E731 - what the library chose, asked for a baseline row only
     return call
@@ -71,7 +75,9 @@ class _Kernel:
         for launch in stage.launches:
             fn = self._module.get_function(compiled.lowered_names[launch.kernel])
             if launch.dynamic_smem > _DEFAULT_SMEM_LIMIT:
-                driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, launch.dynamic_smem)
+                driver.funcSetAttribute(
+                    fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, launch.dynamic_smem
+                )
             self.functions.append((launch, fn))
 
         def attribute(name: str) -> int:  # the largest over the stage's kernels
@@ -86,7 +92,9 @@ class _Kernel:
             "static_smem_bytes": attribute("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
             "dynamic_smem_bytes": first.dynamic_smem,
             "local_bytes": attribute("CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"),
-            "spill_bytes": sum(r.spill_store_bytes + r.spill_load_bytes for r in report) if len(report) == len(stage.kernel_names) else None,
+            "spill_bytes": sum(r.spill_store_bytes + r.spill_load_bytes for r in report)
+            if len(report) == len(stage.kernel_names)
+            else None,
             "threads_per_block": int(np.prod(first.block())),
             "compile_seconds": self.compile_seconds,
         }
@@ -100,7 +108,15 @@ class _Kernel:
         calls = []
         for launch, fn in self.functions:
             named = {**ints, **operands, **tensor_map_args(launch, self.dtype, operands)}
-            calls.append((fn, launch.grid(m, n, self.sm_count), launch.block(), tuple(named[a] for a in launch.args), launch.dynamic_smem))
+            calls.append(
+                (
+                    fn,
+                    launch.grid(m, n, self.sm_count),
+                    launch.block(),
+                    tuple(named[a] for a in launch.args),
+                    launch.dynamic_smem,
+                )
+            )
 
         def run() -> None:
             for fn, grid, block, args, smem in calls:
@@ -125,8 +141,13 @@ class _Steps:
 class GpuMeasurer:
     """Implements farm.cells.Measurer on the current CUDA device of this process."""
 
-    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = (), ordinal: int = 0,
-                 extra_stages: tuple[Measured, ...] = ()):
+    def __init__(
+        self,
+        options: MeasureOptions,
+        prewarm: tuple[str, ...] = (),
+        ordinal: int = 0,
+        extra_stages: tuple[Measured, ...] = (),
+    ):
         """`options`: how cells are measured (a plan's [measure] table, validated where the plan was read).
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
         first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages outside the
@@ -150,8 +171,11 @@ class GpuMeasurer:
         self._poisoned = False
         self._rng = np.random.default_rng()
         # The harness's own kernels first: every cell needs them.
-        self._compiling = BackgroundCompiler(self._device["arch"], [self._stage(name) for name in prewarm],
-                                             sources={"checks": (CHECK_SOURCE, CHECK_KERNELS)})
+        self._compiling = BackgroundCompiler(
+            self._device["arch"],
+            [self._stage(name) for name in prewarm],
+            sources={"checks": (CHECK_SOURCE, CHECK_KERNELS)},
+        )
         self._checks: Checks | None = None
         step.done("catalog and compiler")
         self.startup = step.seconds
@@ -187,8 +211,9 @@ class GpuMeasurer:
             return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
         reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc) or unavailable_reason(stage)
         if reason is None:
-            reason = memory_skip_reason(stage, cell.m, cell.n, cell.k, self._device, cupy.cuda.runtime.memGetInfo()[0],
-                                        self._timer.flush_bytes)
+            reason = memory_skip_reason(
+                stage, cell.m, cell.n, cell.k, self._device, cupy.cuda.runtime.memGetInfo()[0], self._timer.flush_bytes
+            )
         if reason:
             return {**row, "status": "skipped", "status_reason": reason}
         try:
@@ -196,7 +221,10 @@ class GpuMeasurer:
             if row["status"] == "ok":
                 reason, row["limit_check"] = limits.check(row)
                 if reason:
-                    row.update(status="implausible", status_reason=f"timed faster than the chip can go: {reason}; not a result"[:4000])
+                    row.update(
+                        status="implausible",
+                        status_reason=f"timed faster than the chip can go: {reason}; not a result"[:4000],
+                    )
         except Unavailable as exc:  # a library baseline this host cannot run after all
             row.update(status="skipped", status_reason=str(exc)[:4000])
         except CompileError as exc:
@@ -212,16 +240,32 @@ class GpuMeasurer:
         row["cell_seconds"] = time.perf_counter() - began
         return row
 
-    def _baseline_call(self, stage: Measured, a, b, ref, m: int, n: int, k: int, scales=None) -> tuple[Baseline, object, str]:
+    def _baseline_call(
+        self, stage: Measured, a, b, ref, m: int, n: int, k: int, scales=None
+    ) -> tuple[Baseline, object, str]:
         """(baseline, its callable, note): the stage's own baseline or, where this host cannot run it, the
         first vendor or framework library of the same precision class that it can (the note says why)."""
         own = self._stages[stage.baseline]
-        candidates = [own] if stage.is_baseline else [own, *(s for s in self._stages.values() if s.is_baseline and s is not own
-                                                             and s.dtype == own.dtype and s.library in FALLBACK_LIBRARIES)]
+        candidates = (
+            [own]
+            if stage.is_baseline
+            else [
+                own,
+                *(
+                    s
+                    for s in self._stages.values()
+                    if s.is_baseline and s is not own and s.dtype == own.dtype and s.library in FALLBACK_LIBRARIES
+                ),
+            ]
+        )
         passed_over = []
         for spec in candidates:
             try:
-                return spec, library_call(spec, a, b, ref, m, n, k, self._vendor_context(), scales), "; ".join(passed_over)
+                return (
+                    spec,
+                    library_call(spec, a, b, ref, m, n, k, self._vendor_context(), scales),
+                    "; ".join(passed_over),
+                )
             except Unavailable as exc:  # extra_baselines.launcher checks its library first
                 passed_over.append(f"{spec.name} unavailable: {exc}")
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
@@ -245,8 +289,13 @@ class GpuMeasurer:
             checks.refill(a, b, stage.dtype, self._seed(), scales)
 
         if stage.is_baseline:
-            def check() -> dict:  # the library's output against an FP64 product of the inputs as they are now, sized for the card
-                return check_fp64(checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng, scales)
+
+            def check() -> (
+                dict
+            ):  # the library's output against an FP64 product of the inputs as they are now, sized for the card
+                return check_fp64(
+                    checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng, scales
+                )
 
             def prepare() -> None:
                 fresh_inputs()
@@ -254,8 +303,10 @@ class GpuMeasurer:
 
             checks.poison(ref)
             baseline_run()
-            out = {**check(),
-                   "library_algorithm": baseline_run.algorithm() if hasattr(baseline_run, "algorithm") else None}
+            out = {
+                **check(),
+                "library_algorithm": baseline_run.algorithm() if hasattr(baseline_run, "algorithm") else None,
+            }
             launches, own = {"baseline": baseline_run}, "baseline"
         else:
             if stage.name not in self._compiled:
@@ -283,24 +334,44 @@ class GpuMeasurer:
             reference_then_poison()
             run()
             cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-            out = {**kernel.columns, "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
-                   "baseline": baseline.name, **check(), "verify_reference": f"{baseline.name} output for the same inputs"}
+            out = {
+                **kernel.columns,
+                "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
+                "baseline": baseline.name,
+                **check(),
+                "verify_reference": f"{baseline.name} output for the same inputs",
+            }
             if passed_over:
                 out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
             launches, own = {"kernel": run, "baseline": baseline_run}, "kernel"
         out["verify_seconds"] = time.perf_counter() - began
         if not out["verified"]:
-            return {**out, "status": "failed_verification", "post_checked": False,
-                    "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed"}
+            return {
+                **out,
+                "status": "failed_verification",
+                "post_checked": False,
+                "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed",
+            }
         columns, samples, post = self._timer.time(launches, own, stage.flops(m, n, k), PostCheck(prepare, check))
-        out = {**out, **columns, TELEMETRY_KEY: samples, "post_checked": True,
-               "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
-               "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"])}
+        out = {
+            **out,
+            **columns,
+            TELEMETRY_KEY: samples,
+            "post_checked": True,
+            "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
+            "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"]),
+        }
         if not post["verified"]:
-            out.update(status="failed_verification", verified=False, mismatches=post["mismatches"], status_reason=(
-                f"post-timing check failed: the last timed batch ({columns['launch_method']}, {columns['launches_per_batch']} "
-                f"launches), run on fresh inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} "
-                f"elements outside tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result")[:4000])
+            out.update(
+                status="failed_verification",
+                verified=False,
+                mismatches=post["mismatches"],
+                status_reason=(
+                    f"post-timing check failed: the last timed batch ({columns['launch_method']}, {columns['launches_per_batch']} "
+                    f"launches), run on fresh inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} "
+                    f"elements outside tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result"
+                )[:4000],
+            )
         return out
 
     def _seed(self) -> int:

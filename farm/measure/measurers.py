@@ -5,6 +5,7 @@ path to the Ray workers, which import it. A plan chooses among what this code ba
 registered and can never make a worker import a module of its choosing. Paths, not
 classes, so that the driver never imports the GPU stack.
 """
+
 from __future__ import annotations
 
 import importlib

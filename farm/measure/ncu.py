@@ -1,6 +1,7 @@
 """Nsight Compute's CLI: where it is, its version, the metrics a chip offers, its raw CSV page,
 and the error lines that mean the host cannot profile. Pure text handling, tested on the CPU.
 """
+
 from __future__ import annotations
 
 import csv
@@ -34,7 +35,9 @@ def find_ncu(explicit: str | None = None) -> str:
         raise NcuMissing(f"profiling switched off by {NCU_ENV}={env}")
     for candidate in (explicit, env or None):
         if candidate:
-            found = shutil.which(candidate) or (candidate if os.access(candidate, os.X_OK) and os.path.isfile(candidate) else None)
+            found = shutil.which(candidate) or (
+                candidate if os.access(candidate, os.X_OK) and os.path.isfile(candidate) else None
+            )
             if not found:
                 raise NcuMissing(f"ncu not found at {candidate}")
             return found
@@ -46,8 +49,10 @@ def find_ncu(explicit: str | None = None) -> str:
         for hit in hits:
             if os.access(hit, os.X_OK):
                 return hit
-    raise NcuMissing("ncu (Nsight Compute CLI) not found: not on PATH, not in $GEMM_FARM_NCU, not under "
-                     "/opt/nvidia/nsight-compute or /usr/local/cuda; install Nsight Compute or pass --ncu")
+    raise NcuMissing(
+        "ncu (Nsight Compute CLI) not found: not on PATH, not in $GEMM_FARM_NCU, not under "
+        "/opt/nvidia/nsight-compute or /usr/local/cuda; install Nsight Compute or pass --ncu"
+    )
 
 
 def _version_key(path: str) -> tuple:
@@ -86,6 +91,7 @@ def query_metrics(ncu: str) -> set[str] | None:
 
 # ---------------------------------------------------------------------------------------------
 # Parsing ncu --csv --page raw
+
 
 @dataclass
 class ProfiledKernel:
@@ -177,14 +183,28 @@ _ERROR_LINE = re.compile(r"^==(ERROR|WARNING)==\s*(.*)$")
 
 def classify_failure(text: str) -> tuple[str, str] | None:
     """(status, reason) when ncu's output says the counters could not be read, else None."""
-    errors = [m.group(2).strip() for line in text.splitlines() if (m := _ERROR_LINE.match(line.strip())) and m.group(1) == "ERROR"]
+    errors = [
+        m.group(2).strip()
+        for line in text.splitlines()
+        if (m := _ERROR_LINE.match(line.strip())) and m.group(1) == "ERROR"
+    ]
     detail = " | ".join(errors)[:1000]
     if "ERR_NVGPUCTRPERM" in text:
-        return "no_permission", ("ERR_NVGPUCTRPERM: this user may not read the GPU performance counters (run as root, or "
-                                 "set the nvidia module option NVreg_RestrictProfilingToAdminUsers=0): " + detail)[:1000]
-    for pattern in ("LibraryNotLoaded", "error while loading shared libraries", "cannot open shared object",
-                    "not supported on this", "Device not supported", "Unsupported GPU", "ERR_NVGPUCTRBUSY",
-                    "No supported GPU", "Failed to initialize"):
+        return "no_permission", (
+            "ERR_NVGPUCTRPERM: this user may not read the GPU performance counters (run as root, or "
+            "set the nvidia module option NVreg_RestrictProfilingToAdminUsers=0): " + detail
+        )[:1000]
+    for pattern in (
+        "LibraryNotLoaded",
+        "error while loading shared libraries",
+        "cannot open shared object",
+        "not supported on this",
+        "Device not supported",
+        "Unsupported GPU",
+        "ERR_NVGPUCTRBUSY",
+        "No supported GPU",
+        "Failed to initialize",
+    ):
         if pattern.lower() in text.lower():
             return "ncu_unusable", f"ncu cannot profile on this host ({pattern}): {detail}"[:1000]
     if errors:

@@ -4,6 +4,7 @@ On a machine that has not loaded them since it booted, a worker's first cell spe
 from disk (cuBLASLt alone is over 500 MB; about 2.5 s of a fresh H100's first cell). A sweep that starts its
 own Ray on this machine asks for them while Ray starts, which takes longer.
 """
+
 from __future__ import annotations
 
 import os

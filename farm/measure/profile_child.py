@@ -4,6 +4,7 @@ It compiles the stage, makes fresh operands, launches it twice as warm-up, then 
 cudaProfilerStart/Stop, and tells its parent (farm/measure/profiler.py) on stdout which kernels
 it launched, or why it failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,9 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
         if not arch:
             arch = f"sm_{props['major']}{props['minor']}"
         scales = new_scales() if stage.dtype in FP8 else None
-        a, b = Checks(compile_checks(arch).module, props["multiProcessorCount"]).random_operands(stage.dtype, m, n, k, seed, scales)
+        a, b = Checks(compile_checks(arch).module, props["multiProcessorCount"]).random_operands(
+            stage.dtype, m, n, k, seed, scales
+        )
         c = cupy.empty((m, n), dtype=cupy.float32)
         if stage.is_baseline:
             from farm.measure.gpu import library_call
@@ -61,7 +64,9 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m farm.measure.profile_child", description="internal: the process ncu profiles")
+    p = argparse.ArgumentParser(
+        prog="python -m farm.measure.profile_child", description="internal: the process ncu profiles"
+    )
     p.add_argument("--stage", required=True)
     for dim in ("--m", "--n", "--k"):
         p.add_argument(dim, type=int, required=True)

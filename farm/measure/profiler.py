@@ -29,6 +29,7 @@ nothing), error (the child failed: compile error, CUDA error), timeout, skipped 
 does not support the shape). Those that are about the host stop the pass on that GPU
 after the first cell.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -77,8 +78,23 @@ class ProfileOptions:
 
 def ncu_options(launch_count: int) -> list[str]:
     """The fixed ncu options (the metric list, log file and program come on top)."""
-    return ["--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "all",
-            "--target-processes", "all", "--profile-from-start", "off", "--launch-count", str(launch_count)]
+    return [
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+        "--clock-control",
+        "none",
+        "--cache-control",
+        "all",
+        "--target-processes",
+        "all",
+        "--profile-from-start",
+        "off",
+        "--launch-count",
+        str(launch_count),
+    ]
 
 
 class Profiler:
@@ -89,8 +105,9 @@ class Profiler:
     chip offers once, and remembers a host-level failure so later cells skip straight away.
     """
 
-    def __init__(self, device: dict, ncu: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 python: str | None = None) -> None:
+    def __init__(
+        self, device: dict, ncu: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, python: str | None = None
+    ) -> None:
         self.device = device
         self.timeout_s = timeout_s
         self.python = python or sys.executable
@@ -108,7 +125,9 @@ class Profiler:
         if offered is not None:
             for spec in METRICS:
                 if spec.optional and spec.metric.split(".")[0] not in offered:
-                    self._unavailable[spec.metric] = f"not offered on {device.get('arch', 'this GPU')} by ncu {self.version}"
+                    self._unavailable[spec.metric] = (
+                        f"not offered on {device.get('arch', 'this GPU')} by ncu {self.version}"
+                    )
 
     def status_records(self, stage, cell: Cell, run_id: str, status: str, reason: str, options: str = "") -> list[dict]:
         """The one metric-less row of a cell that was not profiled."""
@@ -124,8 +143,11 @@ class Profiler:
         """The profile records of one cell: a row per (kernel, quantity), or one status row."""
         stage = stage_named(cell.stage)
         cc = _cc(self.device.get("compute_capability"))
-        reason = (stage.unsupported_reason(cell.m, cell.n, cell.k, cc) or unavailable_reason(stage) if cc
-                  else stage.shapes.rejects(cell.m, cell.n, cell.k))
+        reason = (
+            stage.unsupported_reason(cell.m, cell.n, cell.k, cc) or unavailable_reason(stage)
+            if cc
+            else stage.shapes.rejects(cell.m, cell.n, cell.k)
+        )
         if reason:
             return self.status_records(stage, cell, run_id, "skipped", reason)
         if self._host_failure:
@@ -149,7 +171,9 @@ class Profiler:
             return self.status_records(stage, cell, run_id, status, reason, " ".join(options))
         for spec in wanted:
             if all(spec.metric not in kernel.metrics for kernel in kernels):
-                self._unavailable[spec.metric] = f"ncu {self.version} returned no column for it on {self.device.get('arch')}"
+                self._unavailable[spec.metric] = (
+                    f"ncu {self.version} returned no column for it on {self.device.get('arch')}"
+                )
         return self._records(stage, cell, run_id, " ".join(options), kernels, expected, reason)
 
     def _run_child(self, stage, cell: Cell, options: list[str], metrics: list[str]):
@@ -157,13 +181,37 @@ class Profiler:
         when ncu rejected metrics by name (the reason holds its message)."""
         with tempfile.TemporaryDirectory(prefix="gemm-farm-ncu-") as tmp:
             log_file = os.path.join(tmp, "ncu.csv")
-            child = [self.python, "-m", "farm.measure.profile_child", "--stage", stage.name, "--m", str(cell.m),
-                     "--n", str(cell.n), "--k", str(cell.k), "--arch", str(self.device.get("arch", ""))]
+            child = [
+                self.python,
+                "-m",
+                "farm.measure.profile_child",
+                "--stage",
+                stage.name,
+                "--m",
+                str(cell.m),
+                "--n",
+                str(cell.n),
+                "--k",
+                str(cell.k),
+                "--arch",
+                str(self.device.get("arch", "")),
+            ]
             cmd = [self.ncu, *options, "--metrics", ",".join(metrics), "--log-file", log_file, *child]
-            env = {**os.environ, "LC_ALL": "C", "LANG": "C",
-                   "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)}
-            proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True)
+            env = {
+                **os.environ,
+                "LC_ALL": "C",
+                "LANG": "C",
+                "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
+            }
+            proc = subprocess.Popen(
+                cmd,
+                cwd=str(REPO_ROOT),
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
             try:
                 stdout, stderr = proc.communicate(timeout=self.timeout_s)
             except subprocess.TimeoutExpired:
@@ -192,8 +240,16 @@ class Profiler:
             expected = []
         return "ok", note, kernels, expected
 
-    def _records(self, stage, cell: Cell, run_id: str, options: str, kernels: list[ProfiledKernel],
-                 expected: list[str], note: str) -> list[dict]:
+    def _records(
+        self,
+        stage,
+        cell: Cell,
+        run_id: str,
+        options: str,
+        kernels: list[ProfiledKernel],
+        expected: list[str],
+        note: str,
+    ) -> list[dict]:
         base = base_record(self.device, stage, cell, run_id, self.version, options)
         out = []
         for i, kernel in enumerate(kernels):
@@ -206,38 +262,81 @@ class Profiler:
                 value, unit = kernel.metrics[spec.metric]
                 values[spec.quantity] = value
                 ok = value is not None and math.isfinite(value)
-                out.append({**base, **per_kernel, "quantity": spec.quantity, "metric": spec.metric, "kind": spec.kind,
-                            "value": value if ok else None, "unit": unit, "status": "ok" if ok else "unavailable",
-                            "status_reason": note if ok else "ncu printed no value (n/a)"})
+                out.append(
+                    {
+                        **base,
+                        **per_kernel,
+                        "quantity": spec.quantity,
+                        "metric": spec.metric,
+                        "kind": spec.kind,
+                        "value": value if ok else None,
+                        "unit": unit,
+                        "status": "ok" if ok else "unavailable",
+                        "status_reason": note if ok else "ncu printed no value (n/a)",
+                    }
+                )
             for d in DERIVED:
                 num, den = values.get(d.numerator), values.get(d.denominator)
                 if num is None or den is None:
                     continue
                 ok = den > 0
-                out.append({**base, **per_kernel, "quantity": d.quantity, "metric": d.metric, "kind": d.kind,
-                            "value": d.scale * num / den if ok else None, "unit": d.unit,
-                            "status": "ok" if ok else "unavailable", "status_reason": note if ok else "denominator is 0"})
+                out.append(
+                    {
+                        **base,
+                        **per_kernel,
+                        "quantity": d.quantity,
+                        "metric": d.metric,
+                        "kind": d.kind,
+                        "value": d.scale * num / den if ok else None,
+                        "unit": d.unit,
+                        "status": "ok" if ok else "unavailable",
+                        "status_reason": note if ok else "denominator is 0",
+                    }
+                )
         for spec in METRICS:  # once per cell: what this GPU or ncu does not offer
             if spec.metric in self._unavailable:
-                out.append({**base, "quantity": spec.quantity, "metric": spec.metric, "kind": spec.kind,
-                            "status": "unavailable", "status_reason": self._unavailable[spec.metric]})
+                out.append(
+                    {
+                        **base,
+                        "quantity": spec.quantity,
+                        "metric": spec.metric,
+                        "kind": spec.kind,
+                        "status": "unavailable",
+                        "status_reason": self._unavailable[spec.metric],
+                    }
+                )
         return out
 
 
 def base_record(device: dict, stage, cell: Cell, run_id: str, version: str = "", options: str = "") -> dict:
     """The columns every profile record of a cell shares: provenance and the cell."""
     return {
-        "run_id": run_id, "timestamp": _dt.datetime.now(_dt.timezone.utc), "host": device.get("host"),
-        "gpu_model": device.get("gpu_model"), "gpu_name": device.get("gpu_name"), "gpu_uuid": device.get("gpu_uuid"),
-        "arch": device.get("arch"), "family": stage.family, "stage": stage.name, "stage_group": stage.group,
-        "position": stage.position, "dtype": stage.dtype, "m": cell.m, "n": cell.n, "k": cell.k,
-        "ncu_version": version, "ncu_options": options, "farm_version": __version__, "git_commit": git_commit(),
+        "run_id": run_id,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc),
+        "host": device.get("host"),
+        "gpu_model": device.get("gpu_model"),
+        "gpu_name": device.get("gpu_name"),
+        "gpu_uuid": device.get("gpu_uuid"),
+        "arch": device.get("arch"),
+        "family": stage.family,
+        "stage": stage.name,
+        "stage_group": stage.group,
+        "position": stage.position,
+        "dtype": stage.dtype,
+        "m": cell.m,
+        "n": cell.n,
+        "k": cell.k,
+        "ncu_version": version,
+        "ncu_options": options,
+        "farm_version": __version__,
+        "git_commit": git_commit(),
         **dict.fromkeys(("kernel", "kernel_symbol", "launch_index", "quantity", "metric", "value", "unit", "kind")),
     }
 
 
-def status_records(device: dict, stage, cell: Cell, run_id: str, status: str, reason: str, version: str = "",
-                   options: str = "") -> list[dict]:
+def status_records(
+    device: dict, stage, cell: Cell, run_id: str, status: str, reason: str, version: str = "", options: str = ""
+) -> list[dict]:
     """The one metric-less row of a cell that was not profiled (status says why)."""
     return [{**base_record(device, stage, cell, run_id, version, options), "status": status, "status_reason": reason}]
 
@@ -267,7 +366,7 @@ def _child_messages(stdout: str) -> tuple[dict, str]:
     info, error = {}, ""
     for line in stdout.splitlines():
         if line.startswith(CHILD_MARKER):
-            info = json.loads(line[len(CHILD_MARKER):])
+            info = json.loads(line[len(CHILD_MARKER) :])
         elif line.startswith(CHILD_ERROR):
-            error = json.loads(line[len(CHILD_ERROR):]).get("reason", "child failed")
+            error = json.loads(line[len(CHILD_ERROR) :]).get("reason", "child failed")
     return info, error

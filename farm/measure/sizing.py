@@ -14,6 +14,7 @@ check proves: every element of those rows; a wrong element elsewhere is missed, 
 wrong tile) is caught with probability 1 - (1 - checked/M)^(f/BLOCK_ROWS). Every kernel row is still compared
 with its baseline's output element by element, so a baseline gone wrong in unchecked rows shows up there too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,9 +24,11 @@ import numpy as np
 from farm.measure.tolerance import Tolerance
 from kernels.stage import Measured
 
-CUDA_GUIDE = ("CUDA C++ Programming Guide, Arithmetic Instructions throughput table: 64-bit floating-point add, "
-              "multiply, multiply-add results per clock per SM: 32 on 8.0, 2 on 8.6, 8.9 and 12.0, 64 on 9.0 and 10.0, "
-              "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions")
+CUDA_GUIDE = (
+    "CUDA C++ Programming Guide, Arithmetic Instructions throughput table: 64-bit floating-point add, "
+    "multiply, multiply-add results per clock per SM: 32 on 8.0, 2 on 8.6, 8.9 and 12.0, 64 on 9.0 and 10.0, "
+    "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions"
+)
 # FP64 FLOP per clock per SM (an FMA is 2), per architecture (CUDA_GUIDE); an unknown architecture counts as the slowest.
 FP64_FLOP_PER_CLOCK = {"sm_80": 64, "sm_86": 4, "sm_89": 4, "sm_90": 128, "sm_100": 128, "sm_120": 4}
 SLOWEST_FP64 = 4
@@ -63,7 +66,9 @@ class ReferencePlan:
         if self.rows == self.m:
             return [(s, min(BLOCK_ROWS, self.m - s)) for s in starts]
         middle = starts[1:-1]
-        picked = rng.choice(len(middle), size=min(self.rows // BLOCK_ROWS - 2, len(middle)), replace=False) if middle else []
+        picked = (
+            rng.choice(len(middle), size=min(self.rows // BLOCK_ROWS - 2, len(middle)), replace=False) if middle else []
+        )
         chosen = sorted({starts[0], starts[-1], *(middle[i] for i in picked)})
         return [(s, min(BLOCK_ROWS, self.m - s)) for s in chosen]
 
@@ -72,14 +77,18 @@ class ReferencePlan:
         if self.full:
             return f"{what}, every element (est. {self.full_seconds:.3g} s of FP64 at the chip's peak)"
         if self.rows == self.m:
-            return (f"{what}, every element, in blocks of {BLOCK_ROWS} rows: the whole product's FP64 operands would take "
-                    f"over {FULL_MEMORY_SHARE:.0%} of the card's memory (est. {self.full_seconds:.3g} s of FP64)")
+            return (
+                f"{what}, every element, in blocks of {BLOCK_ROWS} rows: the whole product's FP64 operands would take "
+                f"over {FULL_MEMORY_SHARE:.0%} of the card's memory (est. {self.full_seconds:.3g} s of FP64)"
+            )
         share = self.rows / self.m
         tile = 1 - (1 - share) ** (128 / BLOCK_ROWS)
-        return (f"{what} on {self.rows} of {self.m} rows of C, blocks of {BLOCK_ROWS} (first, last, the rest at random): "
-                f"the whole product would take est. {self.full_seconds:.3g} s at {self.arch}'s FP64 rate, "
-                f"{FP64_FLOP_PER_CLOCK.get(self.arch, SLOWEST_FP64)} FLOP/clock/SM; a wrong element elsewhere is missed, "
-                f"a wrong 128-row tile caught with probability {tile:.0%}")
+        return (
+            f"{what} on {self.rows} of {self.m} rows of C, blocks of {BLOCK_ROWS} (first, last, the rest at random): "
+            f"the whole product would take est. {self.full_seconds:.3g} s at {self.arch}'s FP64 rate, "
+            f"{FP64_FLOP_PER_CLOCK.get(self.arch, SLOWEST_FP64)} FLOP/clock/SM; a wrong element elsewhere is missed, "
+            f"a wrong 128-row tile caught with probability {tile:.0%}"
+        )
 
 
 def _fp64_flops_per_s(device: dict) -> float:
@@ -109,7 +118,9 @@ def bytes_needed(stage: Measured, m: int, n: int, k: int, device: dict, flush_by
     return fp32 + fp64 + flush_bytes
 
 
-def memory_skip_reason(stage: Measured, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0) -> str | None:
+def memory_skip_reason(
+    stage: Measured, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0
+) -> str | None:
     """Why the cell cannot run in `free_bytes` of device memory (a `skipped` row's reason), None when it fits."""
     need = bytes_needed(stage, m, n, k, device, flush_bytes)
     if need <= MEMORY_HEADROOM * free_bytes:
@@ -117,8 +128,9 @@ def memory_skip_reason(stage: Measured, m: int, n: int, k: int, device: dict, fr
     return f"needs {need / 2**30:.2f} GiB of device memory, {free_bytes / 2**30:.2f} GiB free"
 
 
-def check_fp64(checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePlan, rng: np.random.Generator,
-               scales=None) -> dict:
+def check_fp64(
+    checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePlan, rng: np.random.Generator, scales=None
+) -> dict:
     """Verification columns of a baseline's FP32 output `out` = a.b against the FP64 product, on the rows `plan`
     says (farm.measure.checks.Checks.compare on each block, merged). FP8 (`scales` given): the product of the
     dequantised inputs, B stored N x K."""
@@ -130,11 +142,18 @@ def check_fp64(checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePla
         widen_a = lambda rows: checks.to_float64(rows, dtype, scales, operand=0)  # noqa: E731
     merged: dict | None = None
     for first, rows in plan.blocks(rng):
-        exact = widen_a(a[first:first + rows]) @ b64
-        cols = checks.compare(out[first:first + rows], exact, tol)
+        exact = widen_a(a[first : first + rows]) @ b64
+        cols = checks.compare(out[first : first + rows], exact, tol)
         del exact
-        merged = cols if merged is None else {
-            **merged, "verified": merged["verified"] and cols["verified"], "mismatches": merged["mismatches"] + cols["mismatches"],
-            "max_abs_error": max(merged["max_abs_error"], cols["max_abs_error"]),  # compare counts NaN as infinite
-            "max_scaled_error": max(merged["max_scaled_error"], cols["max_scaled_error"])}
+        merged = (
+            cols
+            if merged is None
+            else {
+                **merged,
+                "verified": merged["verified"] and cols["verified"],
+                "mismatches": merged["mismatches"] + cols["mismatches"],
+                "max_abs_error": max(merged["max_abs_error"], cols["max_abs_error"]),  # compare counts NaN as infinite
+                "max_scaled_error": max(merged["max_scaled_error"], cols["max_scaled_error"]),
+            }
+        )
     return {**merged, "verify_reference": plan.describe()}

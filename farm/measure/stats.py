@@ -1,4 +1,5 @@
 """Summary statistics of per-launch time samples: robust ones first (median, IQR)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,6 +30,10 @@ def student_t_quantile(p: float, df: float) -> float:
     from statistics import NormalDist
 
     x = NormalDist().inv_cdf(p)
-    g = ((x**3 + x) / 4, (5 * x**5 + 16 * x**3 + 3 * x) / 96, (3 * x**7 + 19 * x**5 + 17 * x**3 - 15 * x) / 384,
-         (79 * x**9 + 776 * x**7 + 1482 * x**5 - 1920 * x**3 - 945 * x) / 92160)
+    g = (
+        (x**3 + x) / 4,
+        (5 * x**5 + 16 * x**3 + 3 * x) / 96,
+        (3 * x**7 + 19 * x**5 + 17 * x**3 - 15 * x) / 384,
+        (79 * x**9 + 776 * x**7 + 1482 * x**5 - 1920 * x**3 - 945 * x) / 92160,
+    )
     return x + sum(gi / df ** (i + 1) for i, gi in enumerate(g))

@@ -5,6 +5,7 @@ Noise is the robust relative standard error of the median of a series' samples:
 median, with the MAD standing in for the standard deviation so one outlier batch
 cannot stall or end the measurement). Pure functions: tested on the CPU.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,7 +46,11 @@ class StoppingRule:
             return "max_samples"
         if elapsed_s >= self.max_time_s and n >= 3:
             return "max_time"
-        if n >= self.min_samples and elapsed_s >= self.min_time_s and max(relative_noise(s) for s in series) <= self.target_noise:
+        if (
+            n >= self.min_samples
+            and elapsed_s >= self.min_time_s
+            and max(relative_noise(s) for s in series) <= self.target_noise
+        ):
             return "converged"
         return None
 
@@ -73,8 +78,9 @@ class WarmupRule:
     def settled(self, clocks: list[float]) -> bool:
         return len(clocks) >= 5 and (max(clocks) - min(clocks)) <= self.tolerance * max(clocks)
 
-    def decide(self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False,
-               telemetry: bool = False) -> str | None:
+    def decide(
+        self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False, telemetry: bool = False
+    ) -> str | None:
         """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'fixed_no_clock', 'no_telemetry'),
         or None to go on. `recent_clocks`: the SM clocks sampled in the window, None where none can be read
         (`telemetry`: NVML sampling is on, so the GPU itself reports no SM clock). `busy`: every sample of the

@@ -17,11 +17,12 @@ The thread runs from the first cell on, between cells too, so that warm-up can s
 was already settled before the cell began (farm.measure.stopping.WarmupRule); a cell's samples are
 those taken since its `start()`.
 """
+
 from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from farm.data.throttle import SAMPLED_FIELDS as SAMPLED
 
@@ -54,8 +55,12 @@ class NvmlSampler:
             "temp_c": lambda h: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
             "power_w": lambda h: nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
             # nvidia-ml-py before the rename has only the old name
-            "reasons": lambda h: int((getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
-                                      or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(h)),
+            "reasons": lambda h: int(
+                (
+                    getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                    or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+                )(h)
+            ),
             "energy_mj": lambda h: float(nv.nvmlDeviceGetTotalEnergyConsumption(h)),
             "max_sm_clock_mhz": lambda h: float(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
         }
@@ -75,7 +80,9 @@ class NvmlSampler:
         except Exception as exc:  # noqa: BLE001 - no query may stop the sampler
             name = type(exc).__name__
             if name in _NEVER or isinstance(exc, AttributeError):
-                self.unreported[field] = "not supported" if name != "NVMLError_FunctionNotFound" else "no such NVML function"
+                self.unreported[field] = (
+                    "not supported" if name != "NVMLError_FunctionNotFound" else "no such NVML function"
+                )
             else:
                 self._failures[field] += 1
                 if self._failures[field] >= GIVE_UP_AFTER:

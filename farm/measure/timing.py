@@ -14,11 +14,13 @@ Series (a kernel and its cuBLAS baseline) alternate batch by batch, so both see 
 same clocks and temperature. Each batch's host-time window is kept so that telemetry
 samples can be attributed to the series that ran.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Callable, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, Strict
 
@@ -30,7 +32,9 @@ MODES = ("hot", "cold")
 @dataclass(frozen=True)
 class TimingConfig:
     mode: Literal[MODES] = "hot"
-    target_batch_ms: Annotated[float, Strict(), Field(gt=0, le=10_000)] = 10.0  # hot: launches per batch chosen so a batch lasts about this long
+    target_batch_ms: Annotated[float, Strict(), Field(gt=0, le=10_000)] = (
+        10.0  # hot: launches per batch chosen so a batch lasts about this long
+    )
     max_launches_per_batch: Count = 200
     use_graphs: Annotated[bool, Strict()] = True
     warmup: WarmupRule = field(default_factory=WarmupRule)
@@ -97,7 +101,9 @@ class _Series:
         if self.cfg.mode == "hot":
             per_launch = self.timed_ms(self.launch)
             self.warmup += 1
-            self.per_batch = max(1, min(self.cfg.max_launches_per_batch, round(self.cfg.target_batch_ms / max(per_launch, 1e-4))))
+            self.per_batch = max(
+                1, min(self.cfg.max_launches_per_batch, round(self.cfg.target_batch_ms / max(per_launch, 1e-4)))
+            )
         if self.cfg.use_graphs:
             self._capture()
 
@@ -127,11 +133,14 @@ class _Series:
         return self.timed_ms(body) / self.per_batch
 
 
-def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
-                     recent_clocks: Callable[[float], tuple[list[float], bool]] | None = None,
-                     energy_mj: Callable[[], float | None] | None = None,
-                     flush: Callable[[], None] | None = None,
-                     last: tuple[str, Callable[[], None]] | None = None) -> CellTiming:
+def time_interleaved(
+    launches: dict[str, Callable[[], None]],
+    cfg: TimingConfig,
+    recent_clocks: Callable[[float], tuple[list[float], bool]] | None = None,
+    energy_mj: Callable[[], float | None] | None = None,
+    flush: Callable[[], None] | None = None,
+    last: tuple[str, Callable[[], None]] | None = None,
+) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
     recent_clocks(seconds) -> (SM clocks sampled lately, whether the GPU was busy throughout) decides
@@ -185,7 +194,10 @@ def time_interleaved(launches: dict[str, Callable[[], None]], cfg: TimingConfig,
         timed_batch(name)
     energy_end = read_energy()
     return CellTiming(
-        series={name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method) for name, s in series.items()},
+        series={
+            name: SeriesTiming(samples[name], batches[name], s.per_batch, s.warmup, s.method)
+            for name, s in series.items()
+        },
         warmup_reason=warmup_reason,
         stop_reason=stop_reason,
         warmup_window=(warm_began, warm_ended),

@@ -8,6 +8,7 @@ dimension (64 16-bit, 32 FP32 or 128 FP8 elements); out-of-range elements arrive
 read in boxes of tile_m rows x that width; B (K x N) in square boxes of that width, except FP8's
 B, stored N x K (K-major, farm/measure/checks.py), in boxes of tile_n rows x that width.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,9 +18,12 @@ from farm.measure.checks import FP8
 SWIZZLE_BYTES = 128  # CU_TENSOR_MAP_SWIZZLE_128B: a box's inner extent is at most one 128-byte row
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
 # tf32: FP32 storage; TMA moves it as FP32 and the tensor cores read what lands as TF32
-_TYPES = {"bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
-          "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
-          "fp8_e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8"}  # FP8 bytes: TMA copies them, never converts
+_TYPES = {
+    "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+    "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+    "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+    "fp8_e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+}  # FP8 bytes: TMA copies them, never converts
 
 
 def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
@@ -28,13 +32,18 @@ def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
 
     rows, cols = matrix.shape
     err, tmap = driver.cuTensorMapEncodeTiled(
-        getattr(driver.CUtensorMapDataType, _TYPES[dtype]), 2, matrix.data.ptr,
-        [driver.cuuint64_t(cols), driver.cuuint64_t(rows)], [driver.cuuint64_t(cols * matrix.itemsize)],
-        [driver.cuuint32_t(box_cols), driver.cuuint32_t(box_rows)], [driver.cuuint32_t(1), driver.cuuint32_t(1)],
+        getattr(driver.CUtensorMapDataType, _TYPES[dtype]),
+        2,
+        matrix.data.ptr,
+        [driver.cuuint64_t(cols), driver.cuuint64_t(rows)],
+        [driver.cuuint64_t(cols * matrix.itemsize)],
+        [driver.cuuint32_t(box_cols), driver.cuuint32_t(box_rows)],
+        [driver.cuuint32_t(1), driver.cuuint32_t(1)],
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+        driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+    )
     if err != driver.CUresult.CUDA_SUCCESS:
         raise RuntimeError(f"cuTensorMapEncodeTiled({dtype}, {rows}x{cols}, box {box_rows}x{box_cols}): {err.name}")
     return np.array([(tmap.opaque,)], dtype=TENSOR_MAP)[0]

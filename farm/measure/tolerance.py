@@ -43,6 +43,7 @@ fp8_e4m3 (E4M3 inputs with a per-tensor scale each, FP32 accumulate and output; 
   atol of W / 2 failed the whole-K kernel at 1.07-1.16 of it. The rows' max_scaled_error shows how close each
   kernel and library comes: a two-level-accumulating kernel sits far inside this bound.
 """
+
 from __future__ import annotations
 
 import math
@@ -69,6 +70,8 @@ def tolerance(dtype: str, k: int) -> Tolerance:
     if dtype == "tf32":
         return Tolerance(atol=10 * TF32_UNIT * math.sqrt(k), rtol=2 * TF32_UNIT)
     if dtype == "fp8_e4m3":
-        return Tolerance(atol=HOPPER_FP8_ACCUMULATOR_UNIT * (k / FP8_INSTRUCTION_K) * 4 * math.sqrt(k),
-                         rtol=HOPPER_FP8_ACCUMULATOR_UNIT)
+        return Tolerance(
+            atol=HOPPER_FP8_ACCUMULATOR_UNIT * (k / FP8_INSTRUCTION_K) * 4 * math.sqrt(k),
+            rtol=HOPPER_FP8_ACCUMULATOR_UNIT,
+        )
     raise KeyError(f"no tolerance rule for dtype {dtype!r}")

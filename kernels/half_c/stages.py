@@ -7,6 +7,7 @@ ms derived from its TFLOPS (2*4096^3 flops), % of PyTorch's matmul in the same i
 precision. It gives none for the SIMT port ("about 1/4 of PyTorch"), WMMA naive or the
 pipeline variant ("slower than double buffering").
 """
+
 from pathlib import Path
 
 from kernels.sources import declared_launch
@@ -29,8 +30,15 @@ WMMA_PIPE = (128, 128, 32, 64, 32, 3)
 
 
 def _published(tflops: float, pct: float, note: str = "") -> Published:
-    return Published(device="NVIDIA GeForce RTX 4090", m=4096, n=4096, k=4096, ms=round(_FLOPS_4096 / tflops / 1e9, 4),
-                     pct_of_baseline=pct, source=f"{SOURCE}; % of PyTorch matmul in the same precision{note}")
+    return Published(
+        device="NVIDIA GeForce RTX 4090",
+        m=4096,
+        n=4096,
+        k=4096,
+        ms=round(_FLOPS_4096 / tflops / 1e9, 4),
+        pct_of_baseline=pct,
+        source=f"{SOURCE}; % of PyTorch matmul in the same precision{note}",
+    )
 
 
 def wmma_stage_bytes(bm: int, bn: int, bk: int) -> int:
@@ -50,13 +58,23 @@ def simt_smem(bm: int, bn: int, bk: int, stages: int) -> int:
 
 
 def dbuf_launch(t: str, bm: int, bn: int, bk: int, wm: int, wn: int) -> Launch:
-    return Launch(f"h_wmma_dbuf<{t}, {bm}, {bn}, {bk}, {wm}, {wn}>", 32 * (bm // wm) * (bn // wn), bm, bn,
-                  dynamic_smem=wmma_smem(bm, bn, bk, wm, wn, 2))
+    return Launch(
+        f"h_wmma_dbuf<{t}, {bm}, {bn}, {bk}, {wm}, {wn}>",
+        32 * (bm // wm) * (bn // wn),
+        bm,
+        bn,
+        dynamic_smem=wmma_smem(bm, bn, bk, wm, wn, 2),
+    )
 
 
 def pipe_launch(t: str, bm: int, bn: int, bk: int, wm: int, wn: int, stages: int) -> Launch:
-    return Launch(f"h_wmma_pipe<{t}, {bm}, {bn}, {bk}, {wm}, {wn}, {stages}>", 32 * (bm // wm) * (bn // wn), bm, bn,
-                  dynamic_smem=wmma_smem(bm, bn, bk, wm, wn, stages))
+    return Launch(
+        f"h_wmma_pipe<{t}, {bm}, {bn}, {bk}, {wm}, {wn}, {stages}>",
+        32 * (bm // wm) * (bn // wn),
+        bm,
+        bn,
+        dynamic_smem=wmma_smem(bm, bn, bk, wm, wn, stages),
+    )
 
 
 def _kernels(t: str) -> list[tuple[int, str, str, Launch, str, ShapeRule, int]]:
@@ -64,23 +82,57 @@ def _kernels(t: str) -> list[tuple[int, str, str, Launch, str, ShapeRule, int]]:
     bm, bn, bk, wm, wn, s = SIMT_WARPTILE
     bf16 = t == "__nv_bfloat16"
     return [
-        (0, "h_simt_warptile", "00_simt_warptile.cu",
-         Launch(f"h_simt_warptile<{t}, {bm}, {bn}, {bk}, {wm}, {wn}, {s}>", 32 * (bm // wm) * (bn // wn), bm, bn,
-                dynamic_smem=simt_smem(bm, bn, bk, s)),
-         "c_warptile ported: 16-byte loads of 8 inputs widened to FP32 in shared memory, FFMA, no tensor cores",
-         VEC8, 80 if bf16 else 70),
-        (1, "h_wmma_naive", "01_wmma_naive.cu", declared_launch(HERE / "01_wmma_naive.cu", f"h_wmma_naive<{t}>"),
-         "tensor cores via WMMA: one 16x16 C tile per warp, fragments loaded straight from global memory",
-         FRAG16, 80 if bf16 else 70),
-        (2, "h_wmma_warptile", "02_wmma_warptile.cu", declared_launch(HERE / "02_wmma_warptile.cu", f"h_wmma_warptile<{t}>"),
-         "128x128x32 block tile in padded shared memory, 8 warps of 64x32 (4x2 fragments each)",
-         VEC8, 80 if bf16 else 70),
-        (3, "h_wmma_dbuf", "03_wmma_dbuf.cu", dbuf_launch(t, *WMMA_DBUF),
-         "two shared-memory buffers: next tile's global loads overlap the MMAs, one barrier per k step",
-         VEC8, 80 if bf16 else 70),
-        (4, "h_wmma_pipe", "04_wmma_pipe.cu", pipe_launch(t, *WMMA_PIPE),
-         "cp.async pipeline (the write-up's cuda::pipeline variant): 3 stages, global -> shared without registers",
-         VEC8, 80),
+        (
+            0,
+            "h_simt_warptile",
+            "00_simt_warptile.cu",
+            Launch(
+                f"h_simt_warptile<{t}, {bm}, {bn}, {bk}, {wm}, {wn}, {s}>",
+                32 * (bm // wm) * (bn // wn),
+                bm,
+                bn,
+                dynamic_smem=simt_smem(bm, bn, bk, s),
+            ),
+            "c_warptile ported: 16-byte loads of 8 inputs widened to FP32 in shared memory, FFMA, no tensor cores",
+            VEC8,
+            80 if bf16 else 70,
+        ),
+        (
+            1,
+            "h_wmma_naive",
+            "01_wmma_naive.cu",
+            declared_launch(HERE / "01_wmma_naive.cu", f"h_wmma_naive<{t}>"),
+            "tensor cores via WMMA: one 16x16 C tile per warp, fragments loaded straight from global memory",
+            FRAG16,
+            80 if bf16 else 70,
+        ),
+        (
+            2,
+            "h_wmma_warptile",
+            "02_wmma_warptile.cu",
+            declared_launch(HERE / "02_wmma_warptile.cu", f"h_wmma_warptile<{t}>"),
+            "128x128x32 block tile in padded shared memory, 8 warps of 64x32 (4x2 fragments each)",
+            VEC8,
+            80 if bf16 else 70,
+        ),
+        (
+            3,
+            "h_wmma_dbuf",
+            "03_wmma_dbuf.cu",
+            dbuf_launch(t, *WMMA_DBUF),
+            "two shared-memory buffers: next tile's global loads overlap the MMAs, one barrier per k step",
+            VEC8,
+            80 if bf16 else 70,
+        ),
+        (
+            4,
+            "h_wmma_pipe",
+            "04_wmma_pipe.cu",
+            pipe_launch(t, *WMMA_PIPE),
+            "cp.async pipeline (the write-up's cuda::pipeline variant): 3 stages, global -> shared without registers",
+            VEC8,
+            80,
+        ),
     ]
 
 
@@ -92,14 +144,29 @@ PUBLISHED = {
     ("h_wmma_dbuf", "bf16"): _published(83.852, 57.3, "; the table does not state fp16 or bf16"),
 }
 
+
 def _stages() -> list[Stage]:
     stages = []
     for i in range(len(_kernels("__half"))):  # ladder order, fp16 then bf16 at each step
         for dtype, (t, baseline) in DTYPES.items():
             position, name, file, launch, what, shapes, min_cc = _kernels(t)[i]
-            stages.append(Stage(name=f"{name}_{dtype}", family=FAMILY, walk="C", group="ladder", position=position,
-                                source_path=HERE / file, launches=(launch,), what_changed=what, dtype=dtype,
-                                baseline=baseline, shapes=shapes, min_cc=min_cc, published=PUBLISHED.get((name, dtype))))
+            stages.append(
+                Stage(
+                    name=f"{name}_{dtype}",
+                    family=FAMILY,
+                    walk="C",
+                    group="ladder",
+                    position=position,
+                    source_path=HERE / file,
+                    launches=(launch,),
+                    what_changed=what,
+                    dtype=dtype,
+                    baseline=baseline,
+                    shapes=shapes,
+                    min_cc=min_cc,
+                    published=PUBLISHED.get((name, dtype)),
+                )
+            )
     return stages
 
 

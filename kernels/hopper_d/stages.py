@@ -7,6 +7,7 @@ chip its cells are skipped with the reason. Kernels taking tensor maps name them
 TMA_B: farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes.
 Notes and measurements: kernels/hopper_d/README.md.
 """
+
 from pathlib import Path
 
 from kernels.sources import declared_launch
@@ -25,26 +26,62 @@ MAX_SPLITS = 8  # d_split_k's K slices at most: its workspace is that many M x N
 # (name, file, launch options, what changed) in ladder order. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
 KERNELS = [
-    ("d_mma_sync", "00_mma_sync.cu", {},
-     "mma.sync m16n8k16 + ldmatrix(.trans), 128x128x64 tile, 3-stage cp.async into 128-byte-swizzled smem"),
-    ("d_wgmma", "01_wgmma.cu", {},
-     "wgmma m64n128k16 from shared-memory descriptors (2 warpgroups), same cp.async pipeline"),
-    ("d_tma", "02_tma.cu", {"args": TMA_ARGS},
-     "TMA boxes (pre-swizzled, zero-filled edges) completing on mbarriers, 4 stages, issued by one thread"),
-    ("d_warp_specialized", "03_warp_specialized.cu", {"args": TMA_ARGS},
-     "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k16), full/empty mbarriers, setmaxnreg"),
-    ("d_persistent", "04_persistent.cu", PERSISTENT,
-     "persistent: one block per SM loops over tiles in 16-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
-    ("d_mma_overlap", "05_mma_overlap.cu", PERSISTENT,
-     "one wgmma group kept in flight (wait_group 1): a stage is released when the next tile's wgmmas are queued"),
-    ("d_multicast", "06_multicast.cu", PERSISTENT,
-     "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
+    (
+        "d_mma_sync",
+        "00_mma_sync.cu",
+        {},
+        "mma.sync m16n8k16 + ldmatrix(.trans), 128x128x64 tile, 3-stage cp.async into 128-byte-swizzled smem",
+    ),
+    (
+        "d_wgmma",
+        "01_wgmma.cu",
+        {},
+        "wgmma m64n128k16 from shared-memory descriptors (2 warpgroups), same cp.async pipeline",
+    ),
+    (
+        "d_tma",
+        "02_tma.cu",
+        {"args": TMA_ARGS},
+        "TMA boxes (pre-swizzled, zero-filled edges) completing on mbarriers, 4 stages, issued by one thread",
+    ),
+    (
+        "d_warp_specialized",
+        "03_warp_specialized.cu",
+        {"args": TMA_ARGS},
+        "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k16), full/empty mbarriers, setmaxnreg",
+    ),
+    (
+        "d_persistent",
+        "04_persistent.cu",
+        PERSISTENT,
+        "persistent: one block per SM loops over tiles in 16-tile-row groups (L2 reuse); next tile's loads overlap the epilogue",
+    ),
+    (
+        "d_mma_overlap",
+        "05_mma_overlap.cu",
+        PERSISTENT,
+        "one wgmma group kept in flight (wait_group 1): a stage is released when the next tile's wgmmas are queued",
+    ),
+    (
+        "d_multicast",
+        "06_multicast.cu",
+        PERSISTENT,
+        "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both",
+    ),
     # 07 and 08 pick their tile width (and 08 its K slices) in the kernel; the BN their .cu declares (64, 8) only
     # sizes the persistent grid for the most work units they can make.
-    ("d_narrow_tiles", "07_narrow_tiles.cu", PERSISTENT,
-     "05 with the tile width picked per shape (256, 128 or 64 columns): fewest estimated k-tile times over the waves"),
-    ("d_split_k", "08_split_k.cu", {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
-     "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them"),
+    (
+        "d_narrow_tiles",
+        "07_narrow_tiles.cu",
+        PERSISTENT,
+        "05 with the tile width picked per shape (256, 128 or 64 columns): fewest estimated k-tile times over the waves",
+    ),
+    (
+        "d_split_k",
+        "08_split_k.cu",
+        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
+    ),
 ]
 
 
@@ -52,10 +89,24 @@ def _stages() -> list[Stage]:
     stages = []
     for position, (name, file, launch, what) in enumerate(KERNELS):
         for dtype, (t, baseline) in DTYPES.items():
-            stages.append(Stage(name=f"{name}_{dtype}", family=FAMILY, walk="D", group="ladder", position=position,
-                                source_path=HERE / file, launches=(declared_launch(HERE / file, f"{name}<{t}>", **launch),),
-                                what_changed=what, dtype=dtype, baseline=baseline, shapes=VEC8, min_cc=90,
-                                requires_arch=ARCH, workspace_floats_per_mn=MAX_SPLITS if name == "d_split_k" else 0))
+            stages.append(
+                Stage(
+                    name=f"{name}_{dtype}",
+                    family=FAMILY,
+                    walk="D",
+                    group="ladder",
+                    position=position,
+                    source_path=HERE / file,
+                    launches=(declared_launch(HERE / file, f"{name}<{t}>", **launch),),
+                    what_changed=what,
+                    dtype=dtype,
+                    baseline=baseline,
+                    shapes=VEC8,
+                    min_cc=90,
+                    requires_arch=ARCH,
+                    workspace_floats_per_mn=MAX_SPLITS if name == "d_split_k" else 0,
+                )
+            )
     return stages
 
 

@@ -7,6 +7,7 @@ cuBLASLt (cublasGemmEx has no FP8), then torch._scaled_mm where cuBLASLt offers 
 alone, so on any other chip the cells are skipped with the reason. Tensor maps TMA_A / TMA_B: farm/measure/tma.py,
 boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the dequantisation factors, device floats.
 """
+
 from pathlib import Path
 
 from kernels.sources import declared_launch
@@ -24,14 +25,34 @@ HERE = Path(__file__).resolve().parent
 
 # (name, file, what changed), in ladder order; each kernel's threads, tile and dynamic shared memory are declared in its .cu
 _KERNELS = [
-    ("f_wgmma_fp8", "00_wgmma_fp8.cu",
-     "wgmma m64n128k32 E4M3 from TMA-loaded, 128-byte-swizzled K-major tiles (128x128x128, 4 stages, 2 warpgroups), "
-     "one barrier per k tile, the whole K in wgmma's accumulators, per-tensor scales in the epilogue"),
-    ("f_warp_specialized_fp8", "01_warp_specialized_fp8.cu",
-     "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k32), full/empty mbarriers, setmaxnreg"),
+    (
+        "f_wgmma_fp8",
+        "00_wgmma_fp8.cu",
+        "wgmma m64n128k32 E4M3 from TMA-loaded, 128-byte-swizzled K-major tiles (128x128x128, 4 stages, 2 warpgroups), "
+        "one barrier per k tile, the whole K in wgmma's accumulators, per-tensor scales in the epilogue",
+    ),
+    (
+        "f_warp_specialized_fp8",
+        "01_warp_specialized_fp8.cu",
+        "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k32), full/empty mbarriers, setmaxnreg",
+    ),
 ]
 
-STAGES = [Stage(name=name, family=FAMILY, walk="F", group="ladder", position=position, source_path=HERE / file,
-                launches=(declared_launch(HERE / file, name, args=ARGS),), what_changed=what, dtype=DTYPE,
-                baseline=BASELINE, shapes=SHAPES, min_cc=90, requires_arch=ARCH)
-          for position, (name, file, what) in enumerate(_KERNELS)]
+STAGES = [
+    Stage(
+        name=name,
+        family=FAMILY,
+        walk="F",
+        group="ladder",
+        position=position,
+        source_path=HERE / file,
+        launches=(declared_launch(HERE / file, name, args=ARGS),),
+        what_changed=what,
+        dtype=DTYPE,
+        baseline=BASELINE,
+        shapes=SHAPES,
+        min_cc=90,
+        requires_arch=ARCH,
+    )
+    for position, (name, file, what) in enumerate(_KERNELS)
+]

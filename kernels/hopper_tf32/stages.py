@@ -24,20 +24,48 @@ PERSISTENT = {"args": TMA_ARGS, "persistent": True}
 # (name, file, launch options, what changed) in ladder order; each kernel's threads, tile, dynamic shared memory and
 # cluster are declared in its .cu.
 KERNELS = [
-    ("tf32_wgmma", "00_wgmma.cu", {"args": TMA_ARGS},
-     "wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
-     "fed by TMA on mbarriers, 4 stages, one block barrier per k tile"),
-    ("tf32_warp_specialized", "01_warp_specialized.cu", {"args": TMA_ARGS},
-     "256x128 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k8), full/empty mbarriers, setmaxnreg"),
-    ("tf32_persistent", "02_persistent.cu", PERSISTENT,
-     "persistent: one block per SM loops over tiles in 8-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
-    ("tf32_multicast", "03_multicast.cu", PERSISTENT,
-     "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
+    (
+        "tf32_wgmma",
+        "00_wgmma.cu",
+        {"args": TMA_ARGS},
+        "wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
+        "fed by TMA on mbarriers, 4 stages, one block barrier per k tile",
+    ),
+    (
+        "tf32_warp_specialized",
+        "01_warp_specialized.cu",
+        {"args": TMA_ARGS},
+        "256x128 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k8), full/empty mbarriers, setmaxnreg",
+    ),
+    (
+        "tf32_persistent",
+        "02_persistent.cu",
+        PERSISTENT,
+        "persistent: one block per SM loops over tiles in 8-tile-row groups (L2 reuse); next tile's loads overlap the epilogue",
+    ),
+    (
+        "tf32_multicast",
+        "03_multicast.cu",
+        PERSISTENT,
+        "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both",
+    ),
 ]
 
 STAGES = [
-    Stage(name=name, family=FAMILY, walk="D", group="ladder", position=position, source_path=HERE / file,
-          launches=(declared_launch(HERE / file, name, **launch),), what_changed=what, dtype="tf32",
-          baseline="cublas_tf32", shapes=VEC4, min_cc=90, requires_arch=ARCH)
+    Stage(
+        name=name,
+        family=FAMILY,
+        walk="D",
+        group="ladder",
+        position=position,
+        source_path=HERE / file,
+        launches=(declared_launch(HERE / file, name, **launch),),
+        what_changed=what,
+        dtype="tf32",
+        baseline="cublas_tf32",
+        shapes=VEC4,
+        min_cc=90,
+        requires_arch=ARCH,
+    )
     for position, (name, file, launch, what) in enumerate(KERNELS)
 ]
