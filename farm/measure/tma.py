@@ -1,22 +1,25 @@
-"""TMA tensor maps for the kernels that take them (walk D): launch args TMA_A and TMA_B.
+"""TMA tensor maps for the kernels that take them (walk D, 16-bit and TF32): launch args TMA_A and TMA_B.
 
 Built on the host by the driver's cuTensorMapEncodeTiled through cuda-python, and passed
 by value: CuPy hands a NumPy structured scalar to a kernel as a struct of its bytes, so
 the 128-byte CUtensorMap travels as a 128-byte record (the kernel's TensorMap,
-kernels/common/hopper.cuh). A is read in boxes of tile_m rows x 64 columns, B in 64 x 64
-boxes, both 128-byte swizzled; out-of-range elements arrive as zeros.
+kernels/common/hopper.cuh). A box's rows are one 128-byte swizzle row wide (64 16-bit or 32 FP32
+elements): A is read in boxes of tile_m rows x that width, B in square boxes of that width, both
+128-byte swizzled; out-of-range elements arrive as zeros.
 """
 from __future__ import annotations
 
 import numpy as np
 
-K_BOX = 64  # 64 16-bit elements: one 128-byte swizzle row
+SWIZZLE_BYTES = 128  # CU_TENSOR_MAP_SWIZZLE_128B: a box's inner extent is at most one 128-byte row
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
-_TYPES = {"bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"}
+# tf32: FP32 in memory, handed to the tensor cores as it is (they read the top 19 bits)
+_TYPES = {"bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+          "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
 
 
 def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
-    """A row-major 16-bit device matrix as a 2-D tiled tensor map, ready to pass as a kernel argument."""
+    """A row-major 16- or 32-bit device matrix as a 2-D tiled tensor map, ready to pass as a kernel argument."""
     from cuda.bindings import driver
 
     rows, cols = matrix.shape
@@ -35,5 +38,6 @@ def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
 
 def tensor_map_args(launch, dtype: str, operands: dict) -> dict:
     """TMA_A / TMA_B for a launch that names them, built over operands A and B."""
-    boxes = {"TMA_A": ("A", launch.tile_m, K_BOX), "TMA_B": ("B", K_BOX, K_BOX)}
+    width = SWIZZLE_BYTES // operands["A"].itemsize
+    boxes = {"TMA_A": ("A", launch.tile_m, width), "TMA_B": ("B", width, width)}
     return {arg: tensor_map(operands[boxes[arg][0]], dtype, *boxes[arg][1:]) for arg in launch.args if arg in boxes}

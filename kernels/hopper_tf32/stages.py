@@ -1,0 +1,35 @@
+"""Walk D in TF32: walk B's FP32-in, TF32-multiply GEMM (row-major A and B, FP32 C) on Hopper's
+wgmma, TMA and warp specialization; baseline cublas_tf32.
+
+wgmma reads TF32 operands only K-major from shared memory and B is N-major, so every stage computes
+C^T = B^T A^T: B^T's fragments from registers (loaded from B's tile as TMA wrote it), A^T by descriptor
+(kernels/common/hopper_tf32.cuh says how). Built for sm_90a alone, so on any other chip the cells are
+skipped with the reason. Tensor maps TMA_A / TMA_B (farm/measure/tma.py): A in boxes of tile_m rows x 32,
+B in 32 x 32 boxes, 128-byte swizzled. Notes and measurements: kernels/hopper_tf32/README.md.
+"""
+from kernels.registry import Launch, ShapeRule, Stage
+
+FAMILY = "hopper_tf32"
+ORDER = 55  # after walk D's 16-bit ladder (50)
+ARCH = "sm_90a"
+VEC4 = ShapeRule(n_multiple=4, k_multiple=4)  # TMA's 16-byte global strides: rows of A and B in whole 16-byte chunks
+TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
+SMEM_128x128_4 = 4 * (128 * 32 + 32 * 128) * 4
+SMEM_256x128_4 = 4 * (256 * 32 + 32 * 128) * 4
+
+KERNELS = [
+    ("tf32_wgmma", "00_wgmma.cu", Launch("tf32_wgmma", 256, 128, 128, TMA_ARGS, dynamic_smem=SMEM_128x128_4),
+     "wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
+     "fed by TMA on mbarriers, 4 stages, one block barrier per k tile"),
+    ("tf32_warp_specialized", "01_warp_specialized.cu",
+     Launch("tf32_warp_specialized", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4),
+     "256x128 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k8), full/empty mbarriers, setmaxnreg"),
+    ("tf32_persistent", "02_persistent.cu",
+     Launch("tf32_persistent", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4, persistent=True),
+     "persistent: one block per SM loops over tiles in 8-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
+]
+
+STAGES = [Stage(name=name, family=FAMILY, walk="D", group="ladder", position=position, source=f"hopper_tf32/{file}",
+                launches=(launch,), what_changed=what, dtype="tf32", baseline="cublas_tf32", shapes=VEC4, min_cc=90,
+                requires_arch=ARCH)
+          for position, (name, file, launch, what) in enumerate(KERNELS)]
