@@ -27,6 +27,9 @@ KERNELS = [
     ("tf32_persistent", "02_persistent.cu",
      Launch("tf32_persistent", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4, persistent=True),
      "persistent: one block per SM loops over tiles in 8-tile-row groups (L2 reuse); next tile's loads overlap the epilogue"),
+    ("tf32_multicast", "03_multicast.cu",
+     Launch("tf32_multicast", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4, persistent=True, cluster=2),
+     "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
 ]
 
 STAGES = [Stage(name=name, family=FAMILY, walk="D", group="ladder", position=position, source=f"hopper_tf32/{file}",
