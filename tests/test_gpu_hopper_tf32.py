@@ -13,8 +13,9 @@ EDGES = [(131, 260, 4100), (300, 132, 36), (520, 1028, 68), (8, 4, 4)]
 
 @pytest.fixture(scope="module")
 def measurer():
-    from farm.measure.gpu import GpuMeasurer
     from test_gpu import QUICK
+
+    from farm.measure.gpu import GpuMeasurer
 
     return GpuMeasurer(options=QUICK)
 

@@ -22,7 +22,7 @@ def test_family_is_a_tf32_ladder_against_cublas_tf32_for_sm90a():
     assert [s.position for s in stages] == list(range(len(stages))) and len(stages) >= 3
     for s in stages:
         assert (s.dtype, s.baseline, s.requires_arch, s.walk, s.min_cc) == ("tf32", "cublas_tf32", "sm_90a", "D", 90)
-        assert s.source.startswith("hopper_tf32/%02d_" % s.position) and s.source_path.is_file()
+        assert s.source.startswith(f"hopper_tf32/{s.position:02d}_") and s.source_path.is_file()
         assert s.launches[0].args[:2] == ("TMA_A", "TMA_B")
 
 

@@ -19,8 +19,8 @@ SMEM_256x128_4 = 4 * (256 * 32 + 32 * 128) * 4
 
 KERNELS = [
     ("tf32_wgmma", "00_wgmma.cu", Launch("tf32_wgmma", 256, 128, 128, TMA_ARGS, dynamic_smem=SMEM_128x128_4),
-     "wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
-     "fed by TMA on mbarriers, 4 stages, one block barrier per k tile"),
+     ("wgmma m64n128k8 .tf32 on C^T = B^T A^T (B^T fragments from registers, A^T by descriptor), 128x128x32 tile "
+      "fed by TMA on mbarriers, 4 stages, one block barrier per k tile")),
     ("tf32_warp_specialized", "01_warp_specialized.cu",
      Launch("tf32_warp_specialized", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4),
      "256x128 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k8), full/empty mbarriers, setmaxnreg"),
