@@ -61,6 +61,9 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
 REFERENCE_RUNS = {"h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd"}),
                   "h200-reference": ("H200", {"h200-ref3", "h200-walkd"}),
                   "h200x2-reference": ("H200", {"h200x2-ref3"})}
+# Families added to the catalog after the shipped reference runs, so plans/reference.toml (the whole catalog) names
+# cells those runs could not measure: left out of the check below until their reference runs ship (issue 32).
+NOT_YET_IN_REFERENCE = {"hopper_tf32"}
 # The cross-check runs once per GPU model: h200x2-reference is the same model as h200-reference.
 CROSSCHECKED = ("h100-reference", "h200-reference")
 
@@ -81,8 +84,12 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run) for run in runs}
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
+    from kernels.registry import stage_named
+
     for cell in _plan_cells("reference.toml", repeats=False):
-        assert measured[cell] >= 3, (cell, measured[cell])
+        if stage_named(cell[0]).family not in NOT_YET_IN_REFERENCE:
+            assert measured[cell] >= 3, (cell, measured[cell])
+    assert not {r["family"] for r in rows} & NOT_YET_IN_REFERENCE, "shipped now: drop the family from NOT_YET_IN_REFERENCE"
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
     assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
 
