@@ -30,6 +30,9 @@ KERNELS = [
     ("tf32_multicast", "03_multicast.cu",
      Launch("tf32_multicast", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4, persistent=True, cluster=2),
      "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both"),
+    ("tf32_staged_epilogue", "04_staged_epilogue.cu",
+     Launch("tf32_staged_epilogue", 384, 256, 128, TMA_ARGS, dynamic_smem=SMEM_256x128_4),
+     "01 with C through shared memory: the freed ring holds the 256x128 tile (rows padded by 2), copied out in rows"),
 ]
 
 STAGES = [Stage(name=name, family=FAMILY, walk="D", group="ladder", position=position, source=f"hopper_tf32/{file}",
