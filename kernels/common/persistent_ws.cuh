@@ -173,39 +173,45 @@ struct Plan {
     int bn, splits;
 };
 
-// The tile width (256, 128 or 64 columns) and K slices (1, 2, 4, ... up to max_splits, at most KT) of an M x N x K
-// product on `ctas` persistent blocks: the fewest estimated k-tile times, waves x (k tiles a unit + fix-up) x
-// (width + 32), the 32 standing for what a k tile costs whatever its width (A's box, barriers, the wgmma issue); ties
-// go to the wider tile and fewer slices. K is split only while the tiles alone leave blocks idle, and only in tiles
-// of 128 or 64 columns: a 256-column consumer holds 128 accumulators, and with the fix-up's pointers and slice
-// bookkeeping live beside them it spilled. A compute-bound model: it mispredicts where reading B from DRAM is the
-// bound (16 x 14336 x 4096 on the H100: 05's 56 tiles of 256 columns beat 07's 112 of 128, 97 % of cuBLAS
-// against 74-75 %).
+// The estimated k-tile times of an M x N x K product in tiles `bn` columns wide, each tile's K in `s` slices, on
+// `ctas` persistent blocks, or -1 where that plan may not run: waves x (k tiles a unit + fix-up) x (bn + 32), the 32
+// standing for what a k tile costs whatever its width (A's box, barriers, the wgmma issue). K is split only while
+// the tiles alone leave blocks idle, and only in tiles of 128 or 64 columns: a 256-column consumer holds 128
+// accumulators, and with the fix-up's pointers and slice bookkeeping live beside them it spilled. A compute-bound
+// model: it mispredicts where reading B from DRAM is the bound (16 x 14336 x 4096 on the H100: 05's 56 tiles of
+// 256 columns beat 07's 112 of 128, 97 % of cuBLAS against 74-75 %).
+__device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, int max_splits, int bn, int s) {
+    const int tiles = cdiv(M, BM) * cdiv(N, bn), KT = cdiv(K, BK);
+    if (s > max_splits || s > KT || (s > 1 && (bn == BN || tiles >= ctas || tiles > ARRIVALS / WARPS_PER_TILE))) return -1;
+    // Fix-up, in k-tile times: the last slice writes its partial rows and reads all s back (rows: those of C the
+    // tile holds), against a k tile's (BM + bn) x BK 16-bit loads; plus one for the fences and the count.
+    const int rows = min(M, BM), fixup = s > 1 ? 1 + cdiv((1 + s) * rows * bn * 2, (BM + bn) * BK) : 0;
+    return (long long)cdiv(tiles * s, ctas) * (cdiv(KT, s) + fixup) * (bn + 32);
+}
+
+// The cheapest plan, by one whole warp: lane l costs width 256 >> (l / 4) with 1 << (l % 4) slices (lanes 0-11),
+// and the warp keeps the lowest cost, ties to the lower lane (the wider tile, then fewer slices). Every block
+// thread working through all twelve candidates itself cost 08 about 2 us before its first load (its candidate
+// loop held 7 integer divisions against 07's 3, each a chain of dependent instructions).
 __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
-    const int tiles_m = cdiv(M, BM), KT = cdiv(K, BK);
-    Plan best{BN, 1};
-    long long best_cost = -1;
-#pragma unroll 1
-    for (int bn = BN; bn >= 64; bn /= 2) {
-        const int tiles = tiles_m * cdiv(N, bn);
-#pragma unroll 1
-        for (int s = 1; s <= max_splits && s <= KT; s *= 2) {
-            if (s > 1 && (bn == BN || tiles >= ctas || tiles > ARRIVALS / WARPS_PER_TILE)) break;
-            // Fix-up, in k-tile times: the last slice writes its partial rows and reads all s back (rows: those of C
-            // the tile holds), against a k tile's (BM + bn) x BK 16-bit loads; plus one for the fences and the count.
-            const int rows = min(M, BM), fixup = s > 1 ? 1 + cdiv((1 + s) * rows * bn * 2, (BM + bn) * BK) : 0;
-            const long long cost = (long long)cdiv(tiles * s, ctas) * (cdiv(KT, s) + fixup) * (bn + 32);
-            if (best_cost < 0 || cost < best_cost) {
-                best_cost = cost;
-                best = Plan{bn, s};
-            }
+    const int lane = threadIdx.x % 32;
+    const long long mine = lane < 12 ? plan_cost(M, N, K, ctas, max_splits, BN >> (lane / 4), 1 << (lane % 4)) : -1;
+    long long cost = mine < 0 ? 0x7fffffffffffffffLL : mine;  // lane 0's (BN, 1) always runs
+    int best = lane;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const long long other = __shfl_xor_sync(0xffffffffu, cost, offset);
+        const int other_lane = __shfl_xor_sync(0xffffffffu, best, offset);
+        if (other < cost || (other == cost && other_lane < best)) {
+            cost = other;
+            best = other_lane;
         }
     }
-    return best;
+    return Plan{BN >> (best / 4), 1 << (best % 4)};
 }
 
 // Stages 07 (MAX_SPLITS 1) and 08: 05's pipeline on the tile width and K slices plan_for picks for this shape and
-// grid, every thread computing the same plan. W: MAX_SPLITS planes of M x N floats; arrivals: ARRIVALS counters, zero
+// grid. W: MAX_SPLITS planes of M x N floats; arrivals: ARRIVALS counters, zero
 // at the launch (both unused when MAX_SPLITS is 1).
 template <typename T, int MAX_SPLITS>
 __device__ __forceinline__ void run_per_shape(const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, float* W,
@@ -213,14 +219,18 @@ __device__ __forceinline__ void run_per_shape(const TensorMap& tma_a, const Tens
     extern __shared__ __align__(1024) unsigned char smem[];
     __shared__ uint64_t full[STAGES], empty[STAGES];
     constexpr bool SPLIT = MAX_SPLITS > 1;
+    __shared__ Plan planned;
     const int tid = threadIdx.x, wg = tid / 128;
-    const Plan plan = plan_for(M, N, K, gridDim.x, MAX_SPLITS);
-    const Walk w{cdiv(M, BM), cdiv(N, plan.bn), cdiv(K, BK), plan.splits};
-
-    if (tid == 0) {
-        ring_init<STAGES>(full, empty, 256);
+    if (tid < 32) {  // warp 0 plans; the block reads the plan after the barrier
+        const Plan p = plan_for(M, N, K, gridDim.x, MAX_SPLITS);
+        if (tid == 0) {
+            planned = p;
+            ring_init<STAGES>(full, empty, 256);
+        }
     }
     __syncthreads();
+    const Plan plan = planned;
+    const Walk w{cdiv(M, BM), cdiv(N, plan.bn), cdiv(K, BK), plan.splits};
 
     if (wg == 0) {
         setmaxnreg_dec<40>();

@@ -49,6 +49,12 @@ KERNELS = [
         PERSISTENT,
         "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both",
     ),
+    (
+        "tf32_staged_epilogue",
+        "04_staged_epilogue.cu",
+        {"args": TMA_ARGS},
+        "01 with C through shared memory: the freed ring holds the 256x128 tile (rows padded by 2), copied out in rows",
+    ),
 ]
 
 STAGES = [
