@@ -105,15 +105,20 @@ def ladder_table(output: str, run_id: str | None = None) -> str:
     return "\n".join(out) + _flag_notes(rows)
 
 
-def headline_table(output: str, run_id: str | None = None) -> str:
-    """One markdown table: per GPU model, kernel family and shape, the stage with the highest median % of its
-    same-precision cuBLAS (ok, verified rows of kernels; baselines and tuning configurations left out), with
-    the spread of its medians across measurements (repeats, cards, runs): (max - min) / median."""
-    rows = [
+def kernel_rows(rows: list[dict]) -> list[dict]:
+    """The rows the headline ranks: ok, verified rows of kernels (baselines and tuning configurations left out)."""
+    return [
         r
-        for r in _rows(output, run_id)
+        for r in rows
         if r["status"] == "ok" and r["verified"] and r["family"] != "baseline" and r["stage_group"] != "tuning"
     ]
+
+
+def headline_table(output: str, run_id: str | None = None) -> str:
+    """One markdown table: per GPU model, kernel family and shape, the stage with the highest median % of its
+    same-precision cuBLAS (kernel_rows), with the spread of its medians across measurements (repeats, cards, runs):
+    (max - min) / median."""
+    rows = kernel_rows(_rows(output, run_id))
     if not rows:
         return _no_rows(run_id)
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
@@ -144,36 +149,83 @@ def _geomean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
-def llm_models_table(rows: list[dict]) -> str:
-    """Per GPU model, LLM model, family and precision: over the model's layer shapes measured (farm.data.llm_shapes),
-    the geometric mean of the best stage's median % of cuBLAS and of the faster vendor library (blank unless every
-    shape has one), and the shape where it is lowest. `rows`: ok, verified kernel rows. Empty when no row has a
-    model's shape."""
+def llm_cells(rows: list[dict]) -> list[dict]:
+    """Per GPU model, LLM model (farm.data.llm_shapes, in its order), family, precision and layer shape measured: the
+    best stage (highest median % of cuBLAS), that median (pct_of_cublas), its median % of the faster vendor library
+    (pct_of_vendor_best, None where it has none) and the shapes the model has (shapes_total). `rows`: kernel_rows."""
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         cells[(r["gpu_model"], r["family"], r["dtype"], (r["m"], r["n"], r["k"]))][r["stage"]].append(r)
-    per_model: dict[tuple, list[tuple]] = defaultdict(list)
+    out = []
     for order, llm in enumerate(MODELS):
         shapes = set(llm.shapes())
-        for (gpu, family, dtype, shape), stages in cells.items():
-            if shape in shapes:
+        for (gpu, family, dtype, (m, n, k)), stages in cells.items():
+            if (m, n, k) in shapes:
                 best = _best(stages)
                 vendor = [r["pct_of_vendor_best"] for r in best if r["pct_of_vendor_best"] is not None]
-                per_model[(gpu, order, llm.name, family, dtype, len(shapes))].append(
-                    (_median_pct(best), statistics.median(vendor) if vendor else None, shape)
+                out.append(
+                    {
+                        "gpu_model": gpu,
+                        "llm_order": order,
+                        "llm_model": llm.name,
+                        "family": family,
+                        "dtype": dtype,
+                        "m": m,
+                        "n": n,
+                        "k": k,
+                        "stage": best[0]["stage"],
+                        "pct_of_cublas": _median_pct(best),
+                        "pct_of_vendor_best": statistics.median(vendor) if vendor else None,
+                        "shapes_total": len(shapes),
+                    }
                 )
-    if not per_model:
+    return out
+
+
+def llm_headlines(cells: list[dict]) -> list[dict]:
+    """Per GPU model, LLM model, family and precision of `cells` (llm_cells), sorted: the shapes measured, the
+    geometric mean of the best stage's % of cuBLAS and of the faster vendor library (None unless every shape has
+    one), and the lowest cell (its % and shape)."""
+    per_model: dict[tuple, list[dict]] = defaultdict(list)
+    for c in cells:
+        per_model[(c["gpu_model"], c["llm_order"], c["llm_model"], c["family"], c["dtype"])].append(c)
+    out = []
+    for (gpu, _, name, family, dtype), group in sorted(per_model.items()):
+        vendor = [c["pct_of_vendor_best"] for c in group if c["pct_of_vendor_best"] is not None]
+        low = min(group, key=lambda c: (c["pct_of_cublas"], c["m"], c["n"], c["k"]))
+        out.append(
+            {
+                "gpu_model": gpu,
+                "llm_model": name,
+                "family": family,
+                "dtype": dtype,
+                "shapes_measured": len(group),
+                "shapes_total": group[0]["shapes_total"],
+                "geomean_pct_of_cublas": _geomean([c["pct_of_cublas"] for c in group]),
+                "geomean_pct_of_vendor_best": _geomean(vendor) if len(vendor) == len(group) else None,
+                "lowest_pct": low["pct_of_cublas"],
+                "lowest_shape": f"{low['m']}x{low['n']}x{low['k']}",
+            }
+        )
+    return out
+
+
+def llm_models_table(rows: list[dict]) -> str:
+    """The LLM models' headline rows (llm_headlines of `rows`, kernel_rows) as a markdown table; empty when no row
+    has a model's shape."""
+    heads = llm_headlines(llm_cells(rows))
+    if not heads:
         return ""
     out = [
         "\n\n| GPU model | LLM model | family | precision | shapes measured | geo-mean % of cuBLAS | geo-mean % of vendor best | lowest |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for (gpu, _, name, family, dtype, total), best in sorted(per_model.items()):
-        vendor = [v for _, v, _ in best if v is not None]
-        low, _, (m, n, k) = min(best)
+    for h in heads:
+        vendor = h["geomean_pct_of_vendor_best"]
         out.append(
-            f"| {gpu} | {name} | {family} | {dtype} | {len(best)} of {total} | {_geomean([p for p, _, _ in best]):.1f} | "
-            f"{f'{_geomean(vendor):.1f}' if len(vendor) == len(best) else ''} | {low:.1f} at {m}x{n}x{k} |"
+            f"| {h['gpu_model']} | {h['llm_model']} | {h['family']} | {h['dtype']} | {h['shapes_measured']} of "
+            f"{h['shapes_total']} | {h['geomean_pct_of_cublas']:.1f} | {'' if vendor is None else f'{vendor:.1f}'} | "
+            f"{h['lowest_pct']:.1f} at {h['lowest_shape']} |"
         )
     return "\n".join(out)
 
