@@ -27,6 +27,7 @@ PAGES = [  # (file, title, url path, icon)
     ("compare.py", "Compare", "compare", ":material/compare_arrows:"),
     ("history.py", "History", "history", ":material/timeline:"),
     ("peak.py", "Peak & roofline", "peak", ":material/speed:"),
+    ("llm.py", "LLM shapes", "llm", ":material/neurology:"),
     ("reproducibility.py", "Reproducibility", "reproducibility", ":material/repeat:"),
     ("telemetry.py", "Telemetry", "telemetry", ":material/thermostat:"),
     ("data.py", "Data", "data", ":material/download:"),

@@ -25,14 +25,17 @@ from dashboard import data, frames  # noqa: E402
 from dashboard.views import (  # noqa: E402
     data as data_page,  # noqa: E402
     ladder,
+    llm,
     overview,
     reproducibility,
     scaling,
     telemetry,
     tuning,
 )
+from farm.analysis.report import headline_table  # noqa: E402
 from farm.cells import Cell  # noqa: E402
 from farm.data.dataset import write_rows, write_table  # noqa: E402
+from farm.data.llm_shapes import MODELS  # noqa: E402
 from farm.data.rows import cell_row  # noqa: E402
 from farm.data.schema import TELEMETRY_KEY  # noqa: E402
 from kernels.registry import catalog  # noqa: E402
@@ -46,6 +49,7 @@ PAGES = {  # page file -> (charts at least, download buttons at least)
     "compare": (1, 1),
     "history": (1, 0),
     "peak": (2, 0),
+    "llm": (0, 0),  # the generated dataset holds no LLM shape: the page says so (test_llm_page_*)
     "reproducibility": (4, 0),
     "telemetry": (2, 0),
     "data": (0, 8),
@@ -832,3 +836,64 @@ def test_time_vs_clock_axis_is_not_set_by_outliers(farm_dataset):
     [domain] = {tuple(enc["y"]["scale"]["domain"]) for enc in _encodings(spec) if "y" in enc and "scale" in enc["y"]}
     assert domain[1] < 50 and domain[0] == -domain[1]
     assert "row(s) beyond" in spec["title"]["subtitle"]
+
+
+# ---------------------------------------------------------------- LLM shapes
+
+LLM_FRACTIONS = {"d_tma": 0.55, "d_multicast": 0.9}  # of cuBLAS, from M = 1024 on; half of that below
+
+
+def llm_rows() -> list[dict]:
+    """Walk D's d_tma and d_multicast in BF16 and FP16 with cuBLAS and cuBLASLt (5 % faster) at every shape of
+    Llama-3-8B on one H100, plus one failed d_split_k_bf16 row at 1x4096x4096 whose % would lead that cell were it
+    counted."""
+    rng = random.Random(7)
+    dev, clock, _ = GPUS[0]
+    rows, t = [], dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)
+    for m, n, k in MODELS[0].shapes():
+        for dtype in ("bf16", "fp16"):
+            base_ms = 2 * m * n * k / 600e9 + 0.01
+            stages = [(f"cublas_{dtype}", base_ms), (f"cublaslt_{dtype}", 0.95 * base_ms)]
+            stages += [(f"{s}_{dtype}", base_ms / (f if m >= 1024 else f / 2)) for s, f in LLM_FRACTIONS.items()]
+            for name, ms in stages:
+                t += dt.timedelta(milliseconds=400)
+                row = {**cell_row(dev, STAGES[name], Cell(name, m, n, k, 0), "llm", "ok"), "timestamp": t}
+                rows.append(_timed(row, ms, base_ms, rng, clock, throttled=False))
+    failed = cell_row(dev, STAGES["d_split_k_bf16"], Cell("d_split_k_bf16", 1, 4096, 4096, 0), "llm", "ok")
+    failed = _timed({**failed, "timestamp": t}, 0.001, 0.01, rng, clock, throttled=False)
+    rows.append({**failed, "status": "failed_verification", "verified": False, "status_reason": "test"})
+    return rows
+
+
+def test_llm_page_shows_a_panel_per_layer_and_the_reports_geomean(tmp_path, monkeypatch):
+    """Per layer of the model a panel, token count on x; the headline's geometric mean is the report's; a failed
+    row enters no cell."""
+    write_rows(llm_rows(), str(tmp_path / "llm"))
+    at = app(monkeypatch, str(tmp_path / "llm"))
+    at.switch_page("views/llm.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.selectbox(key="llm_model").value == MODELS[0] and at.selectbox(key="llm_family").value == "hopper_d"
+    [spec] = vega_specs(at)
+    assert spec["facet"]["column"]["field"] == "layer" and spec["facet"]["column"]["sort"] == list(MODELS[0].layers())
+    values = chart_values(at)
+    assert all(layer in values for layer in MODELS[0].layers()) and "vendor best (cuBLAS or cuBLASLt)" in values
+    heads, cells = at.dataframe[0].value, at.dataframe[1].value
+    assert heads[["gpu_model", "dtype", "shapes_measured"]].values.tolist() == [
+        ["H100-80GB-HBM3", "bf16", 24],
+        ["H100-80GB-HBM3", "fp16", 24],
+    ]
+    printed = [line.split(" | ") for line in headline_table(str(tmp_path / "llm")).splitlines() if "Llama-3-8B" in line]
+    assert [f"{v:.1f}" for v in heads["geomean_pct_of_cublas"]] == [p[5] for p in printed]
+    assert [f"{v:.1f}" for v in heads["geomean_pct_of_vendor_best"]] == [p[6] for p in printed]
+    assert heads["geomean_pct_of_cublas"].iloc[0] == pytest.approx(100 * (0.45**0.5 * 0.9**0.5), rel=0.02)
+    assert len(cells) == 2 * 24 and set(cells["stage"]) == {"d_multicast_bf16", "d_multicast_fp16"}, "failed row out"
+    assert (cells["rows"] == 1).all() and cells["pct_of_vendor_best"].lt(cells["pct_of_cublas"]).all()
+    assert "failed_verification" not in values
+
+
+def test_llm_page_without_llm_rows_names_the_plan(farm_dataset, monkeypatch):
+    at = app(monkeypatch, str(farm_dataset))
+    at.switch_page("views/llm.py").run()
+    assert not at.exception
+    assert "No LLM-shape rows" in texts(at) and "plans/llm.toml" in texts(at) and not at.get("vega_lite_chart")
+    assert llm.llm_cells(data.load_uncached([str(farm_dataset)]).rows).empty

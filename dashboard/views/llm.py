@@ -1,0 +1,227 @@
+"""LLM shapes: per public LLM (farm.data.llm_shapes), the best stage's % of cuBLAS and of the faster vendor library
+at each layer shape of plans/llm.toml against the token count, and the model's headline geometric mean (computed by
+farm.analysis.report, as `farm report --headline` prints it)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import frames, ui
+from dashboard.marks import clean, flag_marks, never_null, nominal, tip, with_provenance
+from farm.analysis import report
+from farm.data.llm_shapes import MODELS, TOKENS, plan_shapes
+
+# ---------------------------------------------------------------- queries
+
+CELL_KEYS = ["gpu_model", "family", "dtype", "m", "n", "k", "stage"]
+AGAINST = {"pct_of_cublas": "cuBLAS", "pct_of_vendor_best": "vendor best (cuBLAS or cuBLASLt)"}
+COLUMNS = [
+    "gpu_model",
+    "llm_order",
+    "llm_model",
+    "shapes_total",
+    "layer",
+    "family",
+    "dtype",
+    "m",
+    "n",
+    "k",
+    "shape",
+    "stage",
+    "pct_of_cublas",
+    "pct_of_vendor_best",
+    "rows",
+    "runs",
+    *frames.PROVENANCE,
+]
+
+
+def records(rows: pd.DataFrame) -> list[dict]:
+    """`rows` as the report reads them: one dict a row, None where a value is missing."""
+    return rows.astype(object).where(rows.notna(), None).to_dict("records")
+
+
+def llm_cells(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per GPU model, LLM model, family, precision and layer shape: report.llm_cells over the ok, verified kernel rows
+    (report.kernel_rows), with the layer's name (LlmModel.layers), the rows the best stage pools and where they came
+    from."""
+    if rows.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    shapes = set(plan_shapes())
+    at = rows[[s in shapes for s in zip(rows["m"], rows["n"], rows["k"])]]
+    kernel = pd.DataFrame(report.kernel_rows(records(at)), columns=at.columns)
+    cells = pd.DataFrame(report.llm_cells(records(kernel)))
+    if cells.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    layers = {(llm.name, n, k): layer for llm in MODELS for layer, (n, k) in llm.layers().items()}
+    cells["layer"] = [layers[key] for key in zip(cells["llm_model"], cells["n"], cells["k"])]
+    cells["shape"] = [f"{m}x{n}x{k}" for m, n, k in zip(cells["m"], cells["n"], cells["k"])]
+    cells["pct_of_vendor_best"] = cells["pct_of_vendor_best"].astype("float64")
+    best = kernel.merge(cells[CELL_KEYS].drop_duplicates(), on=CELL_KEYS)
+    pooled = (
+        best.groupby(CELL_KEYS, sort=False)
+        .agg(rows=("stage", "size"), runs=("run_id", frames.distinct_text))
+        .reset_index()
+    )
+    out = cells.merge(pooled, on=CELL_KEYS, how="left").merge(
+        frames.provenance(best, CELL_KEYS), on=CELL_KEYS, how="left"
+    )
+    return out[COLUMNS]
+
+
+def headlines(cells: pd.DataFrame) -> pd.DataFrame:
+    """report.llm_headlines of `cells` (llm_cells): per GPU model, LLM model, family and precision, the geometric
+    means over the shapes measured and the lowest cell."""
+    return pd.DataFrame(report.llm_headlines(records(cells)))
+
+
+# ---------------------------------------------------------------- charts
+
+
+def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
+    """Token count M (log) against the best stage's % of cuBLAS (solid) and of the faster vendor library (dashed),
+    one panel per layer (columns, in `layers` order) and GPU model (rows), coloured by precision; the rule: parity."""
+    long = cells.melt(
+        id_vars=[c for c in cells.columns if c not in AGAINST],
+        value_vars=list(AGAINST),
+        var_name="against_field",
+        value_name="pct",
+    )
+    long = long[long["pct"].notna()].assign(against=lambda d: d["against_field"].map(AGAINST))
+    df = clean(long.drop(columns=["against_field"]).merge(cells[[*CELL_KEYS, *AGAINST]], on=CELL_KEYS))
+    x = alt.X(
+        "m:Q",
+        title="tokens M (log₂ scale)",
+        scale=alt.Scale(type="log", base=2),
+        axis=alt.Axis(values=list(TOKENS), format="d"),
+    )
+    y_title = "best stage's % of the library (median)"
+    y = alt.Y("pct:Q", title=y_title, scale=alt.Scale(zero=False))
+    dtypes = sorted(df["dtype"].unique().tolist())
+    tips = [
+        nominal("gpu_model", "GPU model"),
+        nominal("llm_model", "LLM model"),
+        nominal("layer", "layer"),
+        nominal("shape", "shape M×N×K"),
+        nominal("dtype", "precision"),
+        nominal("stage", "best stage"),
+        tip("pct_of_cublas", "% of cuBLAS (median)", ".1f"),
+        tip("pct_of_vendor_best", "% of vendor best (median)", ".1f"),
+        tip("rows", "rows pooled", "d"),
+        nominal("runs", "run ids"),
+    ]
+    tips = never_null(df, with_provenance(tips))
+    base = alt.Chart().encode(x=x, color=alt.Color("dtype:N", title="precision", sort=dtypes))
+    lines = base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True)).encode(
+        y=y,
+        strokeDash=alt.StrokeDash(
+            "against:N",
+            title="% of",
+            scale=alt.Scale(domain=list(AGAINST.values()), range=[[1, 0], [5, 3]]),
+        ),
+        detail="against:N",
+        tooltip=tips,
+    )
+    parity = alt.Chart().mark_rule(color="#888", strokeDash=[2, 2]).encode(y=alt.datum(100))
+    layer = alt.layer(parity, lines, flag_marks(x, y, tips), data=df).properties(width=230, height=220)
+    return layer.facet(
+        column=alt.Column(
+            "layer:N", sort=layers, title=None, header=alt.Header(labelFontSize=13, labelFontWeight="bold")
+        ),
+        row=alt.Row("gpu_model:N", title=None, header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
+    ).resolve_scale(y="shared")
+
+
+# ---------------------------------------------------------------- the page
+
+CAPTION = (
+    "The GEMMs LLMs run: each decoder layer's projections and MLP (farm/data/llm_shapes.py, from the models' "
+    "config.json) at token counts 1 and 16 (decoding) to 8192 (prefill), as `plans/llm.toml` sweeps them. Per cell, "
+    "the best stage of the family (highest median % of its same-precision cuBLAS); per model, the geometric mean "
+    "of those, as `farm report --headline` prints it."
+)
+EMPTY = (
+    "No LLM-shape rows in the loaded data: no ok, verified kernel row has a layer shape of "
+    + ", ".join(llm.name for llm in MODELS)
+    + ". The shipped datasets hold none yet. Run the plan on an H100 or H200 "
+    "(`python farm/sweep.py --plan plans/llm.toml`) and point the dashboard at its output."
+)
+
+
+def body(L, rows, _) -> None:
+    cells = llm_cells(rows)
+    if cells.empty:
+        st.info(EMPTY)
+        return
+    present = [llm for llm in MODELS if llm.name in set(cells["llm_model"])]
+    c1, c2 = st.columns(2)
+    llm = c1.selectbox("LLM model", present, format_func=lambda m: m.name, key="llm_model")
+    mine = cells[cells["llm_model"] == llm.name]
+    families = frames.options(mine, "family")
+    family = c2.selectbox(
+        "Family", families, index=families.index("hopper_d") if "hopper_d" in families else 0, key="llm_family"
+    )
+    mine = mine[mine["family"] == family]
+    missing = [m.name for m in MODELS if m not in present]
+    if missing:
+        st.caption(f"No rows at the shapes of {', '.join(missing)}.")
+
+    st.subheader(f"{llm.name}: geometric mean over its layer shapes")
+    heads = headlines(mine)
+    for col, h in zip(st.columns(len(heads)), heads.itertuples()):
+        col.metric(
+            f"{h.gpu_model} · {h.dtype}",
+            f"{h.geomean_pct_of_cublas:.1f} % of cuBLAS",
+            help=f"{h.shapes_measured} of {h.shapes_total} shapes; lowest {h.lowest_pct:.1f} % at {h.lowest_shape}",
+        )
+    st.dataframe(
+        heads,
+        hide_index=True,
+        column_config={
+            "gpu_model": "GPU model",
+            "llm_model": "LLM model",
+            "dtype": "precision",
+            "shapes_measured": "shapes measured",
+            "shapes_total": "of shapes",
+            "geomean_pct_of_cublas": st.column_config.NumberColumn("geo-mean % of cuBLAS", format="%.1f"),
+            "geomean_pct_of_vendor_best": st.column_config.NumberColumn(
+                "geo-mean % of vendor best",
+                format="%.1f",
+                help="of the faster of cuBLAS and cuBLASLt; blank unless every shape has one",
+            ),
+            "lowest_pct": st.column_config.NumberColumn("lowest % of cuBLAS", format="%.1f"),
+            "lowest_shape": "lowest at",
+        },
+    )
+
+    layers = llm.layers()
+    st.subheader("Per layer, against the token count")
+    st.caption(
+        f"{llm.name} ([config.json]({llm.source})): hidden {llm.hidden}, intermediate {llm.intermediate}, "
+        f"{llm.heads} heads, {llm.kv_heads} KV heads. Layers (N × K): "
+        + "; ".join(f"{name} {n} × {k}" for name, (n, k) in layers.items())
+        + ". Solid: % of cuBLAS; dashed: % of the faster of cuBLAS and cuBLASLt; grey rule: parity."
+    )
+    ui.chart(llm_chart(mine, list(layers)), key="llm_chart")
+
+    st.subheader("Cells")
+    st.dataframe(
+        mine.drop(columns=["llm_order", "llm_model", "shapes_total", "family"]).sort_values(
+            ["gpu_model", "layer", "dtype", "m"]
+        ),
+        hide_index=True,
+        column_config={
+            "gpu_model": "GPU model",
+            "dtype": "precision",
+            "stage": "best stage",
+            "pct_of_cublas": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
+            "pct_of_vendor_best": st.column_config.NumberColumn("% of vendor best", format="%.1f"),
+            "rows": st.column_config.NumberColumn("rows pooled", format="%d"),
+        },
+    )
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts
+    ui.page("LLM shapes", CAPTION, body)
