@@ -157,6 +157,20 @@ def stage_scale(df: pd.DataFrame, stages: list[str]) -> alt.Scale:
     return alt.Scale(domain=stages, range=rng)
 
 
+DTYPE_COLORS = {"fp32": "#4c78a8", "tf32": "#f58518", "fp16": "#54a24b", "bf16": "#b279a2", "fp8_e4m3": "#e45756"}
+
+
+def dtype_color(dtypes: set[str]) -> alt.Color:
+    """Colour by precision, each precision the same colour on every chart, the legend on top."""
+    domain = [d for d in DTYPE_COLORS if d in dtypes]
+    return alt.Color(
+        "dtype:N",
+        title="precision",
+        scale=alt.Scale(domain=domain, range=[DTYPE_COLORS[d] for d in domain]),
+        legend=alt.Legend(orient="top"),
+    )
+
+
 def fields_of(tips: list[alt.Tooltip]) -> list[str]:
     return [t.to_dict()["field"] for t in tips]
 

@@ -37,6 +37,7 @@ PAGES = [
     "compare",
     "history",
     "peak",
+    "llm",
     "reproducibility",
     "telemetry",
     "data",

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import frames, ui
-from dashboard.marks import clean, flag_marks, never_null, nominal, tip, with_provenance
+from dashboard.marks import clean, dtype_color, flag_marks, never_null, nominal, tip, with_provenance
 from farm.analysis import report
 from farm.data.llm_shapes import MODELS, TOKENS, plan_shapes
 
@@ -99,7 +99,6 @@ def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
     )
     y_title = "best stage's % of the library (median)"
     y = alt.Y("pct:Q", title=y_title, scale=alt.Scale(zero=False))
-    dtypes = sorted(df["dtype"].unique().tolist())
     tips = [
         nominal("gpu_model", "GPU model"),
         nominal("llm_model", "LLM model"),
@@ -113,19 +112,20 @@ def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
         nominal("runs", "run ids"),
     ]
     tips = never_null(df, with_provenance(tips))
-    base = alt.Chart().encode(x=x, color=alt.Color("dtype:N", title="precision", sort=dtypes))
+    base = alt.Chart().encode(x=x, color=dtype_color(set(df["dtype"])))
     lines = base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True)).encode(
         y=y,
         strokeDash=alt.StrokeDash(
             "against:N",
             title="% of",
             scale=alt.Scale(domain=list(AGAINST.values()), range=[[1, 0], [5, 3]]),
+            legend=None,  # the caption says which is which: stroke symbols draw blank in Streamlit's theme
         ),
         detail="against:N",
         tooltip=tips,
     )
     parity = alt.Chart().mark_rule(color="#888", strokeDash=[2, 2]).encode(y=alt.datum(100))
-    layer = alt.layer(parity, lines, flag_marks(x, y, tips), data=df).properties(width=230, height=220)
+    layer = alt.layer(parity, lines, flag_marks(x, y, tips), data=df).properties(width=165, height=220)
     return layer.facet(
         column=alt.Column(
             "layer:N", sort=layers, title=None, header=alt.Header(labelFontSize=13, labelFontWeight="bold")

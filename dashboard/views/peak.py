@@ -9,7 +9,17 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import frames, marks, ui
-from dashboard.marks import clean, fields_of, flag_marks, never_null, nominal, stage_order, tip, with_provenance
+from dashboard.marks import (
+    clean,
+    dtype_color,
+    fields_of,
+    flag_marks,
+    never_null,
+    nominal,
+    stage_order,
+    tip,
+    with_provenance,
+)
 from farm.data import peak as fpeak
 
 # ---------------------------------------------------------------- queries
@@ -273,19 +283,10 @@ def peak_chart(cells: pd.DataFrame, size_label: str) -> alt.LayerChart:
     )
 
 
-DTYPE_COLORS = {"fp32": "#4c78a8", "tf32": "#f58518", "fp16": "#54a24b", "bf16": "#b279a2", "fp8_e4m3": "#e45756"}
-
-
 def roofline_chart(points: pd.DataFrame, roofs: pd.DataFrame, gpu_model: str) -> alt.LayerChart:
     """Arithmetic intensity against TFLOP/s (log-log) on one GPU model: a roof per precision, min(peak,
     bandwidth × intensity), and every stage and baseline at every size a point, coloured by precision."""
-    dtypes = [d for d in DTYPE_COLORS if d in set(points["dtype"]) | set(roofs["dtype"])]
-    color = alt.Color(
-        "dtype:N",
-        title="precision",
-        scale=alt.Scale(domain=dtypes, range=[DTYPE_COLORS[d] for d in dtypes]),
-        legend=alt.Legend(orient="top"),
-    )
+    color = dtype_color(set(points["dtype"]) | set(roofs["dtype"]))
     x = alt.X(
         "intensity:Q", title="arithmetic intensity (FLOP per compulsory DRAM byte, log)", scale=alt.Scale(type="log")
     )
