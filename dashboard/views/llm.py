@@ -119,7 +119,7 @@ def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
             "against:N",
             title="% of",
             scale=alt.Scale(domain=list(AGAINST.values()), range=[[1, 0], [5, 3]]),
-            legend=None,  # the caption says which is which: stroke symbols draw blank in Streamlit's theme
+            legend=None,  # the caption says which is which (a dash legend without a colour drew no symbols)
         ),
         detail="against:N",
         tooltip=tips,
