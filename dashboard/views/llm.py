@@ -145,8 +145,8 @@ CAPTION = (
 EMPTY = (
     "No LLM-shape rows in the loaded data: no ok, verified kernel row has a layer shape of "
     + ", ".join(llm.name for llm in MODELS)
-    + ". The shipped datasets hold none yet. Run the plan on an H100 or H200 "
-    "(`python farm/sweep.py --plan plans/llm.toml`) and point the dashboard at its output."
+    + " (farm/data/llm_shapes.py). Run the plan on an H100 or H200 (`python farm/sweep.py --plan plans/llm.toml`) "
+    "and point the dashboard at its output."
 )
 
 
@@ -170,6 +170,14 @@ def body(L, rows, _) -> None:
 
     st.subheader(f"{llm.name}: geometric mean over its layer shapes")
     heads = headlines(mine)
+    partial = heads[heads["shapes_measured"] < heads["shapes_total"]]
+    if not partial.empty:
+        st.warning(
+            f"Only {', '.join(sorted(set(partial['shapes_measured'].astype(str))))} of {len(llm.shapes())} shapes "
+            f"of {llm.name} measured ({', '.join(sorted(set(mine['shape'])))}): shapes other sweeps share with the "
+            "model, not its plan. A geometric mean covers the shapes measured only; all of them: "
+            "`python farm/sweep.py --plan plans/llm.toml`."
+        )
     for col, h in zip(st.columns(len(heads)), heads.itertuples()):
         col.metric(
             f"{h.gpu_model} · {h.dtype}",
