@@ -94,7 +94,7 @@ def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
     x = alt.X(
         "m:Q",
         title="tokens M (log₂ scale)",
-        scale=alt.Scale(type="log", base=2),
+        scale=alt.Scale(type="log", base=2, domain=[TOKENS[0], TOKENS[-1]]),  # every token count, measured or not
         axis=alt.Axis(values=list(TOKENS), format="d"),
     )
     y_title = "best stage's % of the library (median)"
