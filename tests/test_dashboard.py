@@ -909,3 +909,36 @@ def test_llm_page_on_the_shipped_data_says_the_plan_has_not_run(monkeypatch):
     warning = next(w.value for w in at.warning if "plans/llm.toml" in w.value)
     assert "Only 1 of 24 shapes of Llama-3-8B measured (4096x4096x4096)" in warning
     assert at.dataframe[0].value["shapes_measured"].eq(1).all()
+
+
+def test_ladder_puts_every_tf32_family_in_one_ladder(tmp_path, monkeypatch):
+    """Walk B's TF32 stages (family tf32) and the wgmma ones (hopper_tf32) in one ladder against cublas_tf32: the
+    precision view lists both families' stages in catalog order, the step onto wgmma measured across the families."""
+    rng = random.Random(11)
+    dev, clock, _ = GPUS[0]
+    base_ms, t, rows = 2.0, dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1), []
+    fractions = {"cublas_tf32": 1.0, "tf32_bt": 0.2, "tf32_swizzle_bcf_dbf": 0.32, "tf32_wgmma": 0.6}
+    fractions |= {"tf32_staged_epilogue": 0.99, "naive": 0.1, "cublas_fp32": 1.0}
+    for name, f in fractions.items():
+        t += dt.timedelta(seconds=1)
+        row = {**cell_row(dev, STAGES[name], Cell(name, 4096, 4096, 4096, 0), "tf", "ok"), "timestamp": t}
+        rows.append(_timed(row, base_ms / f, base_ms, rng, clock, throttled=False))
+    write_rows(rows, str(tmp_path / "tf32"))
+    at = app(monkeypatch, str(tmp_path / "tf32"))
+    at.switch_page("views/ladder.py").run()
+    view = "every tf32 family (tf32, hopper_tf32)"
+    assert view in at.selectbox(key="ladder_family").options
+    assert not any(o.startswith("every fp32") for o in at.selectbox(key="ladder_family").options), "one fp32 family"
+    at.selectbox(key="ladder_family").select(view).run()
+    assert not at.exception, [e.message for e in at.exception]
+    table = at.dataframe[0].value
+    assert table["stage"].tolist() == [
+        "tf32_bt",
+        "tf32_swizzle_bcf_dbf",
+        "tf32_wgmma",
+        "tf32_staged_epilogue",
+        "cublas_tf32",
+    ]
+    step = table[table["stage"] == "tf32_wgmma"].iloc[0]
+    assert step["prev_stage"] == "tf32_swizzle_bcf_dbf" and step["gain"] == pytest.approx(0.6 / 0.32, rel=0.03)
+    assert len(vega_specs(at)) == 1

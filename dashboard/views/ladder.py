@@ -17,16 +17,22 @@ LADDER_KEYS = ["gpu_model", "family", "stage", "stage_group", "position", "dtype
 
 
 def ladder(
-    rows: pd.DataFrame, published: pd.DataFrame, family: str, size_label: str, stage_info: pd.DataFrame | None = None
+    rows: pd.DataFrame,
+    published: pd.DataFrame,
+    family: str | list[str],
+    size_label: str,
+    stage_info: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """One family's ladder at one size, per GPU model, with the published figures as further sources.
+    """One family's ladder (or several families' as one, in catalog order) at one size, per GPU model, with the
+    published figures as further sources.
 
     Columns: source (the GPU model, or 'published (<device>)'), kind (measured | published), stage,
     order, pct (+ lo/hi), tflops (+ lo/hi), median_ms, gain (speed-up over the previous stage of
     the same source and precision, x: a family with fp16 and bf16 stages is two ladders), and the
     cell's rows, runs.
     """
-    fam = rows[(rows["family"] == family) & (rows["size_label"] == size_label)]
+    families = [family] if isinstance(family, str) else family
+    fam = rows[(rows["family"].isin(families)) & (rows["size_label"] == size_label)]
     baselines = set(fam["baseline"].dropna())
     base = rows[(rows["stage"].isin(baselines)) & (rows["size_label"] == size_label)]
     cells = frames.cell_stats(pd.concat([fam, base]), LADDER_KEYS)
@@ -63,7 +69,7 @@ def ladder(
         cells["order"] = np.where(cells["family"] == "baseline", 1e9, cells["order"])  # cuBLAS closes the ladder
         m = cells.rename(columns={"gpu_model": "source"}).assign(kind="measured", citation="")
         parts.append(m)
-    pub = published[published["family"] == family] if not published.empty else published
+    pub = published[published["family"].isin(families)] if not published.empty else published
     if not pub.empty:
         order = dict(zip(rows["stage"], rows["order"])) if not rows.empty else {}
         p = pub.assign(
@@ -112,6 +118,20 @@ def ladder(
     else:
         out["what_changed"] = ""
     return out[cols].sort_values(["order", "kind", "source"], kind="stable").reset_index(drop=True)
+
+
+def precision_views(rows: pd.DataFrame) -> dict[str, tuple[str, list[str]]]:
+    """'every tf32 family' -> (tf32, the kernel families with tf32 stages in `rows`, in catalog order), for each
+    precision that two families or more share: one ladder across walks against that precision's cuBLAS (walk B's
+    mma.sync TF32 stages, then the wgmma ones of hopper_tf32)."""
+    kernels = rows[rows["family"] != "baseline"] if not rows.empty else rows
+    views = {}
+    for dtype in frames.options(kernels, "dtype"):
+        mine = kernels[kernels["dtype"] == dtype]
+        families = sorted(mine["family"].unique(), key=lambda f: mine.loc[mine["family"] == f, "order"].min())
+        if len(families) > 1:
+            views[f"every {dtype} family ({', '.join(families)})"] = (dtype, families)
+    return views
 
 
 def stage_info() -> pd.DataFrame:
@@ -349,11 +369,23 @@ def body(L, rows, _) -> None:
     if not families:
         st.info("No timed kernel rows (only baselines, or nothing verified) under the current filters.")
         return
+    views = precision_views(timed_rows)
     c1, c2, c3 = st.columns([2, 2, 3])
-    family = c1.selectbox("Family", families, key="ladder_family")
-    fam_rows = frames.timed(rows[rows["family"] == family])
+    family = c1.selectbox(
+        "Family",
+        [*families, *views],
+        key="ladder_family",
+        help="One family, or one precision across every family that has it (each stage against that precision's "
+        "cuBLAS, the families in catalog order).",
+    )
+    chosen_families = [family]
+    if family in views:
+        dtype, chosen_families = views[family]
+        rows = rows[rows["dtype"] == dtype]
+        published = published[published["dtype"] == dtype]
+    fam_rows = frames.timed(rows[rows["family"].isin(chosen_families)])
     sizes = frames.options(fam_rows, "size_label")
-    pub = published[published["family"] == family]
+    pub = published[published["family"].isin(chosen_families)]
     pub_sizes = [s for s in pub["size_label"].unique() if s in sizes]
     default = sizes.index(pub_sizes[0]) if pub_sizes else len(sizes) - 1
     size = c2.selectbox(
@@ -373,16 +405,16 @@ def body(L, rows, _) -> None:
         "did_not_pan_out: tried, slower; geometry: block-shape sweep; tuning: every tile configuration "
         "of the tunable kernels (the Tuning page ranks them)",
     )
-    keep = rows[(rows["family"] != family) | rows["stage_group"].isin(chosen)]
+    keep = rows[~rows["family"].isin(chosen_families) | rows["stage_group"].isin(chosen)]
     show_pub = st.toggle("Show published figures", value=True, key="ladder_pub")
-    pub_stages = pub[pub["stage"].isin(set(keep.loc[keep["family"] == family, "stage"]))]
+    pub_stages = pub[pub["stage"].isin(set(keep.loc[keep["family"].isin(chosen_families), "stage"]))]
     pub_in = pub_stages[pub_stages["size_label"] == size] if show_pub else pub.iloc[0:0]
     if show_pub and pub_in.empty and not pub_stages.empty:
         st.caption(
             f"Published figures of {family} are at {', '.join(sorted(set(pub_stages['size_label'])))} only "
             "(a figure is shown only beside measurements of its own size): pick that size to see them."
         )
-    lad = ladder(keep, pub_in, family, size, stage_info())
+    lad = ladder(keep, pub_in, chosen_families, size, stage_info())
     if lad.empty:
         st.info(f"No timed rows of {family} at {size}.")
         return
@@ -433,10 +465,10 @@ def body(L, rows, _) -> None:
                 "citation": st.column_config.TextColumn("published in", width="large"),
             },
         )
-    counters_that_moved(L, lad, family, size)
+    counters_that_moved(L, lad, chosen_families, size)
 
 
-def counters_that_moved(L, lad, family: str, size: str) -> None:
+def counters_that_moved(L, lad, families: list[str], size: str) -> None:
     """Per step, the profiler counters that moved most (farm.analysis.moves), beside the measured step gain."""
     st.subheader("Counters that moved")
     moves, problems = profile_moves(tuple(s.path for s in L.sources))
@@ -448,13 +480,13 @@ def counters_that_moved(L, lad, family: str, size: str) -> None:
             [data.size_label(m, n, k) for m, n, k in zip(moves["m"], moves["n"], moves["k"])], index=moves.index
         )
         profiled = sorted(
-            set(labels[moves["family"] == family]), key=lambda label: moves.loc[labels == label, "m"].iloc[0]
+            set(labels[moves["family"].isin(families)]), key=lambda label: moves.loc[labels == label, "m"].iloc[0]
         )
-        moves = moves[(moves["family"] == family) & (labels == size)]
+        moves = moves[moves["family"].isin(families) & (labels == size) & moves["stage"].isin(set(lad["stage"]))]
     if moves.empty:
         elsewhere = f" It was profiled at {', '.join(profiled)}: pick that size above." if profiled else ""
         st.info(
-            f"No Nsight Compute profile of {family} at {size}: run `python -m farm profile` "
+            f"No Nsight Compute profile of {', '.join(families)} at {size}: run `python -m farm profile` "
             f"(or the sweep with --profile) to see which counters each step moved.{elsewhere}"
         )
         return
