@@ -60,17 +60,3 @@ def check(row: dict) -> tuple[str | None, str]:
     if missing:
         label = (f"{label}; " if label else "") + "not checked: " + "; ".join(missing)
     return None, label
-
-
-def beyond_limits(rows) -> list[str]:
-    """For `farm validate`: one line per `ok` row that breaks a limit."""
-    out = []
-    for r in rows:
-        if r.get("status") == "ok":
-            reason, _ = check(r)
-            if reason:
-                out.append(
-                    f"{r.get('run_id')} {r.get('gpu_model')} {r.get('stage')} {r.get('m')}x{r.get('n')}x{r.get('k')} "
-                    f"repeat {r.get('repeat')}: ok but {reason}"
-                )
-    return out
