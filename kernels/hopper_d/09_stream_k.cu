@@ -30,7 +30,12 @@ enum : int { BM = 128, BN = 8 };
 namespace stream_k {
 using persistent_ws::A_BYTES, persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persistent_ws::BM,
     persistent_ws::cdiv, persistent_ws::GROUP, persistent_ws::SMEM_BYTES, persistent_ws::WARPS_PER_TILE;
-enum : int { MAX_SEGMENTS = 8, MAX_STAGES = 8 };  // workspace planes; the ring's depth for 64-column tiles
+enum : int {
+    MAX_SEGMENTS = 8,  // workspace planes
+    MAX_STAGES = 8,    // the ring's depth for 64-column tiles
+    MAX_CTAS = 256,    // stream-K's limits: 32-bit range arithmetic (Schedule::begin)
+    MAX_KT = 8192,
+};
 
 __device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
 
@@ -43,11 +48,11 @@ __device__ __forceinline__ void prefetch_tensormap(const TensorMap& map) {
 struct Schedule {
     int tiles_m, tiles_n, KT, dp, sk;
 
-    __device__ __forceinline__ int begin(int b) const { return (int)((long long)sk * KT * b / gridDim.x); }
+    // 32-bit: plan_cost keeps sk * KT * gridDim.x under 2^31 (64-bit divisions are subroutines, on the path to the
+    // first load).
+    __device__ __forceinline__ int begin(int b) const { return sk * KT * b / (int)gridDim.x; }
     // The block whose range holds stream-K k tile x: the largest b with begin(b) <= x.
-    __device__ __forceinline__ int holder(int x) const {
-        return (int)(((long long)(x + 1) * gridDim.x - 1) / ((long long)sk * KT));
-    }
+    __device__ __forceinline__ int holder(int x) const { return ((x + 1) * (int)gridDim.x - 1) / (sk * KT); }
 
     // f(tile, k0, k1, segment, segments) for each of this block's work units, in the order both roles walk them.
     template <typename F>
@@ -165,24 +170,24 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
 // The estimated k-tile times of a block for tiles `bn` wide, whole waves only (sk false) or with the last ones'
 // k tiles shared (sk true), or -1 where that plan may not run. Whole waves: 07's model, waves x KT x (bn + 32).
 __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, int bn, bool sk, Schedule& s) {
-    s = Schedule{cdiv(M, BM), cdiv(N, bn), cdiv(K, BK), 0, 0};
+    s = Schedule{cdiv(M, BM), (N + bn - 1) >> (31 - __clz(bn)), cdiv(K, BK), 0, 0};  // bn: a power of 2
     const int tiles = s.tiles_m * s.tiles_n;
     if (!sk) {
         s.dp = tiles;
         return (long long)cdiv(tiles, ctas) * s.KT * (bn + 32);
     }
-    if (tiles % ctas == 0) return -1;  // whole waves fill every block
+    // Whole waves fill every block; or 32-bit range arithmetic might overflow (sk <= 512, sk * KT * ctas < 2^31).
+    if (tiles % ctas == 0 || ctas > MAX_CTAS || s.KT > MAX_KT) return -1;
     s.sk = tiles < ctas ? tiles : ctas + tiles % ctas;
     s.dp = tiles - s.sk;
-    const long long total = (long long)s.sk * s.KT;
-    const int least = (int)(total / ctas);  // the shortest range; the longest is one more
+    const int total = s.sk * s.KT, least = total / ctas;  // the shortest range; the longest is one more
     // At most (KT - 1) / least + 2 segments a tile: its interior holds range starts at least `least` apart.
     if (least < 1 || (s.KT - 1) / least + 2 > MAX_SEGMENTS || s.sk > ARRIVALS / WARPS_PER_TILE) return -1;
     const int segments = (s.KT - 1) / least + 2, rows = min(M, BM);
     // Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (BM + bn) x BK 16-bit
     // load rate; plus one for the fences and the count.
     const int fixup = 1 + cdiv((2 + segments) * rows * bn * 4, 2 * (BM + bn) * BK * 2);
-    return ((long long)s.dp / ctas * s.KT + cdiv((int)total, ctas) + fixup) * (bn + 32);
+    return ((long long)(s.dp / ctas) * s.KT + cdiv(total, ctas) + fixup) * (bn + 32);
 }
 
 // The cheapest plan, by warp 0: lane l costs width 256 >> (l / 2), stream-K if l is odd (lanes 0-5); the lowest
