@@ -9,12 +9,13 @@ Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile si
   16 x 1024 x 4096               128 x 64 tiles, K in 8 slices (08)
   8 x 512 x 832                  13 k tiles in 8 uneven slices, the last k tile partial (08)
 and 09 (stream_k) also where its plan shares k tiles among the blocks (132 SMs):
-  16 x 14336 x 4096              128 x 256 tiles, all 56 of them stream-K (fewer tiles than blocks)
-  1 x 4096 x 4096                128 x 128 tiles, all stream-K, up to 6 segments a tile
+  16 x 14336 x 4096              128 x 256 tiles, all 56 of them stream-K (fewer tiles than blocks), 4 segments a tile
+  1 x 4096 x 4096                128 x 128 tiles, all stream-K, up to 5 segments a tile
   128 x 4096 x 4096              128 x 64 tiles, all stream-K
-  3000 x 3000 x 2048             128 x 256: one whole wave of 132 tiles, then 156 tiles stream-K (M and N tails)
-  4096 x 1032 x 520              128 x 128: one whole wave, then stream-K (N tail, K off 64: 9 k tiles, the last partial)
-  2048 x 1032 x 520              128 x 64: the same with 64-column tiles
+  3000 x 2056 x 2048             128 x 256: one whole wave, then 84 tiles stream-K (M and N tails)
+  3000 x 3000 x 2048             128 x 128: four whole waves, then 48 tiles stream-K
+  2500 x 1000 x 2048             128 x 128: one whole wave, then 28 tiles stream-K, up to 6 segments a tile
+  2500 x 1000 x 1000             128 x 64: two whole waves, then 56 tiles stream-K (K off 64: the last k tile partial)
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
 Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.
@@ -79,9 +80,10 @@ STREAM_K_BRANCHES = [
     (16, 14336, 4096),
     (1, 4096, 4096),
     (128, 4096, 4096),
+    (3000, 2056, 2048),
     (3000, 3000, 2048),
-    (4096, 1032, 520),
-    (2048, 1032, 520),
+    (2500, 1000, 2048),
+    (2500, 1000, 1000),
 ]
 
 

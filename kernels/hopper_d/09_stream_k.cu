@@ -2,24 +2,27 @@
 // al., PPoPP'23), a ring as deep as the tile width allows, and the tensor maps prefetched at entry.
 // Wave quantisation: 07 runs whole tiles, so a block's time is ceil(tiles / blocks) tiles. At 8192^3 that is 16
 // waves of 128x256 tiles for 15.5 waves of work (2048 tiles, 132 SMs): the last wave leaves 64 SMs idle, 3 % of
-// the time. Here the tiles are split into a data-parallel part, dp whole waves walked round-robin in 05's grouped
-// order, and a stream-K part, the last blocks + tiles % blocks tiles (all of them where tiles < blocks), whose
-// k tiles are laid end to end and cut into one contiguous range per block, the ranges differing by at most one k
-// tile. A range crossing a tile's edge leaves that tile in segments: each segment's partial sum goes to plane
-// `segment` of the workspace W (8 planes of M x N floats) and counts its arrival per (tile, consumer warp); the
-// warp that arrives last sums the planes in segment order (the same bits whichever block was last) and stores C,
-// as 08 does, so no block ever waits for another. Unlike 08's fix-up (a plane's row loads all in flight, WIDTH <=
-// 128), this one sums 64 columns at a time, so 256-column tiles split without spilling.
+// the time. Here the tiles are split into a data-parallel part, whole waves walked round-robin in 05's grouped
+// order, and a stream-K part, the last tiles % blocks tiles (all of them where tiles < blocks), whose k tiles are
+// laid end to end and cut into one contiguous range per block, the ranges differing by at most one k tile. A range
+// crossing a tile's edge leaves that tile in segments: each segment's partial sum goes to plane `segment` of the
+// workspace W (8 planes of M x N floats) and counts its arrival per (tile, consumer warp); the warp that arrives
+// last sums the planes in segment order (the same bits whichever block was last) and stores C, as 08 does, so no
+// block ever waits for another. Unlike 08's fix-up (a plane's row loads all in flight, WIDTH <= 128), this one
+// sums 64 columns at a time, so 256-column tiles split without spilling.
 // The plan (warp 0, a candidate a lane): width 256, 128 or 64, whole waves or stream-K, fewest estimated k-tile
 // times a block, the fix-up costed as the partial tiles it moves (a stream-K range writes at most two, the last
-// arrival reads every segment back), at twice a k tile's load rate. Stream-K only where its segments are at most
-// 8 a tile. Predicted: 8192^3 about 2.5 % faster than 05/07 (14 waves + 194 k tiles + fix-up against 16 waves of
-// 128); 4096^3 a tie in the model (it stays whole waves), 1024^3 and 2048^3 unchanged by stream-K (128 tiles for
+// arrival reads every segment back), at twice a k tile's load rate; stream-K only where a tile has at most 8
+// segments. Predicted: 8192^3 about 2.5 % faster than 05/07 (15 waves + 66 k tiles + fix-up against 16 waves of
+// 128); 4096^3 a tie in the model (it stays whole waves); 1024^3 and 2048^3 unchanged by stream-K (128 tiles for
 // 132 blocks is already 97 % balanced: a block's range could not shrink below 07's 16 or 05's 32 k tiles).
 // The ring: 05's 4 stages of 48 KB are sized for 256-column tiles; a 128x64 tile's stage needs 24 KB, so the same
-// 192 KB holds 8 stages (128 columns: 6), twice the loads in flight for 1024^3's narrow tiles, whose 16 k tiles a
-// block spend most of their time waiting on loads (07 at 1024^3: tensor pipe 29 % of active cycles, memory
-// throughput 34 %). Prefetching both tensor maps lets the first TMA load find its descriptor on chip.
+// 192 KB holds 8 stages (128 columns: 6), twice the loads in flight for 1024^3's narrow tiles (07 there: tensor
+// pipe 29 % of active cycles, memory throughput 34 %). Prefetching both tensor maps lets the first TMA load find
+// its descriptor on chip.
+// Outcome (H100, kernels/hopper_d/README.md): 8192^3 102.5 % of cuBLAS against 05's 98-101 % in the same call;
+// 1024^3 81 % against 07's 84-86 %: evaluating the stream-K candidates delays every block's first load (a variant
+// planning whole waves only ran at 07's 86 %); 2048^3 90 % against 05's 93 %.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "persistent_ws.cuh"
 
@@ -176,9 +179,9 @@ __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, in
         s.dp = tiles;
         return (long long)cdiv(tiles, ctas) * s.KT * (bn + 32);
     }
-    // Whole waves fill every block; or 32-bit range arithmetic might overflow (sk <= 512, sk * KT * ctas < 2^31).
+    // Whole waves fill every block; or 32-bit range arithmetic might overflow (sk < ctas <= 256, KT <= 8192).
     if (tiles % ctas == 0 || ctas > MAX_CTAS || s.KT > MAX_KT) return -1;
-    s.sk = tiles < ctas ? tiles : ctas + tiles % ctas;
+    s.sk = tiles < ctas ? tiles : tiles % ctas;
     s.dp = tiles - s.sk;
     const int total = s.sk * s.KT, least = total / ctas;  // the shortest range; the longest is one more
     // At most (KT - 1) / least + 2 segments a tile: its interior holds range starts at least `least` apart.
