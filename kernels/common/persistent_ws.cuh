@@ -68,22 +68,32 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
     }
 }
 
-// Split-K fix-up, per consumer warp: store this slice's partial 16 x WIDTH rows to plane z of W (M x N floats a plane),
-// count the arrival; the warp that arrives last sums all `splits` planes in z order (the same sum whichever slice
-// came last) into acc, zeroes the counter for the next launch and returns true: it stores C.
+// A consumer warp's part of a fix-up through a workspace (08's K slices, 09's stream-K segments): store its partial
+// 16 x WIDTH rows to plane z of W (M x N floats a plane) and count its arrival; true for the warp that arrives last
+// of `parts`, which zeroes the counter for the next launch and may then read every plane.
+template <int WIDTH>
+__device__ __forceinline__ bool arrives_last(const float (&acc)[WIDTH / 2], float* W, unsigned int* arrivals, int parts, int z, int M,
+                                             int N, int row0, int col0) {
+    const int lane = threadIdx.x % 32;
+    store_acc<WIDTH>(acc, W + z * ((size_t)M * N), M, N, row0, col0);
+    __threadfence();  // this lane's partial is visible device-wide before its warp's arrival is counted
+    __syncwarp();
+    unsigned int before = 0;
+    if (lane == 0) before = atomicAdd(arrivals, 1u);
+    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)parts - 1) return false;
+    __threadfence();
+    if (lane == 0) *arrivals = 0;
+    return true;
+}
+
+// Split-K fix-up, per consumer warp: the warp that arrives last sums all `splits` planes in z order (the same sum
+// whichever slice came last) into acc and returns true: it stores C.
 template <int WIDTH>
 __device__ __forceinline__ bool last_split_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrivals, int splits, int z,
                                                 int M, int N, int row0, int col0) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)M * N;
-    store_acc<WIDTH>(acc, W + z * plane, M, N, row0, col0);
-    __threadfence();  // this lane's partial is visible device-wide before its warp's arrival is counted
-    __syncwarp();
-    unsigned int before = 0;
-    if (lane == 0) before = atomicAdd(arrivals, 1u);
-    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)splits - 1) return false;
-    __threadfence();
-    if (lane == 0) *arrivals = 0;
+    if (!arrives_last<WIDTH>(acc, W, arrivals, splits, z, M, N, row0, col0)) return false;
 #pragma unroll
     for (int i = 0; i < WIDTH / 2; ++i) acc[i] = 0.0f;
     // A plane a round trip, a lane's WIDTH / 4 loads (WIDTH <= 128) issued together: a loop over planes inside each

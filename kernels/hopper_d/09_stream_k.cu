@@ -100,23 +100,16 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
     });
 }
 
-// Stream-K fix-up, per consumer warp: this segment's partial 16 x WIDTH rows to plane `segment` of W, its arrival
-// counted; the last of the tile's `segments` arrivals sums every plane in segment order into acc, zeroes the
-// counter for the next launch and returns true: it stores C. 64 columns at a time: a lane's 16 loads of a plane's
-// chunk in flight together, 32 registers beside 256 columns' 128 accumulators.
+// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
+// the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
+// C. 64 columns at a time: a lane's 16 loads of a plane's chunk in flight together, 32 registers beside 256 columns'
+// 128 accumulators.
 template <int WIDTH>
 __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
                                                   int M, int N, int row0, int col0) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)M * N;
-    store_acc<WIDTH>(acc, W + segment * plane, M, N, row0, col0);
-    __threadfence();  // this lane's partial is visible device-wide before its warp's arrival is counted
-    __syncwarp();
-    unsigned int before = 0;
-    if (lane == 0) before = atomicAdd(arrival, 1u);
-    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)segments - 1) return false;
-    __threadfence();
-    if (lane == 0) *arrival = 0;
+    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
 #pragma unroll
     for (int q = 0; q < WIDTH / 64; ++q) {
 #pragma unroll
