@@ -199,15 +199,11 @@ __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, in
     return (long long)cdiv(tiles * s, ctas) * (cdiv(KT, s) + fixup) * (bn + 32);
 }
 
-// The cheapest plan, by one whole warp: lane l costs width 256 >> (l / 4) with 1 << (l % 4) slices (lanes 0-11),
-// and the warp keeps the lowest cost, ties to the lower lane (the wider tile, then fewer slices). Every block
-// thread working through all twelve candidates itself cost 08 about 2 us before its first load (its candidate
-// loop held 7 integer divisions against 07's 3, each a chain of dependent instructions).
-__device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
-    const int lane = threadIdx.x % 32;
-    const long long mine = lane < 12 ? plan_cost(M, N, K, ctas, max_splits, BN >> (lane / 4), 1 << (lane % 4)) : -1;
-    long long cost = mine < 0 ? 0x7fffffffffffffffLL : mine;  // lane 0's (BN, 1) always runs
-    int best = lane;
+// The lane with the lowest cost (-1: that lane's candidate may not run), ties to the lower lane; every lane of the
+// warp gets it.
+__device__ __forceinline__ int cheapest_lane(long long mine) {
+    long long cost = mine < 0 ? 0x7fffffffffffffffLL : mine;
+    int best = threadIdx.x % 32;
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
         const long long other = __shfl_xor_sync(0xffffffffu, cost, offset);
@@ -217,6 +213,17 @@ __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_
             best = other_lane;
         }
     }
+    return best;
+}
+
+// The cheapest plan, by one whole warp: lane l costs width 256 >> (l / 4) with 1 << (l % 4) slices (lanes 0-11),
+// and the warp keeps the lowest cost, ties to the lower lane (the wider tile, then fewer slices). Every block
+// thread working through all twelve candidates itself cost 08 about 2 us before its first load (its candidate
+// loop held 7 integer divisions against 07's 3, each a chain of dependent instructions).
+__device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
+    const int lane = threadIdx.x % 32;
+    const long long mine = lane < 12 ? plan_cost(M, N, K, ctas, max_splits, BN >> (lane / 4), 1 << (lane % 4)) : -1;
+    const int best = cheapest_lane(mine);  // lane 0's (BN, 1) always runs
     return Plan{BN >> (best / 4), 1 << (best % 4)};
 }
 

@@ -191,18 +191,8 @@ __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, in
 __device__ __forceinline__ Schedule plan_for(int M, int N, int K, int ctas, int& width) {
     const int lane = threadIdx.x % 32;
     Schedule mine{};
-    const long long own = lane < 6 ? plan_cost(M, N, K, ctas, persistent_ws::BN >> (lane / 2), lane % 2, mine) : -1;
-    long long cost = own < 0 ? 0x7fffffffffffffffLL : own;  // lane 0's (256, whole waves) always runs
-    int best = lane;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-        const long long other = __shfl_xor_sync(0xffffffffu, cost, offset);
-        const int other_lane = __shfl_xor_sync(0xffffffffu, best, offset);
-        if (other < cost || (other == cost && other_lane < best)) {
-            cost = other;
-            best = other_lane;
-        }
-    }
+    const int best = persistent_ws::cheapest_lane(
+        lane < 6 ? plan_cost(M, N, K, ctas, persistent_ws::BN >> (lane / 2), lane % 2, mine) : -1);  // lane 0's always runs
     width = persistent_ws::BN >> (best / 2);
     return Schedule{__shfl_sync(0xffffffffu, mine.tiles_m, best), __shfl_sync(0xffffffffu, mine.tiles_n, best),
                     __shfl_sync(0xffffffffu, mine.KT, best), __shfl_sync(0xffffffffu, mine.dp, best),
