@@ -9,7 +9,8 @@
 //                                  holds the next group.
 // A work unit is a 128 x WIDTH output tile and a slice of its k tiles. 04 and 05 (run): WIDTH = BN = 256, one
 // slice. 07 and 08 (run_per_shape): WIDTH in {256, 128, 64} and up to MAX_SPLITS slices, picked per
-// shape by plan_for; slices' partial sums meet in a workspace (last_split_sums). The stage/phase
+// shape by plan_for; slices' partial sums meet in a workspace (last_split_sums). 09 (stream_k) walks its own
+// schedule with these pieces (arrives_last, cheapest_lane, the constants). The stage/phase
 // counters run on across units. N % 8 == 0, K % 8 == 0 (TMA's 16-byte global strides), any M.
 #pragma once
 #include "hopper.cuh"
