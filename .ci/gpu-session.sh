@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkf|tune|aa|aaruns|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -147,6 +147,25 @@ print('statuses', dict(Counter(r['status'] for r in t)))"
     timeout "${DEADLINE:-3600}" python3 -m farm profile --kernels d_mma_sync_bf16,d_wgmma_bf16,d_tma_bf16,d_warp_specialized_bf16,d_persistent_bf16,d_mma_overlap_bf16,d_multicast_bf16 --sizes "${SIZES:-4096}" \
       --output "$RES" --run-id profile-walkd --timeout 90 > "$OUT/profile-walkd.log" 2>&1
     tail -3 "$OUT/profile-walkd.log" ;;
+  walkf)  # walk F (hopper_fp8): every stage verified at tile-multiple and odd shapes; the ladder (plans/walkf.toml:
+    # 4096^3 and 8192^3, two repeats, against cuBLASLt FP8 and torch._scaled_mm); torch._scaled_mm under Triton's
+    # do_bench_cudagraph as the independent timer; Nsight Compute counters at 8192^3. About 2 minutes on an H100.
+    python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_fp8.py 2>&1 | tee "$OUT/gpu-tests-walkf.log" | tail -3
+    timeout "${DEADLINE:-3600}" python3 -m farm bench --plan plans/walkf.toml --run-id walkF --output "$RES" > "$OUT/bench-walkF.log" 2>&1
+    grep -E "\] \[[0-9]+/" "$OUT/bench-walkF.log" | sed 's/.*\] \[/[/'
+    python3 -c "
+import torch
+from triton.testing import do_bench_cudagraph
+for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tensor scales, FP32 out, fast accumulation off
+    a, bt = (torch.randn(n, n, device='cuda').div(8).to(torch.float8_e4m3fn) for _ in range(2))
+    s = torch.tensor(0.01, device='cuda')
+    ms = do_bench_cudagraph(lambda: torch._scaled_mm(a, bt.t(), scale_a=s, scale_b=s, out_dtype=torch.float32, use_fast_accum=False), rep=300)
+    print(f'torch._scaled_mm {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" 2>&1 | tee "$OUT/crosscheck-walkf.txt"
+    fp8=f_warp_specialized_fp8,f_persistent_fp8,f_mma_overlap_fp8,f_multicast_fp8
+    timeout "${DEADLINE:-3600}" python3 -m farm profile --kernels "$fp8" --sizes 8192 --output "$RES" --run-id profile-walkf --timeout 90 \
+      > "$OUT/profile-walkf.log" 2>&1
+    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
+      | tee "$OUT/moves-walkf.txt" | grep -E "fp8|stage" ;;
   reference)  # plans/reference.toml (or REF_PLAN) on every GPU here (DEADLINE=secs stops it early; call again to resume)
     shift; run=$1; shift
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 | tee "$OUT/libraries.txt"

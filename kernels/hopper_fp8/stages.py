@@ -21,20 +21,42 @@ ARCH = "sm_90a"
 # K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
 ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
+PERSISTENT = {"args": ARGS, "persistent": True}
 HERE = Path(__file__).resolve().parent
 
-# (name, file, what changed), in ladder order; each kernel's threads, tile and dynamic shared memory are declared in its .cu
+# (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
+# cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body)
 _KERNELS = [
     (
         "f_wgmma_fp8",
         "00_wgmma_fp8.cu",
+        {"args": ARGS},
         "wgmma m64n128k32 E4M3 from TMA-loaded, 128-byte-swizzled K-major tiles (128x128x128, 4 stages, 2 warpgroups), "
         "one barrier per k tile, the whole K in wgmma's accumulators, per-tensor scales in the epilogue",
     ),
     (
         "f_warp_specialized_fp8",
         "01_warp_specialized_fp8.cu",
+        {"args": ARGS},
         "128x256 tile: producer warpgroup (TMA) + 2 consumer warpgroups (m64n256k32), full/empty mbarriers, setmaxnreg",
+    ),
+    (
+        "f_persistent_fp8",
+        "02_persistent_fp8.cu",
+        PERSISTENT,
+        "persistent: one block per SM loops over tiles in 16-tile-row groups (L2 reuse); next tile's loads overlap the epilogue",
+    ),
+    (
+        "f_mma_overlap_fp8",
+        "03_mma_overlap_fp8.cu",
+        PERSISTENT,
+        "one wgmma group kept in flight (wait_group 1): a stage is released when the next k tile's wgmmas are queued",
+    ),
+    (
+        "f_multicast_fp8",
+        "04_multicast_fp8.cu",
+        PERSISTENT,
+        "clusters of 2 vertically adjacent tiles: each k tile's B box loaded by one CTA (alternating), TMA-multicast into both",
     ),
 ]
 
@@ -46,7 +68,7 @@ STAGES = [
         group="ladder",
         position=position,
         source_path=HERE / file,
-        launches=(declared_launch(HERE / file, name, args=ARGS),),
+        launches=(declared_launch(HERE / file, name, **launch),),
         what_changed=what,
         dtype=DTYPE,
         baseline=BASELINE,
@@ -54,5 +76,5 @@ STAGES = [
         min_cc=90,
         requires_arch=ARCH,
     )
-    for position, (name, file, what) in enumerate(_KERNELS)
+    for position, (name, file, launch, what) in enumerate(_KERNELS)
 ]
