@@ -21,9 +21,7 @@ ARCH = "sm_90a"
 VEC8 = ShapeRule(n_multiple=8, k_multiple=8)  # 16-byte rows chunks (cp.async) and TMA's 16-byte global strides
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
 PERSISTENT = {"args": TMA_ARGS, "persistent": True}
-# M x N planes of partial sums in the workspace: d_split_k's K slices, d_stream_k's segments of a tile, at most
-WORKSPACE_PLANES = {"d_split_k": 8, "d_stream_k": 8}
-WITH_WORKSPACE = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
+MAX_SPLITS = 8  # d_split_k's K slices, d_stream_k's segments of a tile at most: their workspace's M x N planes
 
 # (name, file, launch options, what changed) in ladder order. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
@@ -81,13 +79,13 @@ KERNELS = [
     (
         "d_split_k",
         "08_split_k.cu",
-        {**PERSISTENT, "args": WITH_WORKSPACE},
+        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
         "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
     ),
     (
         "d_stream_k",
         "09_stream_k.cu",
-        {**PERSISTENT, "args": WITH_WORKSPACE},
+        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
         "07 with the last wave's k tiles shared evenly by every block (stream-K, fixed-order fix-up), a ring as deep as "
         "the tile width allows, tensor maps prefetched",
     ),
@@ -113,7 +111,7 @@ def _stages() -> list[Stage]:
                     shapes=VEC8,
                     min_cc=90,
                     requires_arch=ARCH,
-                    workspace_floats_per_mn=WORKSPACE_PLANES.get(name, 0),
+                    workspace_floats_per_mn=MAX_SPLITS if "W" in launch.get("args", ()) else 0,
                 )
             )
     return stages
