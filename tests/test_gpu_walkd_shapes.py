@@ -8,6 +8,13 @@ Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile si
   1 x 4096 x 4096                128 x 128 tiles, K in 4 slices (08; 07: 128 x 128 whole)
   16 x 1024 x 4096               128 x 64 tiles, K in 8 slices (08)
   8 x 512 x 832                  13 k tiles in 8 uneven slices, the last k tile partial (08)
+Stage 10 (swap_ab) at every branch of its own plan (swap_ab::plan_for, 132 SMs) and of its rule (M <= 64 swapped):
+  1 x 4096 x 4096                16 tokens x 128 features, K in 4 slices
+  3 x 1024 x 4096                16 x 64 (one consumer warpgroup), K in 8 slices
+  16 x 14336 x 4096              16 x 128, whole K
+  64 x 4096 x 4096               64 x 64, K in 2 slices
+  17 x 520 x 832                 64 tokens (17 of them real), N off the 64-feature panel, 13 k tiles
+  100 x 520 x 4104, 128 x 4096 x 4096   M > 64: 08's path
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's arrival counters must
 be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
 Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.
@@ -22,6 +29,7 @@ pytestmark = pytest.mark.gpu
 
 WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
 PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_"))]
+SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 PLAN_BRANCHES = [
     (256, 256, 256),
@@ -32,6 +40,7 @@ PLAN_BRANCHES = [
     (16, 1024, 4096),
     (8, 512, 832),
 ]
+SWAP_BRANCHES = [(1, 4096, 4096), (3, 1024, 4096), (16, 14336, 4096), (64, 4096, 4096), (17, 520, 832), (100, 520, 4104), (128, 4096, 4096)]
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +74,12 @@ def test_per_shape_stages_verify_on_every_branch_of_their_plan(measurer, stage, 
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row) and stage.startswith("d_split_k_") and shape == (16, 1024, 4096):
         assert row["grid_blocks"] == 128, row["grid_blocks"]  # one block per 8-column strip: 16 tiles x 8 slices
+
+
+@pytest.mark.parametrize("shape", SWAP_BRANCHES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", SWAP_AB)
+def test_swap_ab_verifies_swapped_and_on_08s_path(measurer, stage, shape):
+    _ok_or_not_hopper(measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes"))
 
 
 @pytest.mark.parametrize("shape", [(64, 100, 64), (64, 64, 100)], ids=lambda s: "x".join(map(str, s)))

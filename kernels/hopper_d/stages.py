@@ -23,7 +23,7 @@ TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
 PERSISTENT = {"args": TMA_ARGS, "persistent": True}
 MAX_SPLITS = 8  # d_split_k's K slices at most: its workspace is that many M x N planes of partial sums
 
-# (name, file, launch options, what changed) in ladder order. Each is the template kernel name<T>, registered for
+# (name, file, launch options, what changed) in ladder order; a stage's position is its file's number. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
 KERNELS = [
     (
@@ -82,12 +82,19 @@ KERNELS = [
         {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
         "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
     ),
+    (
+        "d_swap_ab",
+        "10_swap_ab.cu",
+        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        "M <= 64: C^T = B^T A^T, tokens as wgmma's N (16 or 64), 1-8 K slices, a 7-deep ring; larger M: 08's path",
+    ),
 ]
 
 
 def _stages() -> list[Stage]:
     stages = []
-    for position, (name, file, launch, what) in enumerate(KERNELS):
+    for name, file, launch, what in KERNELS:
+        position = int(file[:2])
         for dtype, (t, baseline) in DTYPES.items():
             stages.append(
                 Stage(
@@ -104,7 +111,7 @@ def _stages() -> list[Stage]:
                     shapes=VEC8,
                     min_cc=90,
                     requires_arch=ARCH,
-                    workspace_floats_per_mn=MAX_SPLITS if name == "d_split_k" else 0,
+                    workspace_floats_per_mn=MAX_SPLITS if "W" in launch.get("args", ()) else 0,
                 )
             )
     return stages
