@@ -1,9 +1,9 @@
-// 10 swap_ab: for M <= 128 tokens, compute C^T = B^T A^T, so the token count becomes wgmma's N.
+// 10 swap_ab: for M <= 64 tokens, compute C^T = B^T A^T, so the token count becomes wgmma's N.
 // wgmma's M is 64 rows a warpgroup, so 07 and 08 spend a 64-row instruction (and a 128-row A tile)
 // on 1 to 16 tokens of a decode step: at M = 1, 63 of every 64 rows the tensor core multiplies are
 // zeros, and each block's 128 x 64 x BK of work holds one useful row. Swapped, the weight matrix B
 // fills wgmma's 64 rows (a block: 64 or 128 output features, BNT) and the tokens are its N, which
-// may be any multiple of 8: 16, 64 or 128 here (TN, the smallest that holds M). Operands stay where
+// may be any multiple of 8: 16 or 64 here (TN, the smallest that holds M). Operands stay where
 // they are: B's 64 x 64 TMA boxes (K rows, N contiguous) are wgmma's A read MN-major (imm-trans-a
 // = 1), A's 128 x 64 boxes (tokens, K contiguous) its B read K-major (imm-trans-b = 0), of which
 // the first TN rows are used. The accumulators hold C^T: lane l of warp w holds features
@@ -15,9 +15,9 @@
 // 08's kind of estimate: waves x (k tiles a unit + fix-up) x (BNT + TN + 32), BNT 128 (two consumer
 // warpgroups) or 64 (one; the other waits). Each stage holds one A box and BNT / 64 B panels,
 // 32 KB, so the ring is 7 deep (08's is 4 of 48 KB): more of B in flight a block, which is what a
-// decode shape, bound by reading B from DRAM, is short of. M > 128 runs 08's code unchanged
-// (persistent_ws::run_per_shape with 8 slices): there tiles of 128 tokens fill wgmma's M and the
-// row-major epilogue of float2 stores is the right one. N % 8 == 0, K % 8 == 0, any M.
+// decode shape, bound by reading B from DRAM, is short of. M > 64 runs 08's code unchanged
+// (persistent_ws::run_per_shape with 8 slices): swapped with TN = 128, M = 128 ran at 17-95 % of
+// cuBLAS where 08 ran at 57-100 % (H100, 2026-11-25). N % 8 == 0, K % 8 == 0, any M.
 #include "persistent_ws.cuh"
 
 // The persistent grid: one block per SM whenever N >= SMs (kernels/sources.py reads BM and BN here). BM is also
@@ -25,7 +25,7 @@
 enum : int {
     BM = 128,
     BN = 1,
-    SWAP_MAX_M = 128,  // the most tokens swapped; more run 08's path
+    SWAP_MAX_M = 64,   // the most tokens swapped; more run 08's path
     SWAP_STAGES = 7,
     SWAP_A_BYTES = BM * 64 * 2,                           // one 128 x 64 box of A
     SWAP_PANEL = 64 * 128,                                // one 64 x 64 box of B, 128-byte rows
@@ -74,22 +74,6 @@ __device__ __forceinline__ void wgmma_swapped<64, __half>(float (&d)[32], uint64
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 1, 0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(a), "l"(b), "r"(1));
-}
-
-template <>
-__device__ __forceinline__ void wgmma_swapped<128, __nv_bfloat16>(float (&d)[64], uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 1, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(a), "l"(b), "r"(1));
-}
-
-template <>
-__device__ __forceinline__ void wgmma_swapped<128, __half>(float (&d)[64], uint64_t a, uint64_t b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 1, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(a), "l"(b), "r"(1));
 }
 
@@ -181,11 +165,7 @@ __device__ __forceinline__ bool last_split_sums(float (&acc)[TN / 2], float* W, 
 #pragma unroll
     for (int i = 0; i < TN / 2; ++i) acc[i] = 0.0f;
 #pragma unroll 1
-    for (int p = 0; p < splits; ++p) {
-        int n;  // N made opaque: each plane's addresses are formed again, not held across the loop (TN = 128 spilled)
-        asm volatile("mov.b32 %0, %1;" : "=r"(n) : "r"(N));
-        for_each_element<TN>(M, n, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
-    }
+    for (int p = 0; p < splits; ++p) for_each_element<TN>(M, N, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
     return true;
 }
 
@@ -233,14 +213,14 @@ __device__ __forceinline__ void consume_planned(const Plan& plan, const Walk& w,
     else consume<T, TN, 64>(w, smem, full, empty, C, W, arrivals, M, N, c);
 }
 
-// M <= SWAP_MAX_M: the swapped product, TN the fewest tokens of 16, 64 and 128 that hold M.
+// M <= SWAP_MAX_M: the swapped product, TN the fewest tokens of 16 and 64 that hold M.
 template <typename T>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, float* W, unsigned int* arrivals,
                                     int M, int N, int K) {
     extern __shared__ __align__(1024) unsigned char smem[];
     __shared__ uint64_t full[SWAP_STAGES], empty[SWAP_STAGES];
     __shared__ Plan planned;
-    const int tid = threadIdx.x, wg = tid / 128, tn = M <= 16 ? 16 : M <= 64 ? 64 : 128;
+    const int tid = threadIdx.x, wg = tid / 128, tn = M <= 16 ? 16 : 64;
     if (tid < 32) {  // warp 0 plans; the block reads the plan after the barrier
         const Plan p = plan_for(M, N, K, gridDim.x, tn);
         if (tid == 0) {
@@ -261,8 +241,7 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
     } else {
         setmaxnreg_inc<232>();
         if (tn == 16) consume_planned<T, 16>(plan, w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
-        else if (tn == 64) consume_planned<T, 64>(plan, w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
-        else consume_planned<T, 128>(plan, w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
+        else consume_planned<T, 64>(plan, w, smem, full, empty, C, W, arrivals, M, N, wg - 1);
     }
 }
 }  // namespace swap_ab

@@ -86,7 +86,7 @@ KERNELS = [
         "d_swap_ab",
         "10_swap_ab.cu",
         {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
-        "M <= 128: C^T = B^T A^T, tokens as wgmma's N (16, 64 or 128), 1-8 K slices, a 7-deep ring; larger M: 08's path",
+        "M <= 64: C^T = B^T A^T, tokens as wgmma's N (16 or 64), 1-8 K slices, a 7-deep ring; larger M: 08's path",
     ),
 ]
 
