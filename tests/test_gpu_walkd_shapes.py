@@ -8,14 +8,16 @@ Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile si
   1 x 4096 x 4096                128 x 128 tiles, K in 4 slices (08; 07: 128 x 128 whole)
   16 x 1024 x 4096               128 x 64 tiles, K in 8 slices (08)
   8 x 512 x 832                  13 k tiles in 8 uneven slices, the last k tile partial (08)
-Stage 10 (swap_ab) at every branch of its own plan (swap_ab::plan_for, 132 SMs) and of its rule (M <= 64 swapped):
+Stage 10 (swap_ab) at every branch of its own plan (swap_ab::plan_for, 132 SMs) and of its rule (16 tokens a tile to M = 16, else 64):
   1 x 4096 x 4096 (TAILS)        16 tokens x 128 features, K in 4 slices
   3 x 1024 x 4096                16 x 64 (one consumer warpgroup), K in 8 slices
   16 x 14336 x 4096              16 x 128, whole K
   64 x 4096 x 4096               64 x 128, K in 4 slices
   40 x 14336 x 832               64 x 128, whole K
   17 x 520 x 832                 64 tokens (17 of them real), N off the 64-feature panel, 13 k tiles
-  65 x 14336 x 4096, 100 x 520 x 4104, 129 x 520 x 4104 (TAILS)   M > 64: 08's path
+  65 x 14336 x 4096              two tiles of 64 tokens x 128, whole K
+  100 x 520 x 4104               2 tiles of 64 tokens x 64, K in 6 slices
+  129 x 520 x 4104 (TAILS)       3 tiles of 64 tokens x 64, K in 4 slices
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's arrival counters must
 be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
 Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.

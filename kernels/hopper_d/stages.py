@@ -86,7 +86,7 @@ KERNELS = [
         "d_swap_ab",
         "10_swap_ab.cu",
         {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
-        "M <= 64: C^T = B^T A^T, tokens as wgmma's N (16 or 64), 1-8 K slices, a 7-deep ring; larger M: 08's path",
+        "C^T = B^T A^T: tokens as wgmma's N (16, or 64 past M = 16) in 16-row A boxes, 1-8 K slices, a 12-deep ring",
     ),
 ]
 
