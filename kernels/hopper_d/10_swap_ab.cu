@@ -102,17 +102,7 @@ __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, in
 __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int tn) {
     const int lane = threadIdx.x % 32;
     const long long mine = lane < 16 ? plan_cost(M, N, K, ctas, tn, 128 >> (lane / 8), lane % 8 + 1) : -1;
-    long long cost = mine < 0 ? 0x7fffffffffffffffLL : mine;  // lane 0's (128, 1) always runs
-    int best = lane;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-        const long long other = __shfl_xor_sync(0xffffffffu, cost, offset);
-        const int other_lane = __shfl_xor_sync(0xffffffffu, best, offset);
-        if (other < cost || (other == cost && other_lane < best)) {
-            cost = other;
-            best = other_lane;
-        }
-    }
+    const int best = persistent_ws::cheapest_lane(mine < 0 ? 0x7fffffffffffffffLL : mine);  // lane 0's (128, 1) always runs
     return Plan{128 >> (best / 8), best % 8 + 1};
 }
 
@@ -163,13 +153,7 @@ __device__ __forceinline__ bool last_split_sums(float (&acc)[TN / 2], float* W, 
                                                 int N, int m0, int n0) {
     const size_t plane = (size_t)M * N;
     for_each_element<TN>(M, N, m0, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
-    __threadfence();
-    __syncwarp();
-    unsigned int before = 0;
-    if (threadIdx.x % 32 == 0) before = atomicAdd(arrivals, 1u);
-    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)splits - 1) return false;
-    __threadfence();
-    if (threadIdx.x % 32 == 0) *arrivals = 0;
+    if (!persistent_ws::last_arrival(arrivals, splits)) return false;
 #pragma unroll
     for (int i = 0; i < TN / 2; ++i) acc[i] = 0.0f;
 #pragma unroll 1
