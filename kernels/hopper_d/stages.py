@@ -68,8 +68,8 @@ KERNELS = [
         PERSISTENT,
         "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both",
     ),
-    # 07 and 08 pick their tile width (and 08 its K slices) in the kernel; the BN their .cu declares (64, 8) only
-    # sizes the persistent grid for the most work units they can make.
+    # 07, 08 and 10 pick their tile width (and 08 and 10 their K slices) in the kernel; the BN their .cu declares
+    # (64, 8, 1) only sizes the persistent grid for the most work units they can make. 10's BM (16) is A's box rows.
     (
         "d_narrow_tiles",
         "07_narrow_tiles.cu",
