@@ -191,8 +191,8 @@ __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, in
 __device__ __forceinline__ Schedule plan_for(int M, int N, int K, int ctas, int& width) {
     const int lane = threadIdx.x % 32;
     Schedule mine{};
-    const int best = persistent_ws::cheapest_lane(
-        lane < 6 ? plan_cost(M, N, K, ctas, persistent_ws::BN >> (lane / 2), lane % 2, mine) : -1);  // lane 0's always runs
+    const long long cost = lane < 6 ? plan_cost(M, N, K, ctas, persistent_ws::BN >> (lane / 2), lane % 2, mine) : -1;
+    const int best = persistent_ws::cheapest_lane(cost < 0 ? 0x7fffffffffffffffLL : cost);  // lane 0's always runs
     width = persistent_ws::BN >> (best / 2);
     return Schedule{__shfl_sync(0xffffffffu, mine.tiles_m, best), __shfl_sync(0xffffffffu, mine.tiles_n, best),
                     __shfl_sync(0xffffffffu, mine.KT, best), __shfl_sync(0xffffffffu, mine.dp, best),
