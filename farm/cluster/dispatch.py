@@ -58,6 +58,7 @@ from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
 from farm.cluster.repeats import AdaptiveRepeats
+from farm.cluster.worker import ARMS, pair_id
 from farm.data.dataset import PROFILE, ROWS, completed_keys
 from farm.data.row_batch import RowBatch, profile_batch, row_batches, with_constant
 from farm.data.rows import cell_row
@@ -202,7 +203,8 @@ class Dispatcher:
         self._repeats = AdaptiveRepeats(plan.repeats, 0 if profile else plan.max_repeats, plan.repeat_noise)
         self._window_start, self._blocked_s = time.monotonic(), 0.0
         self._scope = scope_column(plan.mode)
-        done = completed_keys(plan.output, plan.run_id, self._scope, self._table)
+        # A paired sweep's cell is done once both arms' runs have its row.
+        done = set.intersection(*(completed_keys(plan.output, run, self._scope, self._table) for run in self._runs()))
         cells = plan.cells(repeats=1 if profile else None)  # a profile has no repeats
         self._plan_cells = len(cells)  # each queue's share of the plan: every cell, once per GPU or per model
         self._queues: dict[str, _Queue] = {}
@@ -218,6 +220,9 @@ class Dispatcher:
             self._add_slot(w, self._queues[key])
         if self._scope == "gpu_uuid":
             _warn_cards_new_to_the_run(plan, workers, done, self._table)
+
+    def _runs(self) -> tuple[str, ...]:
+        return (self._plan.run_id,) if self._profile else self._plan.arm_runs()
 
     def _add_slot(self, w: Worker, q: _Queue) -> None:
         q.gpus += 1
@@ -381,7 +386,10 @@ class Dispatcher:
             self._worker_died(slot, exc)
             return
         for rows in got:
-            self._finished(slot, batch, rows)
+            if rows.table == ROWS and rows.rows.column("arm")[0].as_py() == "b":  # a paired cell's other arm: its
+                self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))  # arm a's row counts the cell
+            else:
+                self._finished(slot, batch, rows)
         if needs_restart:
             last = got[-1].rows
             log.warning(
@@ -480,10 +488,14 @@ class Dispatcher:
         self._restart(slot)
 
     def _fail_running(self, slot: _Slot, status: str, reason: str) -> None:
-        """A driver-made row for the cell `slot` is running; the rest of its batches queued again."""
+        """A driver-made row for the cell `slot` is running (a row per arm of a paired sweep); the rest of its batches
+        queued again."""
         batch = slot.batches[0]
         cell = batch.cells[batch.done]
-        self._finished(slot, batch, self._driver_row(slot, cell, status, reason))
+        first, *others = self._driver_rows(slot, cell, status, reason)
+        for rows in others:
+            self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
+        self._finished(slot, batch, first)
         self._drop_batches(slot)
 
     def _restart(self, slot: _Slot) -> None:
@@ -568,12 +580,21 @@ class Dispatcher:
         )
         self._progress.lost(slot.worker.key, left, why)
 
-    def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> RowBatch:
-        """A row (a profile status row, when profiling) for a cell the worker could not report on itself."""
+    def _driver_rows(self, slot: _Slot, cell: Cell, status: str, reason: str) -> list[RowBatch]:
+        """A row (a profile status row, when profiling; a row per arm, arm a's first, in a paired sweep) for a cell
+        the worker could not report on itself."""
         stage, device, run_id = self._cost.stages[cell.stage], slot.worker.device, self._plan.run_id
         if self._profile:
-            return profile_batch(status_records(device, stage, cell, run_id, status, reason))
-        return row_batches([cell_row(device, stage, cell, run_id, status, reason)])[0]
+            return [profile_batch(status_records(device, stage, cell, run_id, status, reason))]
+        if not self._plan.paired:
+            return row_batches([cell_row(device, stage, cell, run_id, status, reason)])
+        pair = pair_id(cell, run_id)
+        return row_batches(
+            [
+                {**cell_row(device, stage, cell, f"{run_id}-{arm}", status, reason), "pair": pair, "arm": arm}
+                for arm in ARMS
+            ]
+        )
 
 
 def _node_gone(worker: Worker) -> str | None:

@@ -74,8 +74,10 @@ def _fire_once(spec: Path, index: int) -> bool:
 class StandinMeasurer:
     """Implements farm.cells.Measurer without a GPU."""
 
-    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = (), extra_stages: tuple = ()) -> None:
+        """`extra_stages`: stages replacing the catalog's of the same name (a paired sweep's arm b: GpuMeasurer's)."""
         path, entries = _faults()
+        self._extra = {s.name: s for s in extra_stages}
         for index, entry in enumerate(entries):
             if entry["action"] == "fail_start" or (entry["action"] == "fail_start_once" and _fire_once(path, index)):
                 raise RuntimeError("stand-in failed to start")
@@ -110,7 +112,7 @@ class StandinMeasurer:
         return None
 
     def measure(self, cell: Cell, run_id: str) -> dict:
-        stage = stage_named(cell.stage)
+        stage = self._extra.get(cell.stage) or stage_named(cell.stage)
         if self._poisoned:  # as a real CUDA context: every later call fails until the process restarts
             return cell_row(self._device, stage, cell, run_id, "error", "CUDA context poisoned by an earlier fault")
         action = self._fault(cell)
@@ -186,8 +188,8 @@ class EmulatedGpuMeasurer(StandinMeasurer):
     time as its timed phase; its timings are the stand-in's.
     """
 
-    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
-        super().__init__(options, prewarm)
+    def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = (), extra_stages: tuple = ()) -> None:
+        super().__init__(options, prewarm, extra_stages)
         card = CARDS.get(self._device["gpu_name"])
         if card is None:
             raise ValueError(
@@ -216,7 +218,7 @@ class EmulatedGpuMeasurer(StandinMeasurer):
         )
 
     def measure(self, cell: Cell, run_id: str) -> dict:
-        stage = stage_named(cell.stage)
+        stage = self._extra.get(cell.stage) or stage_named(cell.stage)
         m, n, k = cell.m, cell.n, cell.k
         reason = stage.unsupported_reason(m, n, k, self._cc) or memory_skip_reason(
             stage, m, n, k, self._device, self._free_bytes(), self._timer.flush_bytes

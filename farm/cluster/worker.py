@@ -20,10 +20,23 @@ from farm.measure import measurers
 from farm.measure.cell_timer import MeasureOptions
 from farm.measure.device import model_from_name
 from farm.measure.profiler import ProfileOptions, Profiler, status_records
-from kernels.registry import stage_named
+from kernels.registry import stage_named, stages_under
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
+ARMS = ("a", "b")
+
+
+def arm_order(cell: Cell) -> tuple[str, str]:
+    """A paired cell's arms in the order measured: a then b, or b then a, alternating with the repeat (two repeats
+    make ABBA) and, at one repeat, between cells (a stable hash of the stage and shape), so that neither arm is
+    always the first after the previous cell."""
+    flip = (cell.repeat + sum(map(ord, f"{cell.stage}/{cell.m}x{cell.n}x{cell.k}"))) % 2
+    return ("b", "a") if flip else ARMS
+
+
+def pair_id(cell: Cell, run_id: str) -> str:
+    return f"{run_id}/{cell.stage}/{cell.m}x{cell.n}x{cell.k}/{cell.repeat}"
 
 
 def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
@@ -44,13 +57,24 @@ class GpuWorker:
     row finished while the next cell runs, or hangs, still reaches the driver.
     """
 
-    def __init__(self, measurer_path: str, options: MeasureOptions, prewarm: tuple[str, ...]) -> None:
-        """`options`: the plan's, as validated there; `prewarm`: stages to compile while the first cells run."""
+    def __init__(
+        self, measurer_path: str, options: MeasureOptions, prewarm: tuple[str, ...], arm_b: str | None = None
+    ) -> None:
+        """`options`: the plan's, as validated there; `prewarm`: stages to compile while the first cells run. `arm_b`:
+        a paired sweep's second arm, measured by a second measurer in this process: "" the same code (A/A), else a
+        kernels tree (--base-kernels) whose stages replace the catalog's of the same name; None: one arm."""
         process_s = seconds_since_start()  # Ray's worker process: Python, Ray and this module imported
         began = time.perf_counter()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="measure")
         # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
-        self._measurer: Measurer = self._thread.submit(lambda: measurers.load(measurer_path)(options, prewarm)).result()
+        build = measurers.load(measurer_path)
+        self._measurer: Measurer = self._thread.submit(lambda: build(options, prewarm)).result()
+        self._measurer_b: Measurer | None = None
+        self._base_stages: set[str] | None = None  # arm b's own kernel stages, where it runs another tree
+        if arm_b is not None:
+            base = stages_under(arm_b) if arm_b else []
+            self._base_stages = {s.name for s in base} if arm_b else None
+            self._measurer_b = self._thread.submit(lambda: build(options, prewarm, extra_stages=tuple(base))).result()
         self._profiler: Profiler | None = None  # built by the first profiled cell
         info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
@@ -79,28 +103,53 @@ class GpuWorker:
         out: queue.SimpleQueue,
         ended: threading.Event,
     ) -> None:
-        """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each, then
-        None, then setting `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
+        """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each (a
+        cell's rows: one, or a paired cell's two, arm a's first; a profiled cell's records), then None, then setting
+        `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
         Stops after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
         restarts it and queues its cells again). A profiler that raises gives the cell an "error" record."""
-        poisoned = not profile and self._measurer.needs_restart()  # a profile's ncu child has a context of its own
+        poisoned = not profile and any(  # a profile's ncu child has a context of its own
+            m.needs_restart() for m in (self._measurer, self._measurer_b) if m is not None
+        )
         for cell in cells:
             if poisoned:
                 break
             if profile:
                 out.put((self._profile(cell, run_id, profile), False))
                 continue
-            try:
-                row = self._measurer.measure(cell, run_id)
-            except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
-                why = f"measurer raised: {_why(exc)}"
-                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why)
-            else:
-                row["gpu_model"] = self._device["gpu_model"]
-                poisoned = self._measurer.needs_restart()
-            out.put((row, poisoned))
+            if self._measurer_b is None:
+                row, poisoned = self._measure(self._measurer, cell, run_id)
+                out.put(([row], poisoned))
+                continue
+            rows = {}
+            for arm in arm_order(cell):  # one after the other, in this process: what a run draws, both arms share
+                rows[arm], poisoned = self._measure_arm(arm, cell, run_id)
+                if poisoned:
+                    break
+            out.put(([rows[arm] for arm in ARMS if arm in rows], poisoned))
         out.put(None)
         ended.set()
+
+    def _measure(self, measurer: Measurer, cell: Cell, run_id: str) -> tuple[dict, bool]:
+        """One cell's row from `measurer`, and whether it poisoned the CUDA context."""
+        try:
+            row = measurer.measure(cell, run_id)
+        except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
+            why = f"measurer raised: {_why(exc)}"
+            return cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why), False
+        row["gpu_model"] = self._device["gpu_model"]
+        return row, measurer.needs_restart()
+
+    def _measure_arm(self, arm: str, cell: Cell, run_id: str) -> tuple[dict, bool]:
+        """Arm `arm` of a paired cell, as run RUN_ID-arm; a kernel stage the base tree lacks is skipped on arm b."""
+        pair = {"pair": pair_id(cell, run_id), "arm": arm}
+        arm_run = f"{run_id}-{arm}"
+        stage = stage_named(cell.stage)
+        if arm == "b" and self._base_stages is not None and not stage.is_baseline and stage.name not in self._base_stages:
+            why = "paired arm b: the --base-kernels tree has no stage of this name"
+            return {**cell_row(self._device, stage, cell, arm_run, "skipped", why), **pair}, False
+        row, poisoned = self._measure(self._measurer if arm == "a" else self._measurer_b, cell, arm_run)
+        return {**row, **pair}, poisoned
 
     def _profile(self, cell: Cell, run_id: str, options: ProfileOptions) -> list[dict]:
         """The profile records of `cell` under Nsight Compute (farm.measure.profiler; no timing taken). The
@@ -142,7 +191,11 @@ class GpuWorker:
             done = chunk[-1] is None
             results = [r for r in chunk if r is not None]
             if results:
-                batches = [profile_batch(r) for r, _ in results] if profile else row_batches([r for r, _ in results])
+                batches = (
+                    [profile_batch(r) for r, _ in results]
+                    if profile
+                    else row_batches([row for rows, _ in results for row in rows])
+                )
                 yield batches, results[-1][1]
                 last_yield = time.monotonic()
 

@@ -97,8 +97,15 @@ def cuda_include_dir() -> str | None:
     return None
 
 
-def _headers() -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted(COMMON_INCLUDE_DIR.glob("*.cuh"))}
+def include_dir(source: Path) -> Path:
+    """The common headers a .cu includes: its own tree's kernels/common (another checkout's kernels, a paired sweep's
+    --base-kernels, include theirs), else this repository's (a family kept outside it has none of its own)."""
+    own = source.resolve().parent.parent / "common"
+    return own if own.is_dir() else COMMON_INCLUDE_DIR
+
+
+def _headers(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.glob("*.cuh"))}
 
 
 def _cache_key(
@@ -189,12 +196,13 @@ def compile_source(
 
     check_arch(arch)
     text = source.read_text()
-    headers = _headers()
+    common = include_dir(source)
+    headers = _headers(common)
     toolkit = cuda_include_dir()
     options = (
         *BASE_OPTIONS,
         f"--gpu-architecture={arch}",
-        f"-I{COMMON_INCLUDE_DIR}",
+        f"-I{common}",
         *((f"-I{toolkit}",) if toolkit else ()),
         *extra_options,
     )

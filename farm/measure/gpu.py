@@ -20,7 +20,7 @@ from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
 from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_args
-from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
+from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError, code_sha256
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import LIBRARIES, launcher, unavailable_reason
@@ -88,6 +88,7 @@ class _Kernel:
         first = stage.launches[0]
         self.columns = {
             "compile_options": " ".join(compiled.options),
+            "code_sha256": code_sha256(compiled.cubin_path.read_bytes()),
             "registers": attribute("CU_FUNC_ATTRIBUTE_NUM_REGS"),
             "static_smem_bytes": attribute("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
             "dynamic_smem_bytes": first.dynamic_smem,
@@ -150,8 +151,9 @@ class GpuMeasurer:
     ):
         """`options`: how cells are measured (a plan's [measure] table, validated where the plan was read).
         `prewarm`: stage names to compile for this chip in the background, on the host's cores, while the
-        first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages outside the
-        catalog that cells may name (the GPU tests' planted cheats; a plan cannot pass any)."""
+        first cells run (a cell whose stage is still compiling waits for it). `extra_stages`: stages that cells may
+        name beside the catalog's, replacing a catalog stage of the same name (the GPU tests' planted cheats; a paired
+        sweep's arm b, another tree's kernels: farm/cluster/worker.py)."""
         step = _Steps()
         import cupy
 
