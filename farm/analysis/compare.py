@@ -39,6 +39,18 @@ all compared cells, with its interval: what a run-level factor shared by every c
 Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
 GPU model (`rates`, `farm compare --aa`) show how far it does.
 
+Paired runs (a paired sweep's two arms, farm/sweep.py --paired or --base-kernels: each cell measured for both in one
+worker process, one after the other, order alternating): where both sides' rows of a cell share pair ids, the unit is
+the pair, never the run. Per matched pair i, d_i = log B_i - log A_i; what a run draws (process, memory placement,
+clock and thermal state, Triton's pick) is common to both arms of a pair and cancels. The noise of one d_i, p, is
+learned from paired A/A history (pairs of identical code, noise.py), apart from the sequential model (the design is
+part of the key); the cell's own pairs' spread (n-1 df) is shrunk towards it, and
+
+    d = mean d_i, var(d) = p* / n, u = t(1 - ALPHA/2, d0 + n - 1) sqrt(var(d))
+
+with the same rule. With no paired A/A history of the GPU model p is the prior and no verdict rests on it (UNCLEAR,
+saying so). Each comparison says which design judged it (`design`: paired, runs, repeats).
+
 Every comparison lists what else differed between its sides (farm/analysis/attribution.py): card, clocks, power
 and thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock
 where that is sound and says when it is not.
@@ -62,6 +74,10 @@ REPORTED = 0.5  # of the tolerance: the smallest difference called FASTER or SLO
 ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
+UNMEASURED_PAIR_NOISE = (
+    "paired noise never measured on this GPU model (no paired A/A in the history): run a paired sweep of identical "
+    "code first (farm/sweep.py --paired), and give it with --history"
+)
 UNMEASURED_RUN_NOISE = (
     "run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
     "compare sides of two runs or more, or give A/A history (plans/aa.toml)"
@@ -89,6 +105,7 @@ class Comparison:
     gpu_model: str | None = None
     family: str | None = None
     noise: str = ""  # the classes the repeat and run noise came from
+    design: str = "runs"  # what judged it: "paired" (per-pair differences), "runs" (sequential), "repeats" (in a run)
 
 
 def _timed(rows: list[dict]) -> list[dict]:
@@ -175,9 +192,13 @@ def compare_sides(
         return _unclear(key, ya, yb, f"side {'A' if not rows_a else 'B'} has no timed rows with samples", **extra)
     noise = (model or NoiseModel()).lookup(first)
     note = ""
+    shift = 0.0
     if equal_clocks:
         shift, note = attribution.log_clock_shift(rows_a, rows_b)
         yb = [y + shift for y in yb]
+    pairs = matched_pairs(rows_a, rows_b)
+    if between_runs and cell_rows is None and pairs:
+        return _compare_pairs(key, [d + shift for d in pairs], (ya, yb), noise, tol, note, extra)
     runs_a, runs_b = _run_means(rows_a, ya), _run_means(rows_b, yb)
     if between_runs and cell_rows is None and len(runs_a) > 1 and len(runs_b) > 1:
         return _compare_run_means(key, runs_a, runs_b, noise, tol, note, extra)
@@ -213,7 +234,44 @@ def compare_sides(
     call = verdict(d, band, tol, same_band)
     if between_runs and noise.run_source == "prior":
         call, note = "UNCLEAR", "; ".join(filter(None, (note, UNMEASURED_RUN_NOISE)))
-    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, **extra)
+    design = "runs" if between_runs else "repeats"
+    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, design=design, **extra)
+
+
+def matched_pairs(rows_a: list[dict], rows_b: list[dict]) -> list[float]:
+    """Per pair id both sides hold (a paired sweep's arms), log B - log A; empty for sequential runs."""
+    a = {(r.get("dataset"), r["pair"]): r for r in rows_a if r.get("pair")}
+    return [
+        math.log(r["median_ms"]) - math.log(a[(r.get("dataset"), r["pair"])]["median_ms"])
+        for r in rows_b
+        if r.get("pair") and (r.get("dataset"), r["pair"]) in a
+    ]
+
+
+def _compare_pairs(
+    key, ds: list[float], ys: tuple[list[float], list[float]], noise, tol: float, note: str, extra: dict
+) -> Comparison:
+    """Paired arms: the pair is the unit. Its log ratios' own spread (n-1 df) shrunk towards the class's paired
+    variance p (module docstring); var(d) = p* / n."""
+    n = len(ds)
+    ss, df = _ss(ds)
+    measured = noise.pair_source != "prior"
+    d0 = PRIOR_DF if measured else 0.0
+    p = (d0 * noise.pair_var + ss) / (d0 + df) if d0 + df else math.inf
+    var_d = p / n
+    d = statistics.fmean(ds)
+    if d0 + df:
+        band = student_t_quantile(1 - ALPHA / 2, d0 + df) * math.sqrt(var_d)
+        same_band = student_t_quantile(1 - ALPHA_SAME, d0 + df) * math.sqrt(var_d)
+    else:
+        band = same_band = math.inf
+    rel = math.sqrt(p / 2) if math.isfinite(p) else math.inf  # each arm's share of a pair's noise
+    a, b = (Side(math.exp(statistics.fmean(y)), rel, len(y)) for y in ys)
+    call = verdict(d, band, tol, same_band) if measured else "UNCLEAR"
+    if not measured:
+        note = "; ".join(filter(None, (note, UNMEASURED_PAIR_NOISE)))
+    source = f"{n} pair{'s' if n > 1 else ''}: {noise.pair_source}"
+    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, design="paired", **extra)
 
 
 def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
@@ -332,6 +390,7 @@ def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
         "difference_rate": (counts["FASTER"] + counts["SLOWER"]) / n if n else None,
         "unclear_rate": counts["UNCLEAR"] / n if n else None,
         "differences_confounded": sum(c.confounded and c.verdict in ("FASTER", "SLOWER") for c in comparisons),
+        "designs": {d: sum(c.design == d for c in comparisons) for d in sorted({c.design for c in comparisons})},
         "median_abs_diff": statistics.median(diffs) if diffs else None,
         f"median_abs_diff_ge_{min_ms:g}ms": statistics.median(long) if long else None,
         f"cells_ge_{min_ms:g}ms": len(long),
@@ -356,6 +415,20 @@ def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dic
         "high": math.expm1(ds[hi]),
         "level": level,
     }
+
+
+DESIGNS = {
+    "paired": "paired: per-pair log ratios of the two arms, measured one after the other in one worker process; noise "
+    "from paired A/A history",
+    "runs": "sequential runs: each side's repeats and a run-to-run variance from A/A run pairs",
+    "repeats": "repeats within one run",
+}
+
+
+def format_designs(comparisons: list[Comparison]) -> str:
+    """Which noise model judged the cells: the paired design's or the sequential one's."""
+    counts = {d: sum(c.design == d for c in comparisons) for d in DESIGNS}
+    return "Noise model: " + "; ".join(f"{n} cells {DESIGNS[d]}" for d, n in counts.items() if n) + "."
 
 
 def format_shift(shift: dict | None) -> str:

@@ -19,6 +19,11 @@ Learned from rows (the dataset's A/A history), per class of cells:
       halved, and never below 0. Where the class has no repeats measured (runs of one repeat each, as
       plans/aa-runs.toml makes), nothing is taken off: v then holds a run's whole noise (`run_holds_repeats`), and
       a comparison between runs adds no repeat term for it.
+  p   paired design (farm/sweep.py --paired): per pair of rows measured one after the other in one worker process
+      for the two arms of identical code (the same commit and, for kernels, the same machine code: code_sha256), the
+      squared log ratio of the two, averaged over the class. What a run draws (process, placement, clock state) is
+      the same on both arms of a pair and cancels; p is what is left. Kept apart from v (the design is part of the
+      key): two arms of one paired sweep never count as an A/A run pair for v.
 A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
 the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
 family, then the GPU model, then (the repeat variance only) any GPU, at that mode and band; where nothing is
@@ -69,6 +74,8 @@ class Noise:
     run_var: float
     repeat_source: str  # which class it came from, or "prior"
     run_source: str
+    pair_var: float = PRIOR_RUN_SD**2  # paired design: variance of one pair's log ratio B/A
+    pair_source: str = "prior"
 
     @property
     def learned(self) -> bool:
@@ -106,6 +113,26 @@ def _identical_code(commit) -> bool:
     return isinstance(commit, str) and commit not in ("", "unknown") and not commit.endswith("-dirty")
 
 
+def _sweep(r: dict):
+    """The paired sweep a row's run is an arm of (dataset and RUN_ID of its pair id), or None."""
+    pair = r.get("pair")
+    return (r.get("dataset"), pair.split("/", 1)[0]) if pair else None
+
+
+def _capped(*rows: dict) -> bool:
+    return any(r.get("throttle_power") for r in rows)
+
+
+def identical_arms(a: dict, b: dict) -> bool:
+    """The two arms of a pair ran identical code: one commit, not modified, and the same machine code (kernel rows;
+    baselines have none: the same library on both arms)."""
+    return (
+        a.get("git_commit") == b.get("git_commit")
+        and _identical_code(a.get("git_commit"))
+        and a.get("code_sha256") == b.get("code_sha256")
+    )
+
+
 def _variance(ys: list[float]) -> float:
     mean = sum(ys) / len(ys)
     return sum((y - mean) ** 2 for y in ys) / (len(ys) - 1)
@@ -117,6 +144,7 @@ class NoiseModel:
     def __init__(self) -> None:
         self._repeat: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum df*s2, sum df]
         self._run: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum excess, pairs]
+        self._pair: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])  # class -> [sum d^2, pairs]
 
     @classmethod
     def learn(cls, rows: list[dict], apart: tuple[list[dict], list[dict]] | None = None) -> NoiseModel:
@@ -168,12 +196,14 @@ class NoiseModel:
             runs[(gpu_model, *cell)].append(((dset, run), first.get("git_commit"), ys, first))
         for measured in runs.values():
             for i, (run_a, commit_a, ya, first) in enumerate(measured):
-                for run_b, commit_b, yb, _ in measured[i + 1 :]:
+                for run_b, commit_b, yb, second in measured[i + 1 :]:
                     if (
                         commit_a != commit_b
                         or not _identical_code(commit_a)
                         or {run_a, run_b} & sides[0]
                         and {run_a, run_b} & sides[1]
+                        or _sweep(first) is not None
+                        and _sweep(first) == _sweep(second)  # two arms of one paired sweep: the paired design's
                     ):
                         continue
                     # What the runs' means carry of the class's repeat variance; where none is learned (runs of one
@@ -185,7 +215,30 @@ class NoiseModel:
                         acc = model._run[key]
                         acc[0] += excess
                         acc[1] += 1
+        model._learn_pairs(rows, sides)
         return model
+
+    def _learn_pairs(self, rows: list[dict], sides: list[set]) -> None:
+        """The paired design's variance p: per pair of identical code (both arms' rows timed), its squared log ratio."""
+        pairs: dict[tuple, dict[str, dict]] = defaultdict(dict)
+        for r in _timed(rows):
+            if r.get("pair") and r.get("arm"):
+                pairs[(r.get("dataset"), r["pair"])][r["arm"]] = r
+        for arms in pairs.values():
+            a, b = arms.get("a"), arms.get("b")
+            if a is None or b is None or not identical_arms(a, b):
+                continue
+            if {(a.get("dataset"), a["run_id"]), (b.get("dataset"), b["run_id"])} & sides[0] and {
+                (a.get("dataset"), a["run_id"]),
+                (b.get("dataset"), b["run_id"]),
+            } & sides[1]:
+                continue  # the pair being compared judges nothing of its own
+            d = math.log(b["median_ms"]) - math.log(a["median_ms"])
+            cell = {**a, "median_ms": math.sqrt(a["median_ms"] * b["median_ms"]), "throttle_power": _capped(a, b)}
+            for key in class_keys(cell)[:RUN_LEVELS]:
+                acc = self._pair[key]
+                acc[0] += d * d
+                acc[1] += 1
 
     def lookup(self, r: dict) -> Noise:
         """The noise of the cell of row `r` (gpu_model, family, stage, timing_mode, median_ms)."""
@@ -201,14 +254,21 @@ class NoiseModel:
             if pairs >= MIN_RUN_PAIRS:
                 run_var, run_source = max(0.0, total / pairs / 2), describe(key)
                 break
-        return Noise(repeat_var, run_var, repeat_source, run_source)
+        pair_var, pair_source = PRIOR_RUN_SD**2, "prior"
+        for key in class_keys(r)[:RUN_LEVELS]:
+            total, pairs = self._pair.get(key, (0.0, 0.0))
+            if pairs >= MIN_RUN_PAIRS:
+                pair_var, pair_source = total / pairs, "paired " + describe(key)
+                break
+        return Noise(repeat_var, run_var, repeat_source, run_source, pair_var, pair_source)
 
     def classes(self) -> list[dict]:
         """Every learned class with its repeat and run standard deviations (relative), for tables and docs/verdicts.md."""
         out = []
-        for key in sorted(set(self._repeat) | set(self._run), key=str):
+        for key in sorted(set(self._repeat) | set(self._run) | set(self._pair), key=str):
             total, df = self._repeat.get(key, (0.0, 0.0))
             excess, pairs = self._run.get(key, (0.0, 0.0))
+            squares, paired = self._pair.get(key, (0.0, 0.0))
             out.append(
                 {
                     "class": describe(key),
@@ -216,6 +276,8 @@ class NoiseModel:
                     "repeat_df": df,
                     "run_sd": math.sqrt(max(0.0, excess / pairs / 2)) if pairs else None,
                     "run_pairs": pairs,
+                    "pair_sd": math.sqrt(squares / paired) if paired else None,
+                    "pairs": paired,
                 }
             )
         return out
