@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -196,6 +196,43 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
       names+=(compare-runs3 plant-runs3)
     fi
     for f in "${names[@]}"; do echo "== $f"; sed -n '/^Common shift\|^ planted/,$p' "$OUT/$f.txt"; done ;;
+  aapaired)  # issue 26: a paired A/A (plans/aa-paired.toml: 316 cells, each measured for two arms of identical code
+    # in one worker, order alternating), then the arms' verdicts cross-fitted (each half of the stages judged with the
+    # other half's paired noise), per family, and slowdowns planted in arm b; the pairs' log ratios by measuring order
+    prewarm
+    node 0 head; sleep 3
+    PLAN=plans/aa-paired.toml sweep pa
+    ray stop --force > /dev/null 2>&1
+    python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit > "$OUT/compare-pa.txt"
+    python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit --json > "$OUT/compare-pa.json"
+    python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit --plant 1,2,3,5 > "$OUT/plant-pa.txt"
+    python3 - "$RES" <<'PY' > "$OUT/pairs-pa.txt"
+import math, statistics, sys
+from collections import defaultdict
+from farm.cells import Cell
+from farm.cluster.worker import arm_order
+from farm.data.dataset import read_table
+rows = [r for r in read_table(sys.argv[1]).to_pylist() if r["status"] == "ok" and r.get("pair")]
+by = defaultdict(dict)
+for r in rows:
+    by[r["pair"]][r["arm"]] = r
+ds = defaultdict(list)
+for arms in by.values():
+    if len(arms) == 2:
+        a, b = arms["a"], arms["b"]
+        first = arm_order(Cell(a["stage"], a["m"], a["n"], a["k"], a["repeat"]))[0]
+        d = math.log(b["median_ms"] / a["median_ms"])
+        for key in ("all", a["family"], f"first {first}", "power-capped" if a.get("throttle_power") or b.get("throttle_power") else "unthrottled"):
+            ds[key].append(d)
+def q(xs, p):
+    xs = sorted(abs(x) for x in xs); return xs[min(len(xs) - 1, int(p * len(xs)))]
+print(f"{'pairs':<16} {'n':>4} {'median d %':>10} {'robust sd %':>11} {'|d| p90 %':>9} {'|d| p99 %':>9}")
+for k, xs in ds.items():
+    med = statistics.median(xs); mad = 1.4826 * statistics.median(abs(x - med) for x in xs)
+    print(f"{k:<16} {len(xs):>4} {100*med:>+10.3f} {100*mad:>11.3f} {100*q(xs,.9):>9.2f} {100*q(xs,.99):>9.2f}")
+PY
+    cat "$OUT/pairs-pa.txt"
+    for f in compare-pa plant-pa; do echo "== $f"; sed -n '/^Noise model\|^ planted/,$p' "$OUT/$f.txt"; done ;;
   geforce)  # issue 29: the FP64 check sized for the card still catches the planted errors, whole and in row blocks
     # (each check's time and verify_reference printed in the log); then plans/laptop.toml end to end on this GPU
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
