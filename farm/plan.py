@@ -306,6 +306,11 @@ def load_plan(path: str | Path | None = None, **overrides: Any) -> Plan:
             raise PlanError(f"plan file {path}: not found (shipped plans: {shipped})") from None
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise PlanError(f"plan file {path}: {exc}") from None
+    if "base_kernels" in raw:  # another tree's stages.py is code: the command line names it, never a plan file
+        raise PlanError(
+            "base_kernels: a plan file cannot name a kernels tree (its stages.py files are imported: code); "
+            "give --base-kernels DIR on the command line"
+        )
     flags = overrides.pop("measure", None) or {}
     given = {k: v for k, v in overrides.items() if v is not None}
     if given.keys() & {"kernels", "families"}:  # a selection on the command line replaces the file's, never adds to it
