@@ -505,16 +505,19 @@ def test_paired_noise_is_keyed_by_design_and_needs_paired_history():
 
 
 def test_cross_fitted_paired_aa_and_plants_through_the_cli(tmp_path, capsys):
-    a, b = paired_sweep("aa", random.Random(21), cells=120)
+    a, b = paired_sweep("aa", random.Random(21), cells=240)  # each half learns from the other's 120 pairs
     path = _write(tmp_path, "paired", [*a, *b])
     assert main(["compare", "aa-a", "aa-b", "--data", path, "--cross-fit", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     s = out["summary"]
-    assert s["comparisons"] == 120 and s["designs"] == {"paired": 120}
+    assert s["comparisons"] == 240 and s["designs"] == {"paired": 240}
     assert s["difference_rate"] <= 0.01 and s["unclear_rate"] <= 0.15, s
     assert main(["compare", "aa-a", "aa-b", "--data", path, "--cross-fit", "--plant", "1,3", "--json"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert [t["planted_pct"] for t in table] == [0, 1, 3] and table[2]["detected"] >= 0.9
     assert main(["compare", "aa-a", "aa-b", "--data", path]) == 0  # no cross-fit: its only paired history is itself
     out = capsys.readouterr().out
-    assert "Noise model: 120 cells paired" in out and "paired noise never measured" in out
+    assert "Noise model: 240 cells paired" in out and "paired noise never measured" in out
+    few = _write(tmp_path, "few", [r for side in paired_sweep("f", random.Random(5), cells=120) for r in side])
+    assert main(["compare", "f-a", "f-b", "--data", few, "--cross-fit"]) == 0  # 60 pairs a half: tails unknown
+    assert "fewer than 100 pairs" in capsys.readouterr().out

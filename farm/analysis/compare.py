@@ -42,14 +42,15 @@ GPU model (`rates`, `farm compare --aa`) show how far it does.
 Paired runs (a paired sweep's two arms, farm/sweep.py --paired or --base-kernels: each cell measured for both in one
 worker process, one after the other, order alternating): where both sides' rows of a cell share pair ids, the unit is
 the pair, never the run. Per matched pair i, d_i = log B_i - log A_i; what a run draws (process, memory placement,
-clock and thermal state, Triton's pick) is common to both arms of a pair and cancels. The noise of one d_i, p, is
-learned from paired A/A history (pairs of identical code, noise.py), apart from the sequential model (the design is
-part of the key); the cell's own pairs' spread (n-1 df) is shrunk towards it, and
+clock and thermal state, Triton's pick) is common to both arms of a pair and cancels. What is left is heavy-tailed,
+so the paired noise (noise.py) is a robust scale s per class, learned from paired A/A history (pairs of identical
+code) apart from the sequential model (the design is part of the key), and the GPU model's tail percentiles k of
+|d| / s over that history, in place of Student's t:
 
-    d = mean d_i, var(d) = p* / n, u = t(1 - ALPHA/2, d0 + n - 1) sqrt(var(d))
+    d = mean d_i, s* = sqrt((d0 s^2 + ss) / (d0 + n - 1)), u = k99 s* / sqrt(n), SAME's band k90 s* / sqrt(n)
 
-with the same rule. With no paired A/A history of the GPU model p is the prior and no verdict rests on it (UNCLEAR,
-saying so). Each comparison says which design judged it (`design`: paired, runs, repeats).
+with the same rule. With fewer than 100 paired A/A pairs of the GPU model its tails are unknown and no verdict rests
+on them (UNCLEAR, saying so). Each comparison says which design judged it (`design`: paired, runs, repeats).
 
 Every comparison lists what else differed between its sides (farm/analysis/attribution.py): card, clocks, power
 and thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock
@@ -75,8 +76,8 @@ ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOW
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
 UNMEASURED_PAIR_NOISE = (
-    "paired noise never measured on this GPU model (no paired A/A in the history): run a paired sweep of identical "
-    "code first (farm/sweep.py --paired), and give it with --history"
+    "paired noise never measured on this GPU model (fewer than 100 pairs of paired A/A in the history): run a "
+    "paired sweep of identical code first (farm/sweep.py --paired, plans/aa-paired.toml), and give it with --history"
 )
 UNMEASURED_RUN_NOISE = (
     "run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
@@ -251,22 +252,16 @@ def matched_pairs(rows_a: list[dict], rows_b: list[dict]) -> list[float]:
 def _compare_pairs(
     key, ds: list[float], ys: tuple[list[float], list[float]], noise, tol: float, note: str, extra: dict
 ) -> Comparison:
-    """Paired arms: the pair is the unit. Its log ratios' own spread (n-1 df) shrunk towards the class's paired
-    variance p (module docstring); var(d) = p* / n."""
+    """Paired arms: the pair is the unit. The class's robust scale s, the cell's own pairs' spread (n-1 df) shrunk
+    towards it, over sqrt(n), times the GPU model's tail percentiles of |d| / s from paired A/A history (noise.py)."""
     n = len(ds)
     ss, df = _ss(ds)
     measured = noise.pair_source != "prior"
-    d0 = PRIOR_DF if measured else 0.0
-    p = (d0 * noise.pair_var + ss) / (d0 + df) if d0 + df else math.inf
-    var_d = p / n
+    s2 = (PRIOR_DF * noise.pair_var + ss) / (PRIOR_DF + df)
+    se = math.sqrt(s2 / n)
+    band, same_band = noise.pair_k * se, noise.pair_k_same * se
     d = statistics.fmean(ds)
-    if d0 + df:
-        band = student_t_quantile(1 - ALPHA / 2, d0 + df) * math.sqrt(var_d)
-        same_band = student_t_quantile(1 - ALPHA_SAME, d0 + df) * math.sqrt(var_d)
-    else:
-        band = same_band = math.inf
-    rel = math.sqrt(p / 2) if math.isfinite(p) else math.inf  # each arm's share of a pair's noise
-    a, b = (Side(math.exp(statistics.fmean(y)), rel, len(y)) for y in ys)
+    a, b = (Side(math.exp(statistics.fmean(y)), math.sqrt(s2 / 2), len(y)) for y in ys)
     call = verdict(d, band, tol, same_band) if measured else "UNCLEAR"
     if not measured:
         note = "; ".join(filter(None, (note, UNMEASURED_PAIR_NOISE)))
