@@ -198,14 +198,17 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     for f in "${names[@]}"; do echo "== $f"; sed -n '/^Common shift\|^ planted/,$p' "$OUT/$f.txt"; done ;;
   aapaired)  # issue 26: a paired A/A (plans/aa-paired.toml: 316 cells, each measured for two arms of identical code
     # in one worker, order alternating), then the arms' verdicts cross-fitted (each half of the stages judged with the
-    # other half's paired noise), per family, and slowdowns planted in arm b; the pairs' log ratios by measuring order
+    # other half's paired noise), per family, and slowdowns planted in arm b; the pairs' log ratios by measuring order.
+    # A second paired A/A judged with the first as its history (no cross-fit): its results .tgz as .resume/results.tgz,
+    # and RUN=pa2 CROSSFIT= SWEEP_FLAGS="--sizes 2048 --repeats 2" (two pairs a cell, ABBA, at the noisiest size)
     prewarm
     node 0 head; sleep 3
-    PLAN=plans/aa-paired.toml sweep pa
+    run=${RUN:-pa}; fit=${CROSSFIT---cross-fit}
+    PLAN=plans/aa-paired.toml sweep "$run" ${SWEEP_FLAGS:-}
     ray stop --force > /dev/null 2>&1
-    python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit > "$OUT/compare-pa.txt"
-    python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit --json > "$OUT/compare-pa.json"
-    python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit --plant 1,2,3,5 > "$OUT/plant-pa.txt"
+    python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit > "$OUT/compare-pa.txt"
+    python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --json > "$OUT/compare-pa.json"
+    python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --plant 1,2,3,5 > "$OUT/plant-pa.txt"
     python3 - "$RES" <<'PY' > "$OUT/pairs-pa.txt"
 import math, statistics, sys
 from collections import defaultdict
