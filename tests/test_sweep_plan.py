@@ -152,7 +152,9 @@ def test_paired_plans_name_two_arm_runs_and_base_kernels_only_from_the_command_l
     assert plan.paired and plan.base_kernels == "" and plan.arm_runs() == ("pa-a", "pa-b")
     assert load_plan(sizes=[64], run_id="s").arm_runs() == ("s",)
     orders = [arm_order(c) for c in plan.cells()]
-    assert {orders.count(("a", "b")), orders.count(("b", "a"))} <= set(range(len(orders) // 2 - 60, len(orders) // 2 + 60))
+    assert {orders.count(("a", "b")), orders.count(("b", "a"))} <= set(
+        range(len(orders) // 2 - 60, len(orders) // 2 + 60)
+    )
     assert arm_order(Cell("naive", 64, 64, 64, 0)) != arm_order(Cell("naive", 64, 64, 64, 1))  # two repeats: ABBA
     kernels = Path(__file__).resolve().parent.parent / "kernels"
     based = load_plan(sizes=[64], base_kernels=str(kernels))

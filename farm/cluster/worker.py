@@ -145,7 +145,12 @@ class GpuWorker:
         pair = {"pair": pair_id(cell, run_id), "arm": arm}
         arm_run = f"{run_id}-{arm}"
         stage = stage_named(cell.stage)
-        if arm == "b" and self._base_stages is not None and not stage.is_baseline and stage.name not in self._base_stages:
+        if (
+            arm == "b"
+            and self._base_stages is not None
+            and not stage.is_baseline
+            and stage.name not in self._base_stages
+        ):
             why = "paired arm b: the --base-kernels tree has no stage of this name"
             return {**cell_row(self._device, stage, cell, arm_run, "skipped", why), **pair}, False
         row, poisoned = self._measure(self._measurer if arm == "a" else self._measurer_b, cell, arm_run)

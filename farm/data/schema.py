@@ -58,7 +58,7 @@ _F = [
     (
         "pair",
         pa.string(),
-        "paired sweeps (`--paired`, `--base-kernels`): the pair this row belongs to, `RUN_ID/stage/MxNxK/repeat`, shared by the two arms' rows of one cell and repeat, measured one after the other in one worker process (docs/verdicts.md, \"Paired sweeps\"); null in a sequential run (schema 5)",
+        'paired sweeps (`--paired`, `--base-kernels`): the pair this row belongs to, `RUN_ID/stage/MxNxK/repeat`, shared by the two arms\' rows of one cell and repeat, measured one after the other in one worker process (docs/verdicts.md, "Paired sweeps"); null in a sequential run (schema 5)',
     ),
     (
         "arm",
