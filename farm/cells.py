@@ -22,7 +22,8 @@ class Measurer(Protocol):
     """What a GPU worker runs. farm.measure.gpu.GpuMeasurer is the real one; tests use a stand-in.
 
     Built as Measurer(options, prewarm): the plan's validated MeasureOptions (farm.measure.cell_timer), as the plan
-    holds them, and the names of the plan's stages, to compile while the first cells run."""
+    holds them, and the names of the plan's stages, to compile while the first cells run; a paired sweep's arm b as
+    Measurer(options, prewarm, extra_stages=...), stages replacing the catalog's of the same name (another tree's)."""
 
     startup: dict[str, float]  # seconds each step of building it took, in order (the sweep's start-up log line)
 
