@@ -146,7 +146,7 @@ def test_model_filter_ignores_case_and_nvidia_prefix():
 
 
 def test_paired_plans_name_two_arm_runs_and_base_kernels_only_from_the_command_line(tmp_path):
-    from farm.cluster.worker import arm_order
+    from farm.cells import arm_order
 
     plan = load_plan("aa-paired", run_id="pa")
     assert plan.paired and plan.base_kernels == "" and plan.arm_runs() == ("pa-a", "pa-b")

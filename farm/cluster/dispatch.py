@@ -53,12 +53,11 @@ from dataclasses import dataclass, field
 import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
-from farm.cells import Cell
+from farm.cells import ARMS, Cell, pair_id
 from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
 from farm.cluster.repeats import AdaptiveRepeats
-from farm.cluster.worker import ARMS, pair_id
 from farm.data.dataset import PROFILE, ROWS, completed_keys
 from farm.data.row_batch import RowBatch, profile_batch, row_batches, with_constant
 from farm.data.rows import cell_row

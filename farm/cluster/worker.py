@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ray
 
-from farm.cells import Cell, Measurer
+from farm.cells import ARMS, Cell, Measurer, pair_id
 from farm.cluster.process_clock import seconds_since_start
 from farm.data import row_batch
 from farm.data.row_batch import RowBatch, profile_batch, row_batches
@@ -24,19 +24,6 @@ from kernels.registry import stage_named, stages_under
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
-ARMS = ("a", "b")
-
-
-def arm_order(cell: Cell) -> tuple[str, str]:
-    """A paired cell's arms in the order measured: a then b, or b then a, alternating with the repeat (two repeats
-    make ABBA) and, at one repeat, between cells (a stable hash of the stage and shape), so that neither arm is
-    always the first after the previous cell."""
-    flip = (cell.repeat + sum(map(ord, f"{cell.stage}/{cell.m}x{cell.n}x{cell.k}"))) % 2
-    return ("b", "a") if flip else ARMS
-
-
-def pair_id(cell: Cell, run_id: str) -> str:
-    return f"{run_id}/{cell.stage}/{cell.m}x{cell.n}x{cell.k}/{cell.repeat}"
 
 
 def gpu_model(labels: dict[str, str], gpu_name: str) -> str:
@@ -61,20 +48,18 @@ class GpuWorker:
         self, measurer_path: str, options: MeasureOptions, prewarm: tuple[str, ...], arm_b: str | None = None
     ) -> None:
         """`options`: the plan's, as validated there; `prewarm`: stages to compile while the first cells run. `arm_b`:
-        a paired sweep's second arm, measured by a second measurer in this process: "" the same code (A/A), else a
-        kernels tree (--base-kernels) whose stages replace the catalog's of the same name; None: one arm."""
+        a paired sweep's second arm, timed with arm a in one interleaved timing by the one measurer (measure_pair):
+        "" the same code (A/A), else a kernels tree (--base-kernels) whose stages replace the catalog's of the same
+        name on arm b; None: one arm."""
         process_s = seconds_since_start()  # Ray's worker process: Python, Ray and this module imported
         began = time.perf_counter()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="measure")
         # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
         build = measurers.load(measurer_path)
         self._measurer: Measurer = self._thread.submit(lambda: build(options, prewarm)).result()
-        self._measurer_b: Measurer | None = None
-        self._base_stages: set[str] | None = None  # arm b's own kernel stages, where it runs another tree
-        if arm_b is not None:
-            base = stages_under(arm_b) if arm_b else []
-            self._base_stages = {s.name for s in base} if arm_b else None
-            self._measurer_b = self._thread.submit(lambda: build(options, prewarm, extra_stages=tuple(base))).result()
+        self._paired = arm_b is not None
+        # arm b's own kernel stages, where it runs another tree (None: arm b runs the catalog's, as arm a)
+        self._base_stages = {s.name: s for s in stages_under(arm_b)} if arm_b else None
         self._profiler: Profiler | None = None  # built by the first profiled cell
         info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
@@ -108,53 +93,51 @@ class GpuWorker:
         `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
         Stops after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
         restarts it and queues its cells again). A profiler that raises gives the cell an "error" record."""
-        poisoned = not profile and any(  # a profile's ncu child has a context of its own
-            m.needs_restart() for m in (self._measurer, self._measurer_b) if m is not None
-        )
+        poisoned = not profile and self._measurer.needs_restart()  # a profile's ncu child has a context of its own
         for cell in cells:
             if poisoned:
                 break
             if profile:
                 out.put((self._profile(cell, run_id, profile), False))
                 continue
-            if self._measurer_b is None:
-                row, poisoned = self._measure(self._measurer, cell, run_id)
-                out.put(([row], poisoned))
-                continue
-            rows = {}
-            for arm in arm_order(cell):  # one after the other, in this process: what a run draws, both arms share
-                rows[arm], poisoned = self._measure_arm(arm, cell, run_id)
-                if poisoned:
-                    break
-            out.put(([rows[arm] for arm in ARMS if arm in rows], poisoned))
+            rows, poisoned = self._measure_pair(cell, run_id) if self._paired else self._measure(cell, run_id)
+            out.put((rows, poisoned))
         out.put(None)
         ended.set()
 
-    def _measure(self, measurer: Measurer, cell: Cell, run_id: str) -> tuple[dict, bool]:
-        """One cell's row from `measurer`, and whether it poisoned the CUDA context."""
+    def _measure(self, cell: Cell, run_id: str) -> tuple[list[dict], bool]:
+        """One cell's row, and whether it poisoned the CUDA context."""
         try:
-            row = measurer.measure(cell, run_id)
+            row = self._measurer.measure(cell, run_id)
         except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
             why = f"measurer raised: {_why(exc)}"
-            return cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why), False
+            return [cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why)], False
         row["gpu_model"] = self._device["gpu_model"]
-        return row, measurer.needs_restart()
+        return [row], self._measurer.needs_restart()
 
-    def _measure_arm(self, arm: str, cell: Cell, run_id: str) -> tuple[dict, bool]:
-        """Arm `arm` of a paired cell, as run RUN_ID-arm; a kernel stage the base tree lacks is skipped on arm b."""
-        pair = {"pair": pair_id(cell, run_id), "arm": arm}
-        arm_run = f"{run_id}-{arm}"
+    def _measure_pair(self, cell: Cell, run_id: str) -> tuple[list[dict], bool]:
+        """A paired cell's rows, arm a's (run RUN_ID-a) then arm b's (RUN_ID-b), from one interleaved timing
+        (Measurer.measure_pair); a kernel stage the base tree lacks: arm a measured alone, arm b skipped."""
+        runs = tuple(f"{run_id}-{arm}" for arm in ARMS)
         stage = stage_named(cell.stage)
-        if (
-            arm == "b"
-            and self._base_stages is not None
-            and not stage.is_baseline
-            and stage.name not in self._base_stages
-        ):
-            why = "paired arm b: the --base-kernels tree has no stage of this name"
-            return {**cell_row(self._device, stage, cell, arm_run, "skipped", why), **pair}, False
-        row, poisoned = self._measure(self._measurer if arm == "a" else self._measurer_b, cell, arm_run)
-        return {**row, **pair}, poisoned
+        stage_b = None if self._base_stages is None or stage.is_baseline else self._base_stages.get(stage.name)
+        try:
+            if self._base_stages is not None and not stage.is_baseline and stage_b is None:
+                why = "paired arm b: the --base-kernels tree has no stage of this name"
+                rows = [
+                    self._measurer.measure(cell, runs[0]),
+                    cell_row(self._device, stage, cell, runs[1], "skipped", why),
+                ]
+            else:
+                rows = self._measurer.measure_pair(cell, runs, stage_b)
+        except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error rows
+            why = f"measurer raised: {_why(exc)}"
+            rows = [cell_row(self._device, stage, cell, run, "error", why) for run in runs]
+        pair = pair_id(cell, run_id)
+        rows = [
+            {**row, "gpu_model": self._device["gpu_model"], "pair": pair, "arm": arm} for arm, row in zip(ARMS, rows)
+        ]
+        return rows, self._measurer.needs_restart()
 
     def _profile(self, cell: Cell, run_id: str, options: ProfileOptions) -> list[dict]:
         """The profile records of `cell` under Nsight Compute (farm.measure.profiler; no timing taken). The

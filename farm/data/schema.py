@@ -289,7 +289,7 @@ TELEMETRY_SCHEMA = pa.schema(
         ("n", pa.int32()),
         ("k", pa.int32()),
         ("repeat", pa.int32()),
-        ("series", pa.string()),  # warmup | kernel | baseline | gap (between batches)
+        ("series", pa.string()),  # warmup | kernel | baseline | gap (between batches) | a | b (a paired cell's arms)
         ("t_ms", pa.float32()),  # since the cell's warm-up began
         ("sm_clock_mhz", pa.int32()),
         ("mem_clock_mhz", pa.int32()),
