@@ -200,8 +200,9 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     # as series of one interleaved timing with the baseline, the leading arm alternating), then the arms' verdicts cross-fitted (each half of the stages judged with the
     # other half's paired noise), per family, and slowdowns planted in arm b; the pairs' log ratios by measuring order; verdicts and plants split unthrottled / power-capped.
     # A second paired A/A judged with the first as its history (no cross-fit): its results .tgz as .resume/results.tgz,
-    # and RUN=pa2 CROSSFIT= SWEEP_FLAGS="--sizes 2048 --repeats 2" (two pairs a cell, ABBA, at the noisiest size)
-    prewarm
+    # and RUN=pa2 CROSSFIT= SWEEP_FLAGS="--sizes 2048 --repeats 2" (two pairs a cell, ABBA, at the noisiest size).
+    # NO_PREWARM=1: no compile step first (the workers compile the plan's stages in the background while cells run)
+    [ -n "${NO_PREWARM:-}" ] || prewarm
     node 0 head; sleep 3
     run=${RUN:-pa}; fit=${CROSSFIT---cross-fit}
     PLAN=plans/aa-paired.toml sweep "$run" ${SWEEP_FLAGS:-}

@@ -431,7 +431,8 @@ def test_a_plan_past_the_gpu_hour_bound_needs_yes(cluster, faults, tmp_path, cap
 
 def test_paired_sweep_measures_both_arms_of_each_cell_in_one_worker_and_resumes_by_pair(cluster, faults, tmp_path):
     """--paired: two runs, RUN-a and RUN-b, a row each per cell and GPU, sharing a pair id, measured by one worker
-    (same card) one after the other; a second sweep with the run id finds every pair done."""
+    (same card) in one measurement of the cell (Measurer.measure_pair: one timestamp, one cell time); a second sweep
+    with the run id finds every pair done."""
     assert sweep(tmp_path, "--paired", "--gpus", "GeForce-RTX-4090", "--run-id", "pp") == 0
     got = rows(tmp_path)
     assert Counter(r["run_id"] for r in got) == {"pp-a": CELLS, "pp-b": CELLS}
@@ -442,6 +443,7 @@ def test_paired_sweep_measures_both_arms_of_each_cell_in_one_worker_and_resumes_
     assert len(pairs) == CELLS and all(sorted(x["arm"] for x in p) == ["a", "b"] for p in pairs.values())
     for p in pairs.values():  # one card, one cell, one repeat
         assert len({(x["gpu_uuid"], x["stage"], x["m"], x["repeat"]) for x in p}) == 1
+        assert len({(x["timestamp"], x["cell_seconds"], x["warmup_seconds"]) for x in p}) == 1  # one measurement
         assert p[0]["pair"] == f"pp/{p[0]['stage']}/{p[0]['m']}x{p[0]['n']}x{p[0]['k']}/{p[0]['repeat']}"
     runs = read_table(str(tmp_path), "runs").to_pylist()
     assert sorted(r["run_id"] for r in runs) == ["pp-a", "pp-b"]
