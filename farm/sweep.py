@@ -275,7 +275,11 @@ def run_sweep(
 
     Logs the cells and expected GPU time per model first; raises SweepError, before any cell, when that is more
     than `max_gpu_hours` (None: no bound). `recruiter`: GPUs joining mid-sweep (shard mode)."""
-    cost = CostModel({s.name: s for s in plan.stages()}, rates_from_dataset(plan.output, {w.model for w in workers}))
+    cost = CostModel(
+        {s.name: s for s in plan.stages()},
+        rates_from_dataset(plan.output, {w.model for w in workers}),
+        paired=plan.paired and measure,
+    )
     writer = BufferedWriter(plan.output, plan.flush_s)
     started, dispatchers = list(workers), []
     try:

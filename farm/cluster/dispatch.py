@@ -57,7 +57,7 @@ from farm.cells import ARMS, Cell, pair_id
 from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
-from farm.cluster.repeats import AdaptiveRepeats
+from farm.cluster.repeats import AdaptiveRepeats, pair_outcomes
 from farm.data.dataset import PROFILE, ROWS, completed_keys
 from farm.data.row_batch import RowBatch, profile_batch, row_batches, with_constant
 from farm.data.rows import cell_row
@@ -384,11 +384,13 @@ class Dispatcher:
         except RayError as exc:  # the worker died, cannot be placed again (its node is gone), or its rows were lost
             self._worker_died(slot, exc)
             return
+        # a paired sweep's arm b rows: written, and read with arm a's, whose rows count the cells (one each)
+        arm_b = [r for r in got if r.table == ROWS and r.rows.column("arm")[0].as_py() == "b"]
+        for rows in arm_b:
+            self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
         for rows in got:
-            if rows.table == ROWS and rows.rows.column("arm")[0].as_py() == "b":  # a paired cell's other arm: its
-                self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))  # arm a's row counts the cell
-            else:
-                self._finished(slot, batch, rows)
+            if not any(rows is b for b in arm_b):
+                self._finished(slot, batch, rows, [b.rows for b in arm_b] if self._plan.paired else None)
         if needs_restart:
             last = got[-1].rows
             log.warning(
@@ -399,10 +401,13 @@ class Dispatcher:
             )
             self._restart(slot)
 
-    def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch) -> None:
-        """Rows for the next cells of `batch`, in order."""
+    def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch, arm_b: list | None = None) -> None:
+        """Rows for the next cells of `batch`, in order; `arm_b`: a paired sweep's arm b rows that came with them."""
         now = time.monotonic()
         outcomes = rows.outcomes()
+        judged = outcomes  # what adaptive repeats read: a paired cell's pair ratio (repeats.pair_outcomes)
+        if arm_b is not None and rows.table == ROWS:
+            outcomes, judged = pair_outcomes(outcomes, arm_b)
         n = outcomes.num_rows
         cells = batch.cells[batch.done : batch.done + n]
         if self._suspects:
@@ -411,7 +416,7 @@ class Dispatcher:
             slot.worker.key, cells, batch.expected[batch.done : batch.done + n], outcomes, now - batch.since
         )
         self._writer.add(with_constant(rows, "plan_cells", self._plan_cells) if rows.table == ROWS else rows)
-        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], outcomes)  # cells whose repeats disagree
+        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], judged)  # cells whose repeats disagree
         slot.queue.cells.extend(again)
         self._progress.add_cells(slot.queue.key, len(again))
         batch.done += n

@@ -271,9 +271,9 @@ class GpuMeasurer:
         finally:
             if not self._poisoned:
                 cupy.get_default_memory_pool().free_all_blocks()
-        for row in rows:
-            row["timestamp"] = datetime.datetime.now(datetime.timezone.utc)  # when the cell finished
-            row["cell_seconds"] = time.perf_counter() - began
+        finished, seconds = datetime.datetime.now(datetime.timezone.utc), time.perf_counter() - began
+        for row in rows:  # when the cell finished and what it took, both arms' of a pair
+            row["timestamp"], row["cell_seconds"] = finished, seconds
         return rows
 
     def _baseline_call(
