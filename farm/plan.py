@@ -66,9 +66,9 @@ class Plan:
     measure: MeasureOptions = field(
         default_factory=MeasureOptions
     )  # the [measure] table, validated: what workers' measurers get
-    # Paired (docs/verdicts.md, "Paired sweeps"): every cell measured for two arms in one worker process, one after
-    # the other (order alternating, ABBA), as runs RUN_ID-a and RUN_ID-b: arm b the same code (an A/A), or
-    # base_kernels' tree (a checkout of another commit's kernels/) where given.
+    # Paired (docs/verdicts.md, "Paired sweeps"): every cell timed for two arms in one worker process, as series of
+    # one interleaved timing with the baseline (the leading arm alternating, ABBA), as runs RUN_ID-a and RUN_ID-b:
+    # arm b the same code (an A/A), or base_kernels' tree (a checkout of another commit's kernels/) where given.
     paired: bool = False
     base_kernels: str = ""
 

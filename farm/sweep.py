@@ -76,8 +76,9 @@ def build_parser(prog: str = "farm/sweep.py") -> argparse.ArgumentParser:
         "--paired",
         action="store_true",
         default=None,
-        help="measure every cell twice in one worker process, one arm after the other (order alternating, ABBA), "
-        "as runs RUN_ID-a and RUN_ID-b whose rows share a pair id: with identical code, an A/A calibration; "
+        help="time every cell for two arms in one worker process, the arms' and the baseline's batches alternating "
+        "in one interleaved timing (the leading arm alternating, ABBA), as runs RUN_ID-a and RUN_ID-b whose rows "
+        "share a pair id: with identical code, an A/A calibration; "
         "`farm compare RUN_ID-a RUN_ID-b` then judges per-pair differences (docs/verdicts.md)",
     )
     p.add_argument(

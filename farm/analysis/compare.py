@@ -39,10 +39,15 @@ all compared cells, with its interval: what a run-level factor shared by every c
 Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
 GPU model (`rates`, `farm compare --aa`) show how far it does.
 
-Paired runs (a paired sweep's two arms, farm/sweep.py --paired or --base-kernels: each cell measured for both in one
-worker process, one after the other, order alternating): where both sides' rows of a cell share pair ids, the unit is
-the pair, never the run. Per matched pair i, d_i = log B_i - log A_i; what a run draws (process, memory placement,
-clock and thermal state, Triton's pick) is common to both arms of a pair and cancels. What is left is heavy-tailed,
+Paired runs (a paired sweep's two arms, farm/sweep.py --paired or --base-kernels): each cell's arms are series of ONE
+interleaved timing in one worker process (farm/measure/timing.py: batches alternate arm, arm, baseline, the leading
+arm alternating with the repeat), each arm still its own row. Where both sides' rows of a cell share pair ids, the
+unit is the pair, never the run. Per matched pair i, d_i = log B_i - log A_i, the ratio of the two arms' medians from
+that one timing: what a run draws (process, memory placement, Triton's pick) and the clock, power and thermal state,
+which both arms see batch by batch, are common to both and cancel; what is left is the batches' own scatter and how
+much the state moves between adjacent batches. (Arms timed one after the other, as this design first was, left the
+power state to move between them: power-capped cells' pairs 1.9 % apart on an H100, 0.28 % interleaved; such rows
+never shipped, so every paired row in a dataset is of this design.) What is left is heavy-tailed,
 so the paired noise (noise.py) is a robust scale s per class, learned from paired A/A history (pairs of identical
 code) apart from the sequential model (the design is part of the key), and the GPU model's tail percentiles k of
 |d| / s over that history, in place of Student's t:
@@ -413,7 +418,7 @@ def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dic
 
 
 DESIGNS = {
-    "paired": "paired: per-pair log ratios of the two arms, measured one after the other in one worker process; noise "
+    "paired": "paired: per-pair log ratios of the two arms' medians, timed as series of one interleaved timing; noise "
     "from paired A/A history",
     "runs": "sequential runs: each side's repeats and a run-to-run variance from A/A run pairs",
     "repeats": "repeats within one run",

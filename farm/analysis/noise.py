@@ -19,11 +19,11 @@ Learned from rows (the dataset's A/A history), per class of cells:
       halved, and never below 0. Where the class has no repeats measured (runs of one repeat each, as
       plans/aa-runs.toml makes), nothing is taken off: v then holds a run's whole noise (`run_holds_repeats`), and
       a comparison between runs adds no repeat term for it.
-  p   paired design (farm/sweep.py --paired): per pair of rows measured one after the other in one worker process
-      for the two arms of identical code (the same commit and, for kernels, the same machine code: code_sha256), the
-      log ratio d of the two. What a run draws (process, placement, clock state) is the same on both arms of a pair
-      and cancels; d is what is left, and it is heavy-tailed (on an H100, the largest |d| of a class is 10-40 times
-      its typical one). So the class keeps a robust scale, s = median |d| / 0.6745 (p = s^2), and the GPU model the
+  p   paired design (farm/sweep.py --paired): per pair of rows whose arms of identical code (the same commit and, for
+      kernels, the same machine code: code_sha256) were timed as series of one interleaved timing in one worker
+      process, the log ratio d of their medians. What a run draws (process, placement) and the clock and power state,
+      batch by batch, are the same on both arms of a pair and cancel; d is what is left, and it is heavy-tailed (on an
+      H100, |d|'s 99th percentile is about 11 robust spreads, its 90th about 4). So the class keeps a robust scale, s = median |d| / 0.6745 (p = s^2), and the GPU model the
       shape of the tails: the 99th and 90th percentiles of |d| / s over all its A/A pairs (`pair_k`, `pair_k_same`),
       which replace Student's t quantiles for paired verdicts, so that identical code is called different about 1 % of
       the time by construction where the history is like the comparison. Fewer than MIN_PAIRED_HISTORY pairs of a
