@@ -13,8 +13,7 @@ import streamlit as st
 from dashboard import frames
 from dashboard.data import size_label
 from dashboard.marks import clean, never_null, nominal, rules_at, tip
-from farm.analysis import compare as fcompare
-from farm.analysis import plant
+from farm.analysis import compare as fcompare, plant
 from farm.analysis.noise import NoiseModel, identical_arms
 
 COMPARE_COLUMNS = [
@@ -250,14 +249,16 @@ CALIBRATION_COLUMNS = [
 ]
 CALIBRATIONS = {  # design -> what its A/A compares
     "repeats": "repeats of one run",
+    "runs": "sequential A/A: two runs of one commit",
     "paired": "paired A/A: arm b against arm a",
 }
 
 
 def calibration(rows: pd.DataFrame, tol: float) -> pd.DataFrame:
     """How far verdicts can be trusted, per GPU model and family, for each design that has A/A data (identical code, so
-    every FASTER/SLOWER is false): every run's repeats of each cell, and every paired sweep's pairs of identical code
-    (paired_calibration); counted, with the false-difference and UNCLEAR rates, the designs of a family side by side."""
+    every FASTER/SLOWER is false): every run's repeats of each cell, every two runs of one commit (sequential_calibration)
+    and every paired sweep's pairs of identical code (paired_calibration); counted, with the false-difference and
+    UNCLEAR rates, the designs of a family side by side."""
     recs = compare_records(rows)
     model = NoiseModel.learn(recs)
     by_run: dict[tuple, list[dict]] = {}
@@ -266,12 +267,55 @@ def calibration(rows: pd.DataFrame, tol: float) -> pd.DataFrame:
     comps = [c for (_, run), rs in by_run.items() for c in fcompare.compare_repeats(rs, run, tol, model)]
     tables = [
         pd.DataFrame(fcompare.rates(cs), columns=CALIBRATION_COLUMNS).assign(design=CALIBRATIONS[design])
-        for design, cs in (("repeats", comps), ("paired", paired_calibration(rows, tol, recs)))
+        for design, cs in (
+            ("repeats", comps),
+            ("runs", sequential_calibration(rows, tol, recs)),
+            ("paired", paired_calibration(rows, tol, recs)),
+        )
         if cs
     ]
     if not tables:
         return pd.DataFrame(columns=CALIBRATION_COLUMNS)
     return pd.concat(tables).sort_values(["gpu_model", "family"], kind="stable").reset_index(drop=True)
+
+
+def one_commit_run_pairs(rows: pd.DataFrame) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Every two sequential runs (no paired sweep's arms) of one commit, unmodified, that measured a cell in common on
+    one GPU model: (dataset, run) each, older first."""
+    t = frames.timed(rows)
+    if "pair" in t:
+        t = t[t["pair"].isna()]
+    commit = t["git_commit"].astype("string")
+    t = t[commit.notna() & ~commit.isin(["", "unknown"]) & ~commit.str.endswith("-dirty").fillna(True)]
+    if t.empty:
+        return []
+    runs = t.groupby(["dataset", "run_id"]).agg(
+        commit=("git_commit", "first"), commits=("git_commit", "nunique"), start=("timestamp", "min")
+    )
+    cells = t.groupby(["dataset", "run_id"]).apply(
+        lambda g: set(zip(g["gpu_model"], g["stage"], g["m"], g["n"], g["k"])), include_groups=False
+    )
+    keys = sorted((k for k in runs.index if runs.loc[k, "commits"] == 1), key=lambda k: runs.loc[k, "start"])
+    return [
+        (a, b)
+        for i, a in enumerate(keys)
+        for b in keys[i + 1 :]
+        if runs.loc[a, "commit"] == runs.loc[b, "commit"] and cells[a] & cells[b]
+    ]
+
+
+def sequential_calibration(rows: pd.DataFrame, tol: float, recs: list[dict]) -> list[fcompare.Comparison]:
+    """The sequential A/A comparisons of `rows`: every two runs of one commit (one_commit_run_pairs), the newer against
+    the older, cross-fitted as `farm compare RUN_A RUN_B --cross-fit` does, so that no run pair judges itself.
+    `recs`: compare_records(rows)."""
+    comps: list[fcompare.Comparison] = []
+    for a, b in one_commit_run_pairs(rows):
+        mine = {a: [], b: []}
+        history = []
+        for r in recs:
+            mine.get((r["dataset"], r["run_id"]), history).append(r)
+        comps += plant.cross_fitted(mine[a], mine[b], tol, history)
+    return comps
 
 
 def paired_calibration(rows: pd.DataFrame, tol: float, recs: list[dict]) -> list[fcompare.Comparison]:
@@ -336,23 +380,24 @@ def comparison_chart(cmp: pd.DataFrame, tol_pct: float, title: str) -> alt.Layer
 
 def show_calibration(rows: pd.DataFrame, tol: float, models: set[str]) -> None:
     """The farm's own calibration: how often identical code is called different, per family, GPU model and design
-    (repeats of one run; a paired sweep's two arms)."""
+    (repeats of one run; two runs of one commit; a paired sweep's two arms)."""
     st.subheader("How far these verdicts can be trusted")
     cal = calibration(rows, tol)
     cal = cal[cal["gpu_model"].isin(models)]
     if cal.empty:
         st.info(
-            "No run with two repeats of a cell, and no paired A/A sweep, under the current filters: no A/A "
-            "calibration to show (plans/aa.toml; farm/sweep.py --paired with plans/aa-paired.toml)."
+            "No run with two repeats of a cell, no two runs of one commit and no paired A/A sweep under the current "
+            "filters: no A/A calibration to show (plans/aa.toml; farm/sweep.py --paired with plans/aa-paired.toml)."
         )
         return
     st.caption(
         "A/A: identical code judged by the same rule, so every FASTER or SLOWER is a false difference; per family "
-        "and GPU model, for each design with A/A data: pairs of repeats of one run's cells, and paired sweeps' "
-        "pairs of identical code (arm b against arm a, cross-fitted: each half of the stages judged by the noise "
-        "of the other half and the other runs, as `farm compare RUN_ID-a RUN_ID-b --cross-fit`). A paired "
-        "comparison is as trustworthy as the paired A/A row of its family and GPU model, a sequential one as the "
-        "repeats'. The target is at most 1 % false differences and 15 % UNCLEAR."
+        "and GPU model, for each design with A/A data side by side: pairs of repeats of one run's cells; two "
+        "sequential runs of one commit; a paired sweep's pairs of identical code (arm b against arm a). Run and "
+        "pair comparisons are cross-fitted, as `farm compare A B --cross-fit`: each half of the stages judged by "
+        "the noise of the other half and of every other run. A comparison of two runs is as trustworthy as the "
+        "sequential row of its family and GPU model, one of a paired sweep's arms as the paired row. The target is "
+        "at most 1 % false differences and 15 % UNCLEAR."
     )
     if not (cal["design"] == CALIBRATIONS["paired"]).any():
         st.caption(

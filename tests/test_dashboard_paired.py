@@ -83,7 +83,10 @@ def paired_sweep(sweep: str, rng: random.Random, day: int, step: float = 0.0, ch
             row = cell_row(f"{sweep}-{arm}", stage, shape, 0, shared * math.exp(rng.gauss(0, 0.003)), when)
             row["median_ms"] *= 1 + (step if other else 0.0)
             row.update(
-                samples_ms=[row["median_ms"]] * 15, pair=pair, arm=arm, code_sha256=f"{'base' if other else 'k'}-{stage}"
+                samples_ms=[row["median_ms"]] * 15,
+                pair=pair,
+                arm=arm,
+                code_sha256=f"{'base' if other else 'k'}-{stage}",
             )
             out.append(row)
     return out
@@ -101,14 +104,15 @@ def sequential_run(run: str, rng: random.Random, day: int) -> list:
 
 @pytest.fixture(scope="module")
 def paired_dataset(tmp_path_factory) -> Path:
-    """Two paired A/A sweeps (p0, p1), a sequential run between them (s0), and a --base-kernels sweep (pb, newest)
-    whose stage `multibuf` is 3 % slower on arm b (the base tree)."""
+    """Two paired A/A sweeps (p0, p1), two sequential runs of the same commit between them (s0, s1), and a
+    --base-kernels sweep (pb, newest) whose stage `multibuf` is 3 % slower on arm b (the base tree)."""
     rng = random.Random(26)
     rows = [
         *paired_sweep("p0", rng, 0),
         *sequential_run("s0", rng, 1),
-        *paired_sweep("p1", rng, 2),
-        *paired_sweep("pb", rng, 3, step=0.03, changed=("multibuf",)),
+        *sequential_run("s1", rng, 2),
+        *paired_sweep("p1", rng, 3),
+        *paired_sweep("pb", rng, 4, step=0.03, changed=("multibuf",)),
     ]
     path = tmp_path_factory.mktemp("paired") / "paired"
     write_rows([{f.name: r.get(f.name) for f in ROW_SCHEMA} for r in rows], str(path))
@@ -120,7 +124,7 @@ def test_paired_sweeps_are_found_and_offered_first(paired_dataset):
     assert verdicts.paired_sweeps(rows) == [("paired", f"{s}-a", f"{s}-b") for s in ("pb", "p1", "p0")]
     assert verdicts.best_run_pair(rows) == (("paired", "pb-b"), ("paired", "pb-a")), "A: the base arm; B: this tree"
     assert verdicts.paired_sweeps(rows[rows["pair"].isna()]) == []
-    assert verdicts.best_run_pair(rows[rows["pair"].isna()]) is None, "one sequential run: nothing to pair"
+    assert verdicts.best_run_pair(rows[rows["pair"].isna()]) == (("paired", "s0"), ("paired", "s1"))
     assert "two arms of one paired sweep" in verdicts.sweep_of(rows, ("paired", "p1-b"), ("paired", "p1-a"))
     assert "against another run it is judged as a sequential run" in verdicts.sweep_of(
         rows, ("paired", "s0"), ("paired", "p1-a")
@@ -146,19 +150,28 @@ def test_a_comparison_names_its_noise_model(paired_dataset):
 def test_calibration_shows_the_paired_rate_beside_the_repeats(paired_dataset, capsys):
     rows = data.load_uncached([str(paired_dataset)]).rows
     cal = verdicts.calibration(rows, 0.02).set_index("design")
-    assert list(cal["family"]) == ["simt_fp32"] * 2 and set(cal["gpu_model"]) == {MODEL}
+    assert list(cal.index) == list(verdicts.CALIBRATIONS.values()), "the designs of one family side by side"
+    assert set(cal["family"]) == {"simt_fp32"} and set(cal["gpu_model"]) == {MODEL}
     paired, repeats = cal.loc[verdicts.CALIBRATIONS["paired"]], cal.loc[verdicts.CALIBRATIONS["repeats"]]
     cells_n = len(STAGES) * len(SIZES)
     # both A/A sweeps and the base sweep's unchanged stages: its changed stage is no A/A
     assert paired["comparisons"] == 3 * cells_n - len(SIZES)
     assert paired["difference_rate"] <= 0.02 and paired["unclear_rate"] <= 0.15, paired  # 1 % by construction
-    assert repeats["comparisons"] == cells_n  # s0's one pair of repeats a cell
+    assert repeats["comparisons"] == 2 * cells_n  # s0's and s1's one pair of repeats a cell
+    assert verdicts.one_commit_run_pairs(rows) == [(("paired", "s0"), ("paired", "s1"))], "no arm of a paired sweep"
+    assert cal.loc[verdicts.CALIBRATIONS["runs"], "comparisons"] == cells_n
     # the A/A sweeps' verdicts are `farm compare RUN_ID-a RUN_ID-b --cross-fit`'s, pair for pair
     comps = verdicts.paired_calibration(rows, 0.02, verdicts.compare_records(rows))
     for sweep, mine in (("p1", comps[cells_n - len(SIZES) : 2 * cells_n - len(SIZES)]), ("p0", comps[-cells_n:])):
-        assert main(["compare", f"{sweep}-a", f"{sweep}-b", "--data", str(paired_dataset), "--cross-fit", "--json"]) == 0
+        assert (
+            main(["compare", f"{sweep}-a", f"{sweep}-b", "--data", str(paired_dataset), "--cross-fit", "--json"]) == 0
+        )
         cli = json.loads(capsys.readouterr().out)["cells"]
         assert [(c["verdict"], c["design"]) for c in cli] == [(c.verdict, c.design) for c in mine]
+    assert main(["compare", "s0", "s1", "--data", str(paired_dataset), "--cross-fit", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)["cells"]
+    mine = verdicts.sequential_calibration(rows, 0.02, verdicts.compare_records(rows))
+    assert [(c["verdict"], c["design"]) for c in cli] == [(c.verdict, c.design) for c in mine]
     alone = rows[rows["run_id"].isin(["p0-a", "p0-b"])]  # one sweep, 32 pairs a half: its tails are unknown
     only = verdicts.calibration(alone, 0.02)
     assert list(only["design"]) == [verdicts.CALIBRATIONS["paired"]] and only["unclear_rate"].iloc[0] == 1.0
