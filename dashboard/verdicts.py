@@ -189,6 +189,13 @@ def paired_sweeps(rows: pd.DataFrame) -> list[tuple[str, str, str]]:
     return sorted(sweeps, key=lambda s: (start[(s[0], s[1])], s), reverse=True)
 
 
+def run_cells(t: pd.DataFrame) -> pd.Series:
+    """Per (dataset, run) of timed rows `t`: the set of cells it measured (GPU model, stage, shape)."""
+    return t.groupby(["dataset", "run_id"]).apply(
+        lambda g: set(zip(g["gpu_model"], g["stage"], g["m"], g["n"], g["k"])), include_groups=False
+    )
+
+
 def best_run_pair(rows: pd.DataFrame) -> tuple[tuple[str, str], tuple[str, str]] | None:
     """The comparison to offer first, as two (dataset, run) pairs: the newest paired sweep's arms where there is one
     (A arm b: the base tree, or the same code again; B arm a: this tree), else the two runs sharing the most timed
@@ -200,9 +207,7 @@ def best_run_pair(rows: pd.DataFrame) -> tuple[tuple[str, str], tuple[str, str]]
     t = frames.timed(rows)
     if t.empty:
         return None
-    cells = t.groupby(["dataset", "run_id"]).apply(
-        lambda g: set(zip(g["gpu_model"], g["stage"], g["m"], g["n"], g["k"])), include_groups=False
-    )
+    cells = run_cells(t)
     start = t.groupby(["dataset", "run_id"])["timestamp"].min()
     best, best_n = None, 0
     keys = sorted(cells.index, key=lambda k: start[k])
@@ -292,9 +297,7 @@ def one_commit_run_pairs(rows: pd.DataFrame) -> list[tuple[tuple[str, str], tupl
     runs = t.groupby(["dataset", "run_id"]).agg(
         commit=("git_commit", "first"), commits=("git_commit", "nunique"), start=("timestamp", "min")
     )
-    cells = t.groupby(["dataset", "run_id"]).apply(
-        lambda g: set(zip(g["gpu_model"], g["stage"], g["m"], g["n"], g["k"])), include_groups=False
-    )
+    cells = run_cells(t)
     keys = sorted((k for k in runs.index if runs.loc[k, "commits"] == 1), key=lambda k: runs.loc[k, "start"])
     return [
         (a, b)
