@@ -6,6 +6,7 @@ beside the sequential one. CPU only; the rows are test data, never shipped."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import random
@@ -18,7 +19,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboard import data, verdicts  # noqa: E402
-from dashboard.views import compare  # noqa: E402
+from dashboard.views import compare, history  # noqa: E402
 from farm.cli import main  # noqa: E402
 from farm.data.dataset import write_rows  # noqa: E402
 from farm.data.schema import ROW_SCHEMA  # noqa: E402
@@ -86,7 +87,7 @@ def paired_sweep(sweep: str, rng: random.Random, day: int, step: float = 0.0, ch
                 samples_ms=[row["median_ms"]] * 15,
                 pair=pair,
                 arm=arm,
-                code_sha256=f"{'base' if other else 'k'}-{stage}",
+                code_sha256=hashlib.sha256(f"{'base' if other else 'k'}-{stage}".encode()).hexdigest(),
             )
             out.append(row)
     return out
@@ -177,6 +178,15 @@ def test_calibration_shows_the_paired_rate_beside_the_repeats(paired_dataset, ca
     assert list(only["design"]) == [verdicts.CALIBRATIONS["paired"]] and only["unclear_rate"].iloc[0] == 1.0
 
 
+def test_history_names_a_paired_sweeps_arms_and_their_code(paired_dataset):
+    rows = data.load_uncached([str(paired_dataset)]).rows
+    one = rows[(rows["stage"] == "multibuf") & (rows["m"] == 1024)]
+    hist = history.history(one).set_index("run_id")
+    assert hist.loc["s0", "arm"] == "" and hist.loc["p1-b", "arm"] == "b" and hist.loc["pb-a", "arm"] == "a"
+    assert hist.loc["p1-a", "code"] == hist.loc["p1-b", "code"] == hist.loc["pb-a", "code"] != hist.loc["pb-b", "code"]
+    assert hist.loc["pb-b", "code"].startswith("…") and hist.loc["s0", "code"] == ""
+
+
 def app(monkeypatch, path: Path) -> AppTest:
     monkeypatch.setenv(data.ENV, str(path))
     at = AppTest.from_file(APP, default_timeout=120)
@@ -201,6 +211,9 @@ def test_compare_and_reproducibility_pages_show_the_design(paired_dataset, monke
     assert set(cal[0]["design"]) == set(verdicts.CALIBRATIONS.values())
     at.checkbox(key="cmp_cross_fit").check().run()
     assert not at.exception and set(at.dataframe[-1].value["design"]) == {"paired"}
+
+    at.switch_page("views/history.py").run()
+    assert not at.exception, [e.message for e in at.exception]
 
     at.switch_page("views/reproducibility.py").run()
     assert not at.exception, [e.message for e in at.exception]
