@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboard import data, verdicts  # noqa: E402
 from dashboard.views import compare, history  # noqa: E402
+from farm.analysis import compare as fcompare  # noqa: E402
 from farm.cli import main  # noqa: E402
 from farm.data.dataset import write_rows  # noqa: E402
 from farm.data.schema import ROW_SCHEMA  # noqa: E402
@@ -138,7 +139,7 @@ def test_a_comparison_names_its_noise_model(paired_dataset):
     cells_n = len(STAGES) * len(SIZES)
     arms = compare.compare(rows, "run", "pb-b · paired", "pb-a · paired", 0.02)
     assert set(arms["design"]) == {"paired"} and len(arms) == cells_n
-    assert verdicts.design_line(arms).startswith(f"Noise model: {cells_n} cells paired: per-pair log ratios")
+    assert verdicts.design_line(arms) == f"Noise model: {cells_n} cells {fcompare.DESIGNS['paired']}."
     base = arms[arms["stage"] == "multibuf"]
     assert (base["verdict"] == "FASTER").mean() >= 0.9, "this tree 3 % faster than the base, judged per pair"
     assert base["differed"].str.contains("code").all()
