@@ -36,12 +36,13 @@ def side_options(rows: pd.DataFrame, by: str) -> list[str]:
     return list(first.index)
 
 
-def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float) -> pd.DataFrame:
+def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float, cross_fit: bool = False) -> pd.DataFrame:
     """B against A per cell: gpu_model (or 'B vs A' between GPU models), family, stage, shape, medians, diff and
-    band (%), verdict; regressions first, then FASTER, UNCLEAR and SAME, each largest |difference| first."""
+    band (%), verdict and the design that judged it; regressions first, then FASTER, UNCLEAR and SAME, each largest
+    |difference| first. `cross_fit`: verdicts.compare_selected's."""
     side = side_column(rows, by)
     df = verdicts.compare_selected(
-        rows, side == a, side == b, tol, model_label=f"{b} vs {a}" if by == "gpu_model" else None
+        rows, side == a, side == b, tol, model_label=f"{b} vs {a}" if by == "gpu_model" else None, cross_fit=cross_fit
     )
     if df.empty:
         return df.assign(family=pd.Series(dtype="object"), dtype=pd.Series(dtype="object"))
@@ -77,6 +78,15 @@ def summary(cmp: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["SLOWER", "worst_pct"], ascending=False, kind="stable")[cols].reset_index(drop=True)
 
 
+def pairing_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
+    """Where run A or B is an arm of a paired sweep: whether the two are its arms (verdicts.sweep_of)."""
+    if by != "run":
+        return ""
+    t = frames.timed(rows)
+    runs = dict(zip(side_column(t, by), zip(t["dataset"], t["run_id"])))
+    return verdicts.sweep_of(rows, runs[a], runs[b]) if a in runs and b in runs else ""
+
+
 def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
     """A warning when the two sides launched their rows differently (direct against CUDA graph, e.g. schema 2
     cuBLAS baselines against schema 3): below ~2048^3 such differences are the launch, not the kernel."""
@@ -101,7 +111,10 @@ CAPTION = (
     "band of the difference lies within ±tolerance (the smallest change that matters), FASTER / SLOWER when the "
     "99 % band excludes 0 and the difference exceeds half the tolerance, UNCLEAR when the noise is too large to say. Each cell names what else "
     "differed between the sides (card, clocks, power cap, driver, library algorithm, commit); a FASTER or SLOWER "
-    "with more than the code differing is marked. Regressions first."
+    "with more than the code differing is marked. Regressions first. The two arms of a paired sweep "
+    "(farm/sweep.py --paired or --base-kernels: runs RUN_ID-a and RUN_ID-b) are offered first where the data hold "
+    "one, A its arm b (the base tree, or the same code again), B its arm a (this tree), and judged per pair with the "
+    "paired design's noise; the page says which noise model judged the cells."
 )
 MAX_CHART_CELLS = 40
 
@@ -150,7 +163,8 @@ def body(L, rows, _) -> None:
     if a == b:
         st.info("Pick two different sides.")
         return
-    df = compare(rows, by, a, b, tol)
+    cross_fit = st.session_state.get("cmp_cross_fit", False)
+    df = compare(rows, by, a, b, tol, cross_fit)
     if df.empty:
         st.info(
             f"A and B measured no cell in common (same {'stage and shape' if by == 'gpu_model' else 'GPU model, stage and shape'}), "
@@ -159,6 +173,17 @@ def body(L, rows, _) -> None:
         return
     if note := launch_note(rows, by, a, b):
         st.warning(note)
+    if note := pairing_note(rows, by, a, b):
+        st.info(note)
+    st.caption(verdicts.design_line(df))
+    if (df["design"] == "paired").any() or cross_fit:
+        st.checkbox(
+            "Cross-fit",
+            key="cmp_cross_fit",
+            help="as farm compare --cross-fit: each half of the stages judged with the noise of the other half and of "
+            "every other run, for a first paired A/A whose noise is measured nowhere else (fewer than 100 paired A/A "
+            "pairs of the GPU model otherwise leave its paired cells UNCLEAR)",
+        )
     s = verdicts.comparison_summary(df, tol)
     m = st.columns(5)
     m[0].metric("cells compared", s["comparisons"])
@@ -216,6 +241,7 @@ def body(L, rows, _) -> None:
         "a_rows",
         "b_rows",
         "noise",
+        "design",
     ]
     st.dataframe(
         table,
@@ -234,6 +260,9 @@ def body(L, rows, _) -> None:
             "differed": st.column_config.TextColumn("what else differed", width="large"),
             "why": "note",
             "noise": st.column_config.TextColumn("noise from", help="the class of cells its noise was learned from"),
+            "design": st.column_config.TextColumn(
+                "noise model", help="paired: per pair of a paired sweep's arms; runs: sequential runs"
+            ),
             "a_rows": "rows A",
             "b_rows": "rows B",
         },

@@ -37,7 +37,7 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
     """One line per series and run, oldest run first: when it ran, its commit(s), the median time (ms) and
     TFLOP/s with the ~95 % band of the estimate, and where a new level begins: its change against the previous level
     (diff and 99 % band, %), verdict, whether it is a change of the code (`change`) or came with a change of the
-    environment (`environment` names it)."""
+    environment (`environment` names it); a paired sweep's runs say their arm, and kernel rows their machine code."""
     cols = [
         *SERIES,
         "dataset",
@@ -45,6 +45,8 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
         "run",
         "started",
         "commit",
+        "arm",
+        "code",
         "rows",
         "median_ms",
         "ms_lo",
@@ -87,6 +89,8 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
                 run=f"{run} · {dset}",
                 started=min(r["timestamp"] for r in side_rows),
                 commit=_commits(r["git_commit"] for r in side_rows),
+                arm=", ".join(sorted({r["arm"] for r in side_rows if r.get("arm")})),
+                code=", ".join(sorted({"…" + r["code_sha256"][-8:] for r in side_rows if r.get("code_sha256")})),
                 rows=s.rows,
                 median_ms=s.median_ms,
                 ms_lo=s.median_ms * (1 - 2 * s.rel_se),
@@ -142,6 +146,8 @@ def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
         nominal("size_label", "size"),
         nominal("run", "run"),
         nominal("commit", "commit"),
+        nominal("arm", "paired sweep's arm"),
+        nominal("code", "machine code"),
         tip("started", "started", type_="temporal"),
         tip("median_ms", "median (ms)", ".5f"),
         tip("ms_lo", "band low (ms)", ".5f"),
@@ -270,6 +276,8 @@ def body(L, rows, _) -> None:
                     "prev_run",
                     "run",
                     "commit",
+                    "arm",
+                    "code",
                     "started",
                     "median_ms",
                 ]
@@ -281,6 +289,12 @@ def body(L, rows, _) -> None:
                 "size_label": "size",
                 "prev_run": "from run",
                 "run": "to run",
+                "arm": st.column_config.TextColumn(
+                    "arm",
+                    help="a paired sweep's arm (a: this tree; b: the base tree or the same code again): "
+                    "its two arms, one pair a cell, are judged per pair on Compare",
+                ),
+                "code": st.column_config.TextColumn("machine code", help="code_sha256 of the kernel that ran"),
                 "launch_change": st.column_config.TextColumn(
                     "launch changed",
                     help="the two runs launched this cell differently "

@@ -261,6 +261,7 @@ def comparison(df, tol: float, title: str, key: str, empty: str = "Nothing to co
     c[3].metric("UNCLEAR", s["UNCLEAR"], help="too noisy to say same or different")
     c[4].metric("median |diff|", f"{s['median_abs_diff_pct']:.3f} %")
     c[5].metric("median band", f"±{s['median_band_pct']:.3f} %")
+    st.caption(verdicts.design_line(df))
     charts_df = df
     if df["cell"].nunique() > MAX_CHART_CELLS:
         not_same = df[df["verdict"] != "SAME"]
@@ -424,8 +425,9 @@ def one_run(
 
 def two_runs(rows, tol: float) -> None:
     st.caption(
-        "Run B against run A, per GPU model, stage and shape measured in both (repeats pooled per run); "
-        "by default the two runs that share the most cells."
+        "Run B against run A, per GPU model, stage and shape measured in both (repeats pooled per run; a paired "
+        "sweep's two arms judged per pair); by default the newest paired sweep's arms (A arm b, B arm a), else the "
+        "two runs that share the most cells."
     )
     runs = sorted(set(zip(rows["dataset"], rows["run_id"])))
     if len(runs) < 2:
@@ -440,6 +442,8 @@ def two_runs(rows, tol: float) -> None:
         if a == b:
             st.info("Pick two different runs.")
         else:
+            if note := verdicts.sweep_of(rows, a, b):
+                st.info(note)
             df = run_to_run(rows, a, b, tol)
             comparison(
                 df,
