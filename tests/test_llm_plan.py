@@ -10,6 +10,18 @@ PLANS = Path(__file__).resolve().parent.parent / "plans"
 PLAN = PLANS / "llm.toml"
 
 
+H100 = {  # the device fields of the synthetic rows below (test data, never shipped)
+    "host": "h",
+    "gpu_name": "NVIDIA H100 80GB HBM3",
+    "gpu_model": "H100",
+    "gpu_uuid": "GPU-1",
+    "gpu_index": 0,
+    "compute_capability": "9.0",
+    "arch": "sm_90",
+    "sm_count": 132,
+}
+
+
 def test_the_plan_runs_every_models_shapes_on_walk_d_and_both_vendor_libraries():
     plan = load_plan(PLAN)  # validates fields, names and that the largest cell fits a GPU the farm knows
     assert list(plan.sizes) == plan_shapes() and len(plan.sizes) == len(MODELS) * 4 * len(TOKENS)
@@ -52,16 +64,7 @@ def test_headline_adds_one_row_per_gpu_llm_model_family_and_precision(tmp_path):
     from farm.data.rows import cell_row
     from kernels.registry import stage_named
 
-    device = {
-        "host": "h",
-        "gpu_name": "NVIDIA H100 80GB HBM3",
-        "gpu_model": "H100",
-        "gpu_uuid": "GPU-1",
-        "gpu_index": 0,
-        "compute_capability": "9.0",
-        "arch": "sm_90",
-        "sm_count": 132,
-    }
+    device = H100
 
     def row(stage, shape, pct, ms=1.0):
         r = cell_row(device, stage_named(stage), Cell(stage, *shape), "run", "ok")
@@ -105,16 +108,7 @@ def test_headline_takes_fp8_rows_with_cublaslt_fp8_as_the_vendor_best(tmp_path):
     from farm.data.rows import cell_row
     from kernels.registry import stage_named
 
-    device = {
-        "host": "h",
-        "gpu_name": "NVIDIA H100 80GB HBM3",
-        "gpu_model": "H100",
-        "gpu_uuid": "GPU-1",
-        "gpu_index": 0,
-        "compute_capability": "9.0",
-        "arch": "sm_90",
-        "sm_count": 132,
-    }
+    device = H100
 
     def row(stage, shape, pct, ms):
         r = cell_row(device, stage_named(stage), Cell(stage, *shape), "run", "ok")
