@@ -186,7 +186,7 @@ for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tens
     node 0 head; sleep 3
     PLAN=plans/aa.toml sweep aa1 && PLAN=plans/aa.toml sweep aa2
     ray stop --force > /dev/null 2>&1
-    hist=datasets/h100-reference,datasets/h200-reference,datasets/cold-start,datasets/h200x2-scaling,datasets/h200x4-scaling
+    hist=datasets/h100-reference,datasets/h200-reference,datasets/cold-start
     python3 -m farm compare aa1 aa2 --data "$RES" > "$OUT/compare-aa1-aa2.txt"
     python3 -m farm compare aa1 aa2 --data "$RES" --history "$hist" > "$OUT/compare-aa1-aa2-history.txt"
     python3 -m farm compare aa1 --aa --data "$RES" > "$OUT/compare-aa1-repeats.txt"

@@ -42,7 +42,7 @@ def test_shipped_datasets_compare_like_with_like(path):
 
 
 def test_archived_datasets_unpack_valid_and_described(tmp_path):
-    """The schema-2 datasets ship in one .tar.xz (not read by default); it unpacks into three valid datasets, each of
+    """The schema-2 datasets ship in one .tar.xz (not read by default); it unpacks into two valid datasets, each of
     them described in the dataset card."""
     import tarfile
 
@@ -52,7 +52,7 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
     with tarfile.open(ARCHIVE[0]) as tar:
         tar.extractall(tmp_path, filter="data")
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["h200-ladders", "h200-tuning", "h200x4-scaling"]
+    assert names == ["h200-ladders", "h200-tuning"]
     for name in names:
         assert validate(str(tmp_path / name)) == [] and _schema_versions(tmp_path / name) == {"2"}
         assert f"### `{name}`" in archive_section
@@ -137,13 +137,6 @@ def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
     one host."""
     _runs_hold_the_default_plan(
         "cold-start", {"cold6": ["H100-80GB-HBM3"], "cold7": ["H100-80GB-HBM3"], "cold-all": ["H200", "H200"]}
-    )
-
-
-def test_scaling_dataset_shares_the_default_plan_between_the_gpus_of_one_model():
-    """Shard mode on two H200s and on one: each run holds the default plan once, the two cards share it."""
-    _runs_hold_the_default_plan(
-        "h200x2-scaling", {"h200x2-scale1-batches": ["H200"], "h200x2-scale2-batches": ["H200", "H200"]}
     )
 
 
