@@ -14,7 +14,7 @@ from dashboard import frames
 from dashboard.data import size_label
 from dashboard.marks import clean, never_null, nominal, rules_at, tip
 from farm.analysis import compare as fcompare, plant
-from farm.analysis.noise import NoiseModel, identical_arms
+from farm.analysis.noise import NoiseModel, identical_arms, identical_code
 
 COMPARE_COLUMNS = [
     "dataset",
@@ -156,9 +156,8 @@ def compare_selected(
 
 def design_line(df: pd.DataFrame) -> str:
     """Which noise model judged a comparisons_frame's cells (farm compare's "Noise model: ..." line)."""
-    counts = df["design"].value_counts() if "design" in df else pd.Series(dtype="int64")
-    parts = [f"{counts[d]} cells {text}" for d, text in fcompare.DESIGNS.items() if counts.get(d, 0)]
-    return "Noise model: " + "; ".join(parts) + "." if parts else ""
+    designs = list(df["design"]) if "design" in df else []
+    return fcompare.format_designs(designs) if any(d in fcompare.DESIGNS for d in designs) else ""
 
 
 def comparison_summary(df: pd.DataFrame, tol: float) -> dict:
@@ -290,8 +289,7 @@ def one_commit_run_pairs(rows: pd.DataFrame) -> list[tuple[tuple[str, str], tupl
     t = frames.timed(rows)
     if "pair" in t:
         t = t[t["pair"].isna()]
-    commit = t["git_commit"].astype("string")
-    t = t[commit.notna() & ~commit.isin(["", "unknown"]) & ~commit.str.endswith("-dirty").fillna(True)]
+    t = t[t["git_commit"].map(identical_code).astype(bool)]
     if t.empty:
         return []
     runs = t.groupby(["dataset", "run_id"]).agg(

@@ -380,7 +380,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     else:
         print(compare.format_table(result))
-        print("\n" + compare.format_designs(result))
+        print("\n" + compare.format_designs(c.design for c in result))
         if args.run_b:
             print("\n" + compare.format_shift(compare.common_shift(result)))
         print(

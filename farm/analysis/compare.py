@@ -67,7 +67,8 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from farm.analysis import attribution
@@ -425,10 +426,10 @@ DESIGNS = {
 }
 
 
-def format_designs(comparisons: list[Comparison]) -> str:
-    """Which noise model judged the cells: the paired design's or the sequential one's."""
-    counts = {d: sum(c.design == d for c in comparisons) for d in DESIGNS}
-    return "Noise model: " + "; ".join(f"{n} cells {DESIGNS[d]}" for d, n in counts.items() if n) + "."
+def format_designs(designs: Iterable[str]) -> str:
+    """Which noise model judged the cells, from each cell's design: the paired design's or the sequential one's."""
+    counts = Counter(designs)
+    return "Noise model: " + "; ".join(f"{counts[d]} cells {text}" for d, text in DESIGNS.items() if counts[d]) + "."
 
 
 def format_shift(shift: dict | None) -> str:

@@ -126,7 +126,8 @@ def _timed(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r.get("status") == "ok" and r.get("median_ms") and r["median_ms"] > 0]
 
 
-def _identical_code(commit) -> bool:
+def identical_code(commit) -> bool:
+    """A row's commit names unmodified code: known, and not a dirty tree."""
     return isinstance(commit, str) and commit not in ("", "unknown") and not commit.endswith("-dirty")
 
 
@@ -145,7 +146,7 @@ def identical_arms(a: dict, b: dict) -> bool:
     baselines have none: the same library on both arms)."""
     return (
         a.get("git_commit") == b.get("git_commit")
-        and _identical_code(a.get("git_commit"))
+        and identical_code(a.get("git_commit"))
         and a.get("code_sha256") == b.get("code_sha256")
     )
 
@@ -225,7 +226,7 @@ class NoiseModel:
                 for run_b, commit_b, yb, second in measured[i + 1 :]:
                     if (
                         commit_a != commit_b
-                        or not _identical_code(commit_a)
+                        or not identical_code(commit_a)
                         or {run_a, run_b} & sides[0]
                         and {run_a, run_b} & sides[1]
                         or _sweep(first) is not None
