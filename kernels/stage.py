@@ -10,9 +10,10 @@ This module only defines the types; kernels/registry.py gathers the catalog.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ClassVar, Mapping
+from typing import ClassVar
 
 
 def cdiv(a: int, b: int) -> int:
@@ -100,7 +101,9 @@ class Launch:
     dynamic_smem: int = 0
     persistent: bool = False
     cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
-    planner: Callable[[int, int, int, int], LaunchPlan] | None = None  # a module-level function: stages travel by pickle
+    planner: Callable[[int, int, int, int], LaunchPlan] | None = (
+        None  # a module-level function: stages travel by pickle
+    )
 
     def plan(self, m: int, n: int, k: int, sm_count: int) -> LaunchPlan:
         """The host's choices for an m x n x k product on a chip of `sm_count` SMs (none without a planner)."""

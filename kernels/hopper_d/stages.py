@@ -129,7 +129,9 @@ def _stages() -> list[Stage]:
                     shapes=VEC8,
                     min_cc=90,
                     requires_arch=ARCH,
-                    workspace_floats_per_mn=MAX_SPLITS if "W" in launch.get("args", ()) and "planner" not in launch else 0,
+                    workspace_floats_per_mn=MAX_SPLITS
+                    if "W" in launch.get("args", ()) and "planner" not in launch
+                    else 0,
                 )
             )
     return stages
