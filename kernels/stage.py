@@ -101,9 +101,8 @@ class Launch:
     dynamic_smem: int = 0
     persistent: bool = False
     cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
-    planner: Callable[[int, int, int, int], LaunchPlan] | None = (
-        None  # a module-level function: stages travel by pickle
-    )
+    # per-shape choices made on the host (`plan`); a module-level function, since stages travel by pickle
+    planner: Callable[[int, int, int, int], LaunchPlan] | None = None
 
     def plan(self, m: int, n: int, k: int, sm_count: int) -> LaunchPlan:
         """The host's choices for an m x n x k product on a chip of `sm_count` SMs (none without a planner)."""

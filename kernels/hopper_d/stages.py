@@ -113,6 +113,7 @@ def _stages() -> list[Stage]:
     stages = []
     for name, file, launch, what in KERNELS:
         position = int(file[:2])
+        sized_by_kernel = "W" in launch.get("args", ()) and "planner" not in launch  # a planner sizes its own
         for dtype, (t, baseline) in DTYPES.items():
             stages.append(
                 Stage(
@@ -129,9 +130,7 @@ def _stages() -> list[Stage]:
                     shapes=VEC8,
                     min_cc=90,
                     requires_arch=ARCH,
-                    workspace_floats_per_mn=MAX_SPLITS
-                    if "W" in launch.get("args", ()) and "planner" not in launch
-                    else 0,
+                    workspace_floats_per_mn=MAX_SPLITS if sized_by_kernel else 0,
                 )
             )
     return stages
