@@ -298,13 +298,13 @@ PY
     PLAN=plans/quick.toml sweep merged-sweep
     ray stop --force > /dev/null 2>&1
     python3 -m farm validate "$RES" | tail -2 ;;
-  walkd11)  # issue 31, walk D 11 (d_host_plan, the plan made on the host): its GPU tests on every branch of its plan and
-    # at the walk-D tails (C poisoned), then plans/walkd11.toml (05, 07, 09 and 11 with cuBLAS interleaved, BF16 and
+  walkd11)  # issue 31, walk D 11 (d_host_plan, the plan made on the host) and 12 (d_tma_store): their GPU tests on every
+    # branch of the plan and at the walk-D tails (C poisoned), then plans/walkd11.toml (05, 07, 09, 11, 12 with cuBLAS interleaved, BF16 and
     # FP16, 1024^3 to 8192^3, two repeats) and the farm's cuBLAS against torch.mm under Triton's do_bench_cudagraph.
     # One call; read gpu-tests-walkd11.log, report-walkd11.md (% of cuBLAS per cell and repeat), crosscheck-walkd11.md.
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --families hopper_d
-    timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k host_plan 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
+    timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k "host_plan or tma_store" 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
     timeout "${DEADLINE:-300}" python3 -m farm bench --plan plans/walkd11.toml --run-id walkd11 --output "$RES" > "$OUT/bench-walkd11.log" 2>&1
     echo "bench rc=$?"; grep -E "\] \[[0-9]+/" "$OUT/bench-walkd11.log" | sed 's/.*\] \[/[/'
     python3 -m farm report "$RES" --run-id walkd11 > "$OUT/report-walkd11.md" 2>&1

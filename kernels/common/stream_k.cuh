@@ -4,6 +4,7 @@
 // fixed-order fix-up through workspace planes. Moved here from 09_stream_k.cu unchanged (09's code_sha256 the same).
 #pragma once
 #include "persistent_ws.cuh"
+#include "tma_store.cuh"
 
 namespace stream_k {
 using persistent_ws::A_BYTES, persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persistent_ws::BM,
@@ -109,11 +110,14 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 }
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
-template <typename T, int WIDTH>
+// TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up is
+// stored from registers as before, since each of its warps may be finished by a different block.
+template <typename T, int WIDTH, bool TMA_STORE = false>
 __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
-                                        float* __restrict__ C, float* W, int M, int N, int c) {
+                                        float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
+                                        unsigned char* staging = nullptr) {
     constexpr int STAGES_W = Ring<WIDTH>::STAGES;
-    int it = 0;
+    int it = 0, chunk = 0;
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
@@ -134,7 +138,16 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
             !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32], segments,
                                       segment, M, N, tm * BM + c * 64, tn * WIDTH))
             return;
+        if constexpr (TMA_STORE) {
+            if (segments == 1) {  // the same for the whole block
+                tma_store::store<WIDTH>(acc, *tma_c, staging, chunk, tm * BM + c * 64, tn * WIDTH, c);
+                return;
+            }
+        }
         store_acc<WIDTH>(acc, C, M, N, tm * BM + c * 64, tn * WIDTH);
     });
+    if constexpr (TMA_STORE) {
+        if (threadIdx.x % 128 == 0) tma_store::drain();
+    }
 }
 }  // namespace stream_k

@@ -14,50 +14,17 @@
 // ring, no plan on the path); 2048^3 at 05's 93 % (05's 128x256 tiles and code path after one barrier); 4096^3 and
 // 8192^3 as 09 (same schedule), 8192^3 perhaps a little better with 3 workspace planes instead of 8 (untested:
 // nothing here has run on a GPU yet).
-// Pipeline, schedule and fix-up: kernels/common/stream_k.cuh, as 09. N % 8 == 0, K % 8 == 0, any M.
-#include "stream_k.cuh"
+// The kernel's body: kernels/common/host_plan.cuh (shared with 12); pipeline, schedule and fix-up: stream_k.cuh, as 09.
+// N % 8 == 0, K % 8 == 0, any M.
+#include "host_plan.cuh"
 
 // The persistent grid, as 09's: one block per SM wherever a 128x8 strip count allows (kernels/sources.py reads BM and
 // BN here before the header's 128x256 ring's); host_plan.py plans for the grid this makes.
 enum : int { BM = 128, BN = 8 };
 
-namespace host_plan {
-using namespace stream_k;
-using persistent_ws::cdiv;
-
-template <typename T>
-__device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, float* W, int M, int N, int K,
-                                    int width, int dp, int sk) {
-    extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ uint64_t full[MAX_STAGES], empty[MAX_STAGES];
-    const int tid = threadIdx.x, wg = tid / 128;
-    if (tid == 0) {
-        prefetch_tensormap(tma_a);
-        prefetch_tensormap(tma_b);
-        ring_init<MAX_STAGES>(full, empty, 256);  // the width uses the first Ring<width>::STAGES
-    }
-    __syncthreads();
-    const Schedule s{cdiv(M, persistent_ws::BM), (N + width - 1) >> (31 - __clz(width)), cdiv(K, BK), dp, sk};  // width: a power of 2
-
-    if (wg == 0) {
-        setmaxnreg_dec<40>();
-        if (tid == 0) {
-            if (width == 256) produce<256>(tma_a, tma_b, s, smem, full, empty);
-            else if (width == 128) produce<128>(tma_a, tma_b, s, smem, full, empty);
-            else produce<64>(tma_a, tma_b, s, smem, full, empty);
-        }
-    } else {
-        setmaxnreg_inc<232>();
-        if (width == 256) consume<T, 256>(s, smem, full, empty, C, W, M, N, wg - 1);
-        else if (width == 128) consume<T, 128>(s, smem, full, empty, C, W, M, N, wg - 1);
-        else consume<T, 64>(s, smem, full, empty, C, W, M, N, wg - 1);
-    }
-}
-}  // namespace host_plan
-
 template <typename T>
 __global__ void __launch_bounds__(persistent_ws::THREADS, 1)
 d_host_plan(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, float* __restrict__ C, float* __restrict__ W,
             int M, int N, int K, int WIDTH, int DP, int SK) {
-    host_plan::run<T>(tma_a, tma_b, C, W, M, N, K, WIDTH, DP, SK);
+    host_plan::run<T, false>(tma_a, tma_b, nullptr, C, W, M, N, K, WIDTH, DP, SK);
 }

@@ -4,7 +4,8 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Kernels taking tensor maps name them TMA_A /
-TMA_B: farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes.
+TMA_B (TMA_C: 12's C): farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes,
+C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
 
@@ -98,13 +99,24 @@ KERNELS = [
         {**PERSISTENT, "args": WORKSPACE_ARGS},
         "C^T = B^T A^T: tokens as wgmma's N (16, or 64 past M = 16) in 16-row A boxes, 1-8 K slices, a 12-deep ring",
     ),
-    # 11's plan is made on the host (host_plan.py) and passed as WIDTH, DP, SK; its workspace is the plan's.
+    # 11's and 12's plan is made on the host (host_plan.py) and passed as WIDTH, DP, SK; their workspace is the plan's.
     (
         "d_host_plan",
         "11_host_plan.cu",
         {**PERSISTENT, "args": (*WORKSPACE_ARGS, "WIDTH", "DP", "SK"), "planner": launch_plan},
         "09 with its plan (tile width, stream-K share) made once per shape on the host and passed as launch "
         "arguments: the first load is not behind it; the workspace sized from the plan (none where nothing splits)",
+    ),
+    (
+        "d_tma_store",
+        "12_tma_store.cu",
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK"),
+            "planner": launch_plan,
+        },
+        "11 with whole tiles' C staged in shared memory (64 x 32 swizzled chunks, two buffers a warpgroup past the ring) "
+        "and written by TMA stores",
     ),
 ]
 
