@@ -1,7 +1,8 @@
 // Stream-K's pieces, shared by walk D's 09 (stream_k: planned in the kernel) and 11 (host_plan: planned on the host):
 // 05's persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles
 // are laid end to end and cut into one contiguous range per block; a ring as deep as the tile width allows; the
-// fixed-order fix-up through workspace planes. Moved here from 09_stream_k.cu unchanged (09's code_sha256 the same).
+// fixed-order fix-up through workspace planes. Moved here from 09_stream_k.cu unchanged (09's code_sha256 the same);
+// consume's TMA_STORE (12) stores whole tiles through tma_store.cuh.
 #pragma once
 #include "persistent_ws.cuh"
 #include "tma_store.cuh"
