@@ -1,8 +1,11 @@
-"""Walk D 11's host plan (kernels/hopper_d/host_plan.py): its choices on an H100's 132 SMs, the schedule the kernel
-walks from it (replayed here as kernels/common/stream_k.cuh's Schedule computes it), and the workspace it sizes."""
+"""Walk D 11's and 12's host plan (kernels/hopper_d/host_plan.py): its choices on an H100's 132 SMs, the schedule the
+kernel walks from it (replayed here as kernels/common/stream_k.cuh's Schedule computes it), and the workspace it
+sizes; 12's tensor map over C."""
 
+import numpy as np
 import pytest
 
+from farm.measure import tma
 from farm.measure.sizing import bytes_needed
 from kernels.hopper_d.host_plan import BK, BM, MAX_SEGMENTS, plan
 from kernels.registry import catalog
@@ -101,3 +104,16 @@ def test_every_tile_is_walked_once_within_the_planned_planes(shape):
         assert max(segments_walked(m, n, k, g)) <= p.segments <= MAX_SEGMENTS
         assert p.sk * cdiv(k, BK) * g < 2**31  # the kernel's 32-bit range arithmetic
     assert HOST_PLAN.workspace_floats(m, n, k, H100_SMS) == (p.segments * m * n if p.sk else 0)
+
+
+def test_12s_c_leaves_in_boxes_of_a_warpgroups_rows_by_one_swizzle_row(monkeypatch):
+    built = {}
+    monkeypatch.setattr(
+        tma, "tensor_map", lambda matrix, dtype, rows, cols: built.setdefault(id(matrix), (dtype, rows, cols))
+    )
+    launch = STAGES["d_tma_store_bf16"].launches[0]
+    a, b, c = np.zeros((300, 200), np.uint16), np.zeros((200, 104), np.uint16), np.zeros((300, 104), np.float32)
+    args = tma.tensor_map_args(launch, "bf16", {"A": a, "B": b, "C": c})
+    assert set(args) == {"TMA_A", "TMA_B", "TMA_C"} and launch.planner is HOST_PLAN.launches[0].planner
+    assert built[id(c)] == ("fp32", 64, 32) and 32 * c.itemsize == tma.SWIZZLE_BYTES
+    assert set(tma.tensor_map_args(HOST_PLAN.launches[0], "bf16", {"A": a, "B": b, "C": c})) == {"TMA_A", "TMA_B"}
