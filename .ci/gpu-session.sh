@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkf|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -298,6 +298,18 @@ PY
     PLAN=plans/quick.toml sweep merged-sweep
     ray stop --force > /dev/null 2>&1
     python3 -m farm validate "$RES" | tail -2 ;;
+  walkd11)  # issue 31, walk D 11 (d_host_plan, the plan made on the host) and 12 (d_tma_store): their GPU tests on every
+    # branch of the plan and at the walk-D tails (C poisoned), then plans/walkd11.toml (05, 07, 09, 11, 12 with cuBLAS interleaved, BF16 and
+    # FP16, 1024^3 to 8192^3, two repeats) and the farm's cuBLAS against torch.mm under Triton's do_bench_cudagraph.
+    # One call; read gpu-tests-walkd11.log, report-walkd11.md (% of cuBLAS per cell and repeat), crosscheck-walkd11.md.
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    prewarm --families hopper_d
+    timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k "host_plan or tma_store" 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
+    timeout "${DEADLINE:-300}" python3 -m farm bench --plan plans/walkd11.toml --run-id walkd11 --output "$RES" > "$OUT/bench-walkd11.log" 2>&1
+    echo "bench rc=$?"; grep -E "\] \[[0-9]+/" "$OUT/bench-walkd11.log" | sed 's/.*\] \[/[/'
+    python3 -m farm report "$RES" --run-id walkd11 > "$OUT/report-walkd11.md" 2>&1
+    timeout 90 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 > "$OUT/crosscheck-walkd11.md" 2>&1
+    tail -12 "$OUT/crosscheck-walkd11.md" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

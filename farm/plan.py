@@ -225,7 +225,8 @@ def _too_large(sizes: list[Shape], stages: list[Measured], gpus: tuple[str, ...]
     named = [_memory_of(model) for model in gpus]
     memory = max(GPU_MEMORY.values()) if not gpus or None in named else max(named)
     # A baseline's FP64 check shrinks to row blocks on a card it does not fit (sizing.reference_plan): priced at the
-    # slowest FP64 rate, one SM, it is at its smallest, so the bound is the cell's own buffers.
+    # slowest FP64 rate, one SM, it is at its smallest, so the bound is the cell's own buffers (a workspace a launch's
+    # plan sizes, walk D's 11 and 12, at its smallest too: one block shares nothing).
     device = {"memory_bytes": memory, "sm_count": 1}
     where = f"the largest GPU of {', '.join(gpus)}" if gpus and None not in named else "any GPU the farm knows"
     return [

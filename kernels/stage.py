@@ -10,6 +10,7 @@ This module only defines the types; kernels/registry.py gathers the catalog.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -65,12 +66,26 @@ class Published:
 
 
 @dataclass(frozen=True)
+class LaunchPlan:
+    """What a launch decided on the host for one shape and grid (a `Launch.planner`'s answer): int arguments by
+    name, passed beside M, N and K, and the workspace W those choices need, in floats (0: none)."""
+
+    args: Mapping[str, int]
+    workspace_floats: int = 0
+
+
+NO_PLAN = LaunchPlan({})
+
+
+@dataclass(frozen=True)
 class Launch:
     """One kernel launch of a stage. Arguments are named, resolved by the harness:
 
     A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints;
     TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py); SCALE_A, SCALE_B: FP8 stages' per-tensor
-    dequantisation factors, one float each on the device.
+    dequantisation factors, one float each on the device; any other name: an int of the launch's plan.
+    A launch with a `planner` has its choices (tile width, K slices...) made once per shape on the host, not by
+    every block: planner(m, n, k, blocks) -> LaunchPlan, blocks being the grid's size (`plan`).
     The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits); a persistent
     launch is one block per SM (fewer if there are fewer tiles), each looping over tiles.
     A fixed kernel's threads, tile, dynamic shared memory and cluster are read from its .cu
@@ -86,6 +101,14 @@ class Launch:
     dynamic_smem: int = 0
     persistent: bool = False
     cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
+    # per-shape choices made on the host (`plan`); a module-level function, since stages travel by pickle
+    planner: Callable[[int, int, int, int], LaunchPlan] | None = None
+
+    def plan(self, m: int, n: int, k: int, sm_count: int) -> LaunchPlan:
+        """The host's choices for an m x n x k product on a chip of `sm_count` SMs (none without a planner)."""
+        if self.planner is None:
+            return NO_PLAN
+        return self.planner(m, n, k, math.prod(self.grid(m, n, sm_count)))
 
     def block(self) -> tuple[int, int, int]:
         t = self.threads if isinstance(self.threads, tuple) else (self.threads, 1)
@@ -136,7 +159,8 @@ class Measured:
     def flops(self, m: int, n: int, k: int) -> int:
         return 2 * m * n * k
 
-    def workspace_floats(self, m: int, n: int) -> int:
+    def workspace_floats(self, m: int, n: int, k: int, sm_count: int) -> int:
+        """Floats of workspace W an m x n x k cell needs on a chip of `sm_count` SMs."""
         return 0
 
     def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
@@ -163,7 +187,7 @@ class Stage(Measured):
     is_baseline: ClassVar[bool] = False
     source_path: Path  # the .cu file: kernels/<family>/NN_name.cu
     launches: tuple[Launch, ...]
-    workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats
+    workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats (a planned launch: its plan's)
     requires_arch: str | None = None  # e.g. "sm_90a": compiled for that arch-specific target alone
 
     @property
@@ -175,8 +199,13 @@ class Stage(Measured):
     def kernel_names(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(l.kernel for l in self.launches))
 
-    def workspace_floats(self, m: int, n: int) -> int:
-        return self.workspace_floats_per_mn * m * n
+    def workspace_floats(self, m: int, n: int, k: int, sm_count: int) -> int:
+        planned = [l.plan(m, n, k, sm_count).workspace_floats for l in self.launches if l.planner is not None]
+        return max(planned) if planned else self.workspace_floats_per_mn * m * n
+
+    @property
+    def takes_workspace(self) -> bool:
+        return any("W" in l.args for l in self.launches)
 
     def compile_arch(self, arch: str) -> str | None:
         """The target to compile for on a chip of `arch` (sm_XX), or None where the stage cannot run there."""

@@ -110,7 +110,8 @@ class _Kernel:
         ints = {"M": np.int32(m), "N": np.int32(n), "K": np.int32(k), "SPLITS": np.int32(self.splits)}
         calls = []
         for launch, fn in self.functions:
-            named = {**ints, **operands, **tensor_map_args(launch, self.dtype, operands)}
+            planned = {a: np.int32(v) for a, v in launch.plan(m, n, k, self.sm_count).args.items()}  # once a cell
+            named = {**ints, **planned, **operands, **tensor_map_args(launch, self.dtype, operands)}
             calls.append(
                 (
                     fn,
@@ -373,8 +374,10 @@ class GpuMeasurer:
             for kernel, (_, _, s) in zip(kernels, arms):
                 c = cupy.empty((m, n), dtype=cupy.float32)
                 operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
-                if s.workspace_floats_per_mn:
-                    operands["W"] = cupy.empty(s.workspace_floats(m, n), dtype=cupy.float32)
+                if s.takes_workspace:  # sized as the plan says: none where nothing splits
+                    operands["W"] = cupy.empty(
+                        s.workspace_floats(m, n, k, self._device["sm_count"]), dtype=cupy.float32
+                    )
                 outputs.append(c)
                 runs.append(kernel.launcher(operands, m, n, k))
 

@@ -43,8 +43,10 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
             from farm.measure.gpu import _Kernel
 
             operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
-            if stage.workspace_floats_per_mn:
-                operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
+            if stage.takes_workspace:
+                operands["W"] = cupy.empty(
+                    stage.workspace_floats(m, n, k, props["multiProcessorCount"]), dtype=cupy.float32
+                )
             compiled = compile_timed(stage.source_path, stage.compile_arch(arch), stage.kernel_names)
             run = _Kernel(stage, compiled, props["multiProcessorCount"]).launcher(operands, m, n, k)
             launches = [launch.kernel for launch in stage.launches]

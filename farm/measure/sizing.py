@@ -111,9 +111,10 @@ def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_
 
 
 def bytes_needed(stage: Measured, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
-    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace,
-    a baseline's FP64 check (reference_plan), and cold mode's L2 flush buffer."""
-    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n))
+    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace (as
+    the stage's plan sizes it for the device's SM count), a baseline's FP64 check (reference_plan), and cold mode's
+    L2 flush buffer."""
+    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n, k, device["sm_count"]))
     fp64 = reference_plan(m, n, k, device).device_bytes if stage.is_baseline else 0
     return fp32 + fp64 + flush_bytes
 

@@ -1,4 +1,5 @@
-"""TMA tensor maps for the kernels that take them (walk D in 16-bit and TF32, hopper_fp8): launch args TMA_A and TMA_B.
+"""TMA tensor maps for the kernels that take them (walk D in 16-bit and TF32, hopper_fp8): launch args TMA_A, TMA_B
+and TMA_C.
 
 Built on the host by the driver's cuTensorMapEncodeTiled through cuda-python, and passed
 by value: CuPy hands a NumPy structured scalar to a kernel as a struct of its bytes, so
@@ -6,7 +7,8 @@ the 128-byte CUtensorMap travels as a 128-byte record (the kernel's TensorMap,
 kernels/common/hopper.cuh). A box's rows are one 128-byte swizzle row wide along the contiguous
 dimension (64 16-bit, 32 FP32 or 128 FP8 elements); out-of-range elements arrive as zeros. A is
 read in boxes of tile_m rows x that width; B (K x N) in square boxes of that width, except FP8's
-B, stored N x K (K-major, farm/measure/checks.py), in boxes of tile_n rows x that width.
+B, stored N x K (K-major, farm/measure/checks.py), in boxes of tile_n rows x that width. C (FP32, written by TMA
+stores: walk D's 12) in boxes of C_BOX_ROWS rows, a consumer warpgroup's, x 32.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from farm.measure.checks import FP8
 
 SWIZZLE_BYTES = 128  # CU_TENSOR_MAP_SWIZZLE_128B: a box's inner extent is at most one 128-byte row
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
+C_BOX_ROWS = 64  # kernels/common/tma_store.cuh: ROWS
 # tf32: FP32 storage; TMA moves it as FP32 and the tensor cores read what lands as TF32
 _TYPES = {
     "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
     "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
     "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
     "fp8_e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "fp32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",  # C
 }  # FP8 bytes: TMA copies them, never converts
 
 
@@ -50,8 +54,12 @@ def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
 
 
 def tensor_map_args(launch, dtype: str, operands: dict) -> dict:
-    """TMA_A / TMA_B for a launch that names them, built over operands A and B."""
+    """TMA_A / TMA_B / TMA_C for a launch that names them, built over operands A, B and C."""
     width = SWIZZLE_BYTES // operands["A"].itemsize
     b_rows = launch.tile_n if dtype in FP8 else width  # FP8's B is stored N x K: its boxes run along K too
-    boxes = {"TMA_A": ("A", launch.tile_m, width), "TMA_B": ("B", b_rows, width)}
-    return {arg: tensor_map(operands[boxes[arg][0]], dtype, *boxes[arg][1:]) for arg in launch.args if arg in boxes}
+    boxes = {
+        "TMA_A": ("A", dtype, launch.tile_m, width),
+        "TMA_B": ("B", dtype, b_rows, width),
+        "TMA_C": ("C", "fp32", C_BOX_ROWS, SWIZZLE_BYTES // 4),
+    }
+    return {arg: tensor_map(operands[boxes[arg][0]], *boxes[arg][1:]) for arg in launch.args if arg in boxes}

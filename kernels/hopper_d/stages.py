@@ -4,12 +4,14 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Kernels taking tensor maps name them TMA_A /
-TMA_B: farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes.
+TMA_B (TMA_C: 12's C): farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes,
+C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
 
 from pathlib import Path
 
+from kernels.hopper_d.host_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -22,6 +24,7 @@ VEC8 = ShapeRule(n_multiple=8, k_multiple=8)  # 16-byte rows chunks (cp.async) a
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
 PERSISTENT = {"args": TMA_ARGS, "persistent": True}
 MAX_SPLITS = 8  # d_split_k's K slices, d_stream_k's segments of a tile at most: their workspace's M x N planes
+WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
 
 # (name, file, launch options, what changed) in ladder order; a stage's position is its file's number. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
@@ -80,21 +83,40 @@ KERNELS = [
     (
         "d_split_k",
         "08_split_k.cu",
-        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        {**PERSISTENT, "args": WORKSPACE_ARGS},
         "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
     ),
     (
         "d_stream_k",
         "09_stream_k.cu",
-        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        {**PERSISTENT, "args": WORKSPACE_ARGS},
         "07 with the last wave's k tiles shared evenly by every block (stream-K, fixed-order fix-up), a ring as deep as "
         "the tile width allows, tensor maps prefetched",
     ),
     (
         "d_swap_ab",
         "10_swap_ab.cu",
-        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        {**PERSISTENT, "args": WORKSPACE_ARGS},
         "C^T = B^T A^T: tokens as wgmma's N (16, or 64 past M = 16) in 16-row A boxes, 1-8 K slices, a 12-deep ring",
+    ),
+    # 11's and 12's plan is made on the host (host_plan.py) and passed as WIDTH, DP, SK; their workspace is the plan's.
+    (
+        "d_host_plan",
+        "11_host_plan.cu",
+        {**PERSISTENT, "args": (*WORKSPACE_ARGS, "WIDTH", "DP", "SK"), "planner": launch_plan},
+        "09 with its plan (tile width, stream-K share) made once per shape on the host and passed as launch "
+        "arguments: the first load is not behind it; the workspace sized from the plan (none where nothing splits)",
+    ),
+    (
+        "d_tma_store",
+        "12_tma_store.cu",
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK"),
+            "planner": launch_plan,
+        },
+        "11 with whole tiles' C staged in shared memory (64 x 32 swizzled chunks, two buffers a warpgroup past the ring) "
+        "and written by TMA stores",
     ),
 ]
 
@@ -103,6 +125,7 @@ def _stages() -> list[Stage]:
     stages = []
     for name, file, launch, what in KERNELS:
         position = int(file[:2])
+        sized_by_kernel = "W" in launch.get("args", ()) and "planner" not in launch  # a planner sizes its own
         for dtype, (t, baseline) in DTYPES.items():
             stages.append(
                 Stage(
@@ -119,7 +142,7 @@ def _stages() -> list[Stage]:
                     shapes=VEC8,
                     min_cc=90,
                     requires_arch=ARCH,
-                    workspace_floats_per_mn=MAX_SPLITS if "W" in launch.get("args", ()) else 0,
+                    workspace_floats_per_mn=MAX_SPLITS if sized_by_kernel else 0,
                 )
             )
     return stages

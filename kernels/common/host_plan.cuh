@@ -1,0 +1,43 @@
+// Walk D's 11 (host_plan) and 12 (tma_store): 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py)
+// and passed as launch arguments: WIDTH (256, 128 or 64 columns), DP (tiles walked whole), SK (tiles then shared by
+// stream-K). Thread 0 prefetches the tensor maps and sets up the ring; one barrier; the producer loads at once.
+#pragma once
+#include "stream_k.cuh"
+
+namespace host_plan {
+using namespace stream_k;
+using persistent_ws::cdiv;
+
+// TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
+// TMA stores over `tma_c` (tma_store.cuh).
+template <typename T, bool TMA_STORE>
+__device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C, float* W,
+                                    int M, int N, int K, int width, int dp, int sk) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    __shared__ uint64_t full[MAX_STAGES], empty[MAX_STAGES];
+    const int tid = threadIdx.x, wg = tid / 128;
+    if (tid == 0) {
+        prefetch_tensormap(tma_a);
+        prefetch_tensormap(tma_b);
+        if constexpr (TMA_STORE) prefetch_tensormap(*tma_c);
+        ring_init<MAX_STAGES>(full, empty, 256);  // the width uses the first Ring<width>::STAGES
+    }
+    __syncthreads();
+    const Schedule s{cdiv(M, persistent_ws::BM), (N + width - 1) >> (31 - __clz(width)), cdiv(K, BK), dp, sk};  // width: a power of 2
+
+    if (wg == 0) {
+        setmaxnreg_dec<40>();
+        if (tid == 0) {
+            if (width == 256) produce<256>(tma_a, tma_b, s, smem, full, empty);
+            else if (width == 128) produce<128>(tma_a, tma_b, s, smem, full, empty);
+            else produce<64>(tma_a, tma_b, s, smem, full, empty);
+        }
+    } else {
+        setmaxnreg_inc<232>();
+        unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
+        if (width == 256) consume<T, 256, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<T, 128, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else consume<T, 64, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+    }
+}
+}  // namespace host_plan

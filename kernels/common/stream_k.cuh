@@ -1,0 +1,154 @@
+// Stream-K's pieces, shared by walk D's 09 (stream_k: planned in the kernel) and 11 (host_plan: planned on the host):
+// 05's persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles
+// are laid end to end and cut into one contiguous range per block; a ring as deep as the tile width allows; the
+// fixed-order fix-up through workspace planes. Moved here from 09_stream_k.cu unchanged (09's code_sha256 the same);
+// consume's TMA_STORE (12) stores whole tiles through tma_store.cuh.
+#pragma once
+#include "persistent_ws.cuh"
+#include "tma_store.cuh"
+
+namespace stream_k {
+using persistent_ws::A_BYTES, persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persistent_ws::BM,
+    persistent_ws::cdiv, persistent_ws::GROUP, persistent_ws::SMEM_BYTES, persistent_ws::WARPS_PER_TILE;
+enum : int {
+    MAX_SEGMENTS = 8,  // workspace planes
+    MAX_STAGES = 8,    // the ring's depth for 64-column tiles
+    MAX_CTAS = 256,    // stream-K's limits: 32-bit range arithmetic (Schedule::begin)
+    MAX_KT = 8192,
+};
+
+__device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
+
+__device__ __forceinline__ void prefetch_tensormap(const TensorMap& map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
+}
+
+// Every block's work: tiles [0, dp) whole, blockIdx.x + i * gridDim.x; then the stream-K tiles [dp, dp + sk), whose
+// sk * KT k tiles block b takes [begin(b), begin(b + 1)) of.
+struct Schedule {
+    int tiles_m, tiles_n, KT, dp, sk;
+
+    // 32-bit: plan_cost keeps sk * KT * gridDim.x under 2^31 (64-bit divisions are subroutines, on the path to the
+    // first load).
+    __device__ __forceinline__ int begin(int b) const { return sk * KT * b / (int)gridDim.x; }
+    // The block whose range holds stream-K k tile x: the largest b with begin(b) <= x.
+    __device__ __forceinline__ int holder(int x) const { return ((x + 1) * (int)gridDim.x - 1) / (sk * KT); }
+
+    // f(tile, k0, k1, segment, segments) for each of this block's work units, in the order both roles walk them.
+    template <typename F>
+    __device__ __forceinline__ void for_each_unit(F&& f) const {
+#pragma unroll 1
+        for (int t = blockIdx.x; t < dp; t += gridDim.x) f(t, 0, KT, 0, 1);
+        const int end = sk ? begin(blockIdx.x + 1) : 0;
+#pragma unroll 1
+        for (int x = sk ? begin(blockIdx.x) : 0; x < end;) {
+            const int j = x / KT, k0 = x % KT, k1 = min(KT, k0 + end - x), first = holder(j * KT);
+            f(dp + j, k0, k1, blockIdx.x - first, holder(j * KT + KT - 1) - first + 1);
+            x += k1 - k0;
+        }
+    }
+};
+
+template <int WIDTH>
+struct Ring {
+    enum : int { STAGE = A_BYTES + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 stages
+};
+
+// Producer thread: every unit's k tiles, A as one 128 x 64 box and B as WIDTH / 64 boxes of 64 x 64.
+template <int WIDTH>
+__device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s, unsigned char* smem,
+                                        uint64_t* full, uint64_t* empty) {
+    constexpr int STAGES_W = Ring<WIDTH>::STAGES;
+    int it = 0;
+    s.for_each_unit([&](int t, int k0, int k1, int, int) {
+        int tm, tn;
+        grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
+#pragma unroll 1
+        for (int kt = k0; kt < k1; ++kt, ++it) {
+            const int st = it % STAGES_W;
+            if (it >= STAGES_W) mbar_wait(&empty[st], (it / STAGES_W - 1) & 1);
+            unsigned char* stage = smem + st * Ring<WIDTH>::STAGE;
+            mbar_arrive_expect_tx(&full[st], Ring<WIDTH>::STAGE);
+            tma_load_2d(stage, &tma_a, &full[st], kt * BK, tm * BM);
+#pragma unroll
+            for (int p = 0; p < WIDTH / 64; ++p)
+                tma_load_2d(stage + A_BYTES + p * B_PANEL, &tma_b, &full[st], tn * WIDTH + p * 64, kt * BK);
+        }
+    });
+}
+
+// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
+// the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
+// C. 64 columns at a time: a lane's 16 loads of a plane's chunk in flight together, 32 registers beside 256 columns'
+// 128 accumulators.
+template <int WIDTH>
+__device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
+                                                  int M, int N, int row0, int col0) {
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+    const size_t plane = (size_t)M * N;
+    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
+#pragma unroll
+    for (int q = 0; q < WIDTH / 64; ++q) {
+#pragma unroll
+        for (int i = 0; i < 32; ++i) acc[32 * q + i] = 0.0f;
+#pragma unroll 1
+        for (int p = 0; p < segments; ++p) {
+            const float* part = W + p * plane;
+#pragma unroll
+            for (int j = 8 * q; j < 8 * q + 8; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = row0 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
+                    if (r < M && c < N) {
+                        const float2 v = __ldcg(reinterpret_cast<const float2*>(part + (size_t)r * N + c));  // other SMs wrote it
+                        acc[4 * j + 2 * h] += v.x;
+                        acc[4 * j + 2 * h + 1] += v.y;
+                    }
+                }
+        }
+    }
+    return true;
+}
+
+// Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
+// TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up is
+// stored from registers as before, since each of its warps may be finished by a different block.
+template <typename T, int WIDTH, bool TMA_STORE = false>
+__device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
+                                        float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
+                                        unsigned char* staging = nullptr) {
+    constexpr int STAGES_W = Ring<WIDTH>::STAGES;
+    int it = 0, chunk = 0;
+    s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
+        int tm, tn;
+        grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
+        float acc[WIDTH / 2] = {};
+#pragma unroll 1
+        for (int kt = k0; kt < k1; ++kt, ++it) {
+            const int st = it % STAGES_W;
+            mbar_wait(&full[st], (it / STAGES_W) & 1);
+            const unsigned char* stage = smem + st * Ring<WIDTH>::STAGE;
+            wgmma_k_tile<WIDTH, BK, T>(acc, stage + c * 64 * 128, stage + A_BYTES, B_PANEL);
+            wgmma_wait<1>();
+            if (kt > k0) mbar_arrive(&empty[(it - 1) % STAGES_W]);
+        }
+        wgmma_wait<0>();
+        fence_acc(acc);
+        mbar_arrive(&empty[(it - 1) % STAGES_W]);
+        if (segments > 1 &&
+            !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32], segments,
+                                      segment, M, N, tm * BM + c * 64, tn * WIDTH))
+            return;
+        if constexpr (TMA_STORE) {
+            if (segments == 1) {  // the same for the whole block
+                tma_store::store<WIDTH>(acc, *tma_c, staging, chunk, tm * BM + c * 64, tn * WIDTH, c);
+                return;
+            }
+        }
+        store_acc<WIDTH>(acc, C, M, N, tm * BM + c * 64, tn * WIDTH);
+    });
+    if constexpr (TMA_STORE) {
+        if (threadIdx.x % 128 == 0) tma_store::drain();
+    }
+}
+}  // namespace stream_k

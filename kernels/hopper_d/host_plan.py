@@ -1,0 +1,73 @@
+"""Stage 11's plan (d_host_plan), made once per shape on the host and passed to the kernel as WIDTH, DP and SK.
+
+The cost model is 09's (`stream_k::plan_cost` in 09_stream_k.cu, which 09 keeps so that its CUBIN stays the same):
+for each tile width, 256, 128 or 64 columns, either whole waves of tiles, or the whole waves and then the last
+`tiles % blocks` tiles (all of them where tiles < blocks) as stream-K, their k tiles laid end to end and cut into
+one range per block. Each candidate is costed in estimated k-tile times a block; the cheapest wins, ties to the
+wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 8192 k tiles to keep its 32-bit
+range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
+The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
+none where nothing is shared (08-10 always get 8 planes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernels.stage import LaunchPlan, cdiv
+
+BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
+WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
+MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
+SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
+INT32 = 2**31  # the kernel's range arithmetic is 32-bit
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One candidate: tiles `width` columns wide, the first `dp` walked whole, the next `sk` shared (stream-K) in
+    at most `segments` pieces each, at `cost` estimated k-tile times a block."""
+
+    width: int
+    dp: int
+    sk: int
+    segments: int
+    cost: int
+
+    def workspace_floats(self, m: int, n: int) -> int:
+        return self.segments * m * n if self.sk else 0
+
+
+def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool) -> Plan | None:
+    """The plan of `width`-column tiles, whole waves only or with stream-K, or None where it may not run."""
+    tiles, kt = cdiv(m, BM) * cdiv(n, width), cdiv(k, BK)
+    if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
+        return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * (width + 32))
+    if tiles % blocks == 0:  # whole waves already fill every block
+        return None
+    sk = tiles if tiles < blocks else tiles % blocks
+    total = sk * kt
+    least = total // blocks  # the shortest range; the longest is one more
+    if least < 1 or total * blocks >= INT32 or sk > SHARED_TILES:
+        return None
+    segments = (kt - 1) // least + 2  # a tile's interior holds range starts at least `least` apart
+    if segments > MAX_SEGMENTS:
+        return None
+    # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (BM + width) x BK
+    # 16-bit load rate; plus one for the fences and the count.
+    fixup = 1 + cdiv((2 + segments) * min(m, BM) * width * 4, 2 * (BM + width) * BK * 2)
+    dp = tiles - sk
+    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) + fixup) * (width + 32))
+
+
+def plan(m: int, n: int, k: int, blocks: int) -> Plan:
+    """The cheapest candidate for an m x n x k product on `blocks` persistent blocks (ties: the earlier in
+    WIDTHS, whole waves before stream-K); 256 columns in whole waves always runs."""
+    found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk)) is not None]
+    return min(found, key=lambda c: c.cost)  # min keeps the first of equals
+
+
+def launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner)."""
+    p = plan(m, n, k, blocks)
+    return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
