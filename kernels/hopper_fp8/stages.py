@@ -22,6 +22,7 @@ ARCH = "sm_90a"
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
 ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
 PERSISTENT = {"args": ARGS, "persistent": True}
+MAX_SPLITS = 8  # f_split_k_fp8's K slices at most (its SPLITS): its workspace W is that many M x N planes of partials
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
@@ -58,6 +59,16 @@ _KERNELS = [
         PERSISTENT,
         "clusters of 2 vertically adjacent tiles: each k tile's B box loaded by one CTA (alternating), TMA-multicast into both",
     ),
+    (
+        "f_split_k_fp8",
+        "05_split_k_fp8.cu",
+        {
+            "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "SPLITS"),
+            "persistent": True,
+            "splits": MAX_SPLITS,
+        },
+        "03 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
+    ),
 ]
 
 STAGES = [
@@ -75,6 +86,7 @@ STAGES = [
         shapes=SHAPES,
         min_cc=90,
         requires_arch=ARCH,
+        workspace_floats_per_mn=launch.get("splits", 1) if "W" in launch["args"] else 0,
     )
     for position, (name, file, launch, what) in enumerate(_KERNELS)
 ]
