@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkf|tune|aa|aaruns|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkf|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -215,6 +215,67 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
       names+=(compare-runs3 plant-runs3)
     fi
     for f in "${names[@]}"; do echo "== $f"; sed -n '/^Common shift\|^ planted/,$p' "$OUT/$f.txt"; done ;;
+  aapaired)  # issue 26: a paired A/A (plans/aa-paired.toml: 368 cells, each timed for two arms of identical code
+    # as series of one interleaved timing with the baseline, the leading arm alternating), then the arms' verdicts cross-fitted (each half of the stages judged with the
+    # other half's paired noise), per family, and slowdowns planted in arm b; the pairs' log ratios by measuring order; verdicts and plants split unthrottled / power-capped.
+    # A second paired A/A judged with the first as its history (no cross-fit): its results .tgz as .resume/results.tgz,
+    # and RUN=pa2 CROSSFIT= SWEEP_FLAGS="--sizes 2048 --repeats 2" (two pairs a cell, ABBA, at the noisiest size).
+    # NO_PREWARM=1: no compile step first (the workers compile the plan's stages in the background while cells run)
+    [ -n "${NO_PREWARM:-}" ] || prewarm
+    node 0 head; sleep 3
+    run=${RUN:-pa}; fit=${CROSSFIT---cross-fit}
+    PLAN=plans/aa-paired.toml sweep "$run" ${SWEEP_FLAGS:-}
+    ray stop --force > /dev/null 2>&1
+    python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit > "$OUT/compare-pa.txt"
+    python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --json > "$OUT/compare-pa.json"
+    python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --plant 1,2,3,5 > "$OUT/plant-pa.txt"
+    python3 - "$RES" <<'PY' > "$OUT/pairs-pa.txt"
+import math, statistics, sys
+from collections import defaultdict
+from farm.cells import Cell
+from farm.cells import arm_order
+from farm.data.dataset import read_table
+rows = [r for r in read_table(sys.argv[1]).to_pylist() if r["status"] == "ok" and r.get("pair")]
+by = defaultdict(dict)
+for r in rows:
+    by[r["pair"]][r["arm"]] = r
+ds = defaultdict(list)
+for arms in by.values():
+    if len(arms) == 2:
+        a, b = arms["a"], arms["b"]
+        first = arm_order(Cell(a["stage"], a["m"], a["n"], a["k"], a["repeat"]))[0]
+        d = math.log(b["median_ms"] / a["median_ms"])
+        for key in ("all", a["family"], f"first {first}", "power-capped" if a.get("throttle_power") or b.get("throttle_power") else "unthrottled"):
+            ds[key].append(d)
+def q(xs, p):
+    xs = sorted(abs(x) for x in xs); return xs[min(len(xs) - 1, int(p * len(xs)))]
+print(f"{'pairs':<16} {'n':>4} {'median d %':>10} {'robust sd %':>11} {'|d| p90 %':>9} {'|d| p99 %':>9}")
+for k, xs in ds.items():
+    med = statistics.median(xs); mad = 1.4826 * statistics.median(abs(x - med) for x in xs)
+    print(f"{k:<16} {len(xs):>4} {100*med:>+10.3f} {100*mad:>11.3f} {100*q(xs,.9):>9.2f} {100*q(xs,.99):>9.2f}")
+PY
+    cat "$OUT/pairs-pa.txt"
+    python3 - "$RES" "$run" $fit <<'PY' | tee "$OUT/split-pa.txt"
+# verdicts and plants, unthrottled cells apart from power-capped ones (either arm's row flagged throttle_power)
+import sys
+from farm.analysis import plant
+from farm.analysis.compare import compare_rows
+from farm.analysis.noise import NoiseModel
+from farm.data.dataset import read_table
+rows = read_table(sys.argv[1]).to_pylist()
+a = [r for r in rows if r["run_id"] == sys.argv[2] + "-a"]
+b = [r for r in rows if r["run_id"] == sys.argv[2] + "-b"]
+capped = {(r["stage"], r["m"], r["n"], r["k"]) for r in a + b if r.get("throttle_power")}
+for x in (0, 0.01, 0.02, 0.03, 0.05):
+    comps = plant.cross_fitted(a, b, x=x) if "--cross-fit" in sys.argv else compare_rows(a, plant.planted(b, x), model=NoiseModel.learn(a + b))
+    for name, keep in (("all", lambda c: True), ("unthrottled", lambda c: c.key[1:5] not in capped and c.key[:4] not in capped), ("power-capped", lambda c: c.key[1:5] in capped or c.key[:4] in capped)):
+        cs = [c for c in comps if keep(c)]
+        n = len(cs) or 1
+        v = {k: sum(c.verdict == k for c in cs) for k in ("SAME", "FASTER", "SLOWER", "UNCLEAR")}
+        print(f"planted {100*x:.0f}% {name:<13} cells {len(cs):>4} false {100*(v['FASTER'] + (v['SLOWER'] if x == 0 else 0))/n:5.1f}% UNCLEAR {100*v['UNCLEAR']/n:5.1f}% SLOWER {100*v['SLOWER']/n:5.1f}%")
+print("key example", comps[0].key if comps else None)
+PY
+    for f in compare-pa plant-pa; do echo "== $f"; sed -n '/^Noise model\|^ planted/,$p' "$OUT/$f.txt"; done ;;
   geforce)  # issue 29: the FP64 check sized for the card still catches the planted errors, whole and in row blocks
     # (each check's time and verify_reference printed in the log); then plans/laptop.toml end to end on this GPU
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+ARMS = ("a", "b")  # a paired sweep's two arms: runs RUN_ID-a and RUN_ID-b
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -16,6 +18,18 @@ class Cell:
 
     def key(self) -> tuple[str, int, int, int, int]:
         return (self.stage, self.m, self.n, self.k, self.repeat)
+
+
+def arm_order(cell: Cell) -> tuple[str, str]:
+    """A paired cell's arms in the order its interleaved timing starts them (a, b or b, a: each batch round times
+    the first, the second, then the baseline), alternating with the repeat (two repeats make ABBA) and, at one
+    repeat, between cells (a stable hash of the stage and shape), so that neither arm always leads a round."""
+    flip = (cell.repeat + sum(map(ord, f"{cell.stage}/{cell.m}x{cell.n}x{cell.k}"))) % 2
+    return ("b", "a") if flip else ARMS
+
+
+def pair_id(cell: Cell, run_id: str) -> str:
+    return f"{run_id}/{cell.stage}/{cell.m}x{cell.n}x{cell.k}/{cell.repeat}"
 
 
 class Measurer(Protocol):
@@ -31,6 +45,12 @@ class Measurer(Protocol):
 
     def measure(self, cell: Cell, run_id: str) -> dict:
         """Compile (cached), verify and time one cell; one result row, whatever the outcome."""
+
+    def measure_pair(self, cell: Cell, run_ids: tuple[str, str], stage_b: Any = None) -> list[dict]:
+        """A paired sweep's cell: arm a (the catalog's stage) and arm b (`stage_b`, another tree's stage of the same
+        name; None: the same stage) verified each and timed as series of ONE interleaved timing with the baseline
+        (batches alternating, arm_order(cell) first), so both see the same clock and power state batch by batch;
+        the rows of runs run_ids[0] and run_ids[1], arm a's first, whatever the outcome."""
 
     def needs_restart(self) -> bool:
         """True once a kernel fault has poisoned the CUDA context: the worker must be restarted."""

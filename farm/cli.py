@@ -280,6 +280,7 @@ def _compare_options(args: argparse.Namespace) -> None:
                 ("--data-b", args.data_b),
                 ("--plant", args.plant),
                 ("--equal-clocks", args.equal_clocks),
+                ("--cross-fit", args.cross_fit),
             )
             if given
         ]
@@ -311,7 +312,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows_a = _run_rows(rows, args.run_a, path_a)
     rows_b = _run_rows(rows_b_all, args.run_b, path_b) if args.run_b else []
     # the A/A history of every dataset given, never the compared pair itself
-    model = NoiseModel.learn((rows if rows_b_all is rows else rows + rows_b_all) + history, apart=(rows_a, rows_b))
+    everything = (rows if rows_b_all is rows else rows + rows_b_all) + history
+    model = NoiseModel.learn(everything, apart=(rows_a, rows_b))
+    compared = {(r["dataset"], r["run_id"]) for r in (*rows_a, *rows_b)}
+    # --cross-fit: every other run of the datasets given is history; the compared runs' other half of stages too
+    others = [r for r in everything if (r.get("dataset"), r["run_id"]) not in compared] if args.cross_fit else None
     extra: dict = {}
     if args.aa or args.gpu_to_gpu:
         result = (compare.compare_repeats if args.aa else compare.compare_gpus)(
@@ -326,10 +331,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return 1
     elif args.run_b:
         if args.plant:
-            table = plant.detection(rows_a, rows_b, [float(x) / 100 for x in _split(args.plant)], args.tolerance, model)
+            slowdowns = [float(x) / 100 for x in _split(args.plant)]
+            table = plant.detection(rows_a, rows_b, slowdowns, args.tolerance, model, others)
             print(json.dumps(table, indent=2) if args.json else plant.format_detection(table))
             return 0
-        result = compare.compare_rows(rows_a, rows_b, args.tolerance, model, args.equal_clocks)
+        result = (
+            plant.cross_fitted(rows_a, rows_b, args.tolerance, others, equal_clocks=args.equal_clocks)
+            if args.cross_fit
+            else compare.compare_rows(rows_a, rows_b, args.tolerance, model, args.equal_clocks)
+        )
         if not result:
             print(
                 f"runs {args.run_a} and {args.run_b} measured no cell in common (same GPU model, stage and shape) with "
@@ -359,6 +369,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                             "confounded": c.confounded,
                             "reason": c.reason,
                             "noise": c.noise,
+                            "design": c.design,
                         }
                         for c in result
                     ],
@@ -369,6 +380,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     else:
         print(compare.format_table(result))
+        print("\n" + compare.format_designs(result))
         if args.run_b:
             print("\n" + compare.format_shift(compare.common_shift(result)))
         print(
@@ -607,7 +619,8 @@ def build_parser() -> argparse.ArgumentParser:
         "same-model GPUs of one run. Noise is learned from the datasets' own A/A history (repeats, "
         "and runs of one commit); FASTER/SLOWER needs the 99% band of the difference to exclude 0 and the "
         "difference to exceed half the tolerance, SAME the equivalence test's 90% band to lie within the "
-        "tolerance: see farm/analysis/compare.py.",
+        "tolerance: see farm/analysis/compare.py. The two arms of a paired sweep (farm/sweep.py --paired or "
+        "--base-kernels: RUN_ID-a RUN_ID-b) are judged per pair, with the paired design's noise.",
     )
     p.add_argument(
         "run_a",
@@ -642,6 +655,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PCT,...",
         help="detection rates instead: RUN_B's samples scaled by 1+x for each "
         "slowdown x (%%), e.g. 1,2,3,5; A and B should be runs of identical code",
+    )
+    p.add_argument(
+        "--cross-fit",
+        action="store_true",
+        help="judge each half of the stages (sorted by name, alternately) with the noise learned from the other "
+        "half of the compared runs and the rest of the history: for a first A/A (a paired one, say) whose noise is "
+        "measured nowhere else",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)

@@ -66,6 +66,15 @@ class Plan:
     measure: MeasureOptions = field(
         default_factory=MeasureOptions
     )  # the [measure] table, validated: what workers' measurers get
+    # Paired (docs/verdicts.md, "Paired sweeps"): every cell timed for two arms in one worker process, as series of
+    # one interleaved timing with the baseline (the leading arm alternating, ABBA), as runs RUN_ID-a and RUN_ID-b:
+    # arm b the same code (an A/A), or base_kernels' tree (a checkout of another commit's kernels/) where given.
+    paired: bool = False
+    base_kernels: str = ""
+
+    def arm_runs(self) -> tuple[str, ...]:
+        """The run ids the rows go to: the plan's, or one per arm of a paired sweep."""
+        return (f"{self.run_id}-a", f"{self.run_id}-b") if self.paired else (self.run_id,)
 
     def stages(self) -> list[Measured]:
         """Selected stages plus their baselines: baselines first, then catalog (family, ladder) order,
@@ -153,6 +162,12 @@ def _known_measurer(name: Any) -> str:
     return name
 
 
+def _kernels_tree(path: str) -> str:
+    if not sorted(Path(path).glob("*/stages.py")):
+        raise ValueError(f"{path!r} holds no family folder (<family>/stages.py): give a checkout's kernels/ folder")
+    return str(Path(path).resolve())
+
+
 Names = Annotated[list[Annotated[str, Strict()]], BeforeValidator(_comma_list), AfterValidator(_unique)]
 Timeout = Annotated[float, Strict(), Field(gt=0, le=86_400)]
 
@@ -182,6 +197,8 @@ class PlanFields(BaseModel):
     flush_s: Annotated[float, Strict(), Field(gt=0, le=3600)] = 10.0
     measurer: Annotated[Any, AfterValidator(_known_measurer)] = measurers.DEFAULT
     measure: dict[str, Any] = {}
+    paired: Annotated[bool, Strict()] = False
+    base_kernels: Annotated[str, Strict(), AfterValidator(_kernels_tree)] | None = None
 
 
 def _problem(error: dict) -> str:
@@ -250,6 +267,8 @@ def _validate(raw: dict[str, Any]) -> Plan:
         flush_s=fields.flush_s,
         measurer=fields.measurer,
         measure=options,
+        paired=fields.paired or bool(fields.base_kernels),
+        base_kernels=fields.base_kernels or "",
     )
     if plan.max_repeats and plan.max_repeats < plan.repeats:
         raise PlanError(f"max_repeats ({plan.max_repeats}) must be at least repeats ({plan.repeats})")
@@ -287,6 +306,11 @@ def load_plan(path: str | Path | None = None, **overrides: Any) -> Plan:
             raise PlanError(f"plan file {path}: not found (shipped plans: {shipped})") from None
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise PlanError(f"plan file {path}: {exc}") from None
+    if "base_kernels" in raw:  # another tree's stages.py is code: the command line names it, never a plan file
+        raise PlanError(
+            "base_kernels: a plan file cannot name a kernels tree (its stages.py files are imported: code); "
+            "give --base-kernels DIR on the command line"
+        )
     flags = overrides.pop("measure", None) or {}
     given = {k: v for k, v in overrides.items() if v is not None}
     if given.keys() & {"kernels", "families"}:  # a selection on the command line replaces the file's, never adds to it

@@ -73,6 +73,21 @@ def build_parser(prog: str = "farm/sweep.py") -> argparse.ArgumentParser:
     p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
     p.add_argument("--repeats", type=int, help="times each (stage, size) is measured")
     p.add_argument(
+        "--paired",
+        action="store_true",
+        default=None,
+        help="time every cell for two arms in one worker process, the arms' and the baseline's batches alternating "
+        "in one interleaved timing (the leading arm alternating, ABBA), as runs RUN_ID-a and RUN_ID-b whose rows "
+        "share a pair id: with identical code, an A/A calibration; "
+        "`farm compare RUN_ID-a RUN_ID-b` then judges per-pair differences (docs/verdicts.md)",
+    )
+    p.add_argument(
+        "--base-kernels",
+        metavar="DIR",
+        help="a paired sweep whose arm b runs the kernels of DIR, a checkout of another commit's kernels/ "
+        "(git worktree add /tmp/base BASE; DIR=/tmp/base/kernels): arm a is this tree; baselines are the same on both",
+    )
+    p.add_argument(
         "--gpus",
         help="comma-separated GPU models to use, e.g. H100,GeForce-RTX-4090 (default: all); "
         "a model is the node label farm.gpu-model, else the NVML name with dashes; "
@@ -261,7 +276,11 @@ def run_sweep(
 
     Logs the cells and expected GPU time per model first; raises SweepError, before any cell, when that is more
     than `max_gpu_hours` (None: no bound). `recruiter`: GPUs joining mid-sweep (shard mode)."""
-    cost = CostModel({s.name: s for s in plan.stages()}, rates_from_dataset(plan.output, {w.model for w in workers}))
+    cost = CostModel(
+        {s.name: s for s in plan.stages()},
+        rates_from_dataset(plan.output, {w.model for w in workers}),
+        paired=plan.paired and measure,
+    )
     writer = BufferedWriter(plan.output, plan.flush_s)
     started, dispatchers = list(workers), []
     try:
@@ -309,9 +328,8 @@ def _recorded(
         result = dispatcher.run()
         interrupted = False
     finally:
-        writer.write_records(
-            run_records(plan.run_id, plan.mode, dispatcher.workers, progress, clock, interrupted), RUNS
-        )
+        for run_id in plan.arm_runs():  # a paired sweep's arms: a run each, of the same cells
+            writer.write_records(run_records(run_id, plan.mode, dispatcher.workers, progress, clock, interrupted), RUNS)
     return result
 
 
@@ -426,7 +444,12 @@ def drive(
         signal.signal(signal.SIGTERM, _stop)
     try:
         # Each worker compiles the plan's stages for its chip in the background while its first cells run.
-        spec = WorkerSpec(plan.measurer, plan.measure, tuple(s.name for s in plan.stages()) if measure else ())
+        spec = WorkerSpec(
+            plan.measurer,
+            plan.measure,
+            tuple(s.name for s in plan.stages()) if measure else (),
+            plan.base_kernels if plan.paired else None,
+        )
         workers = start_workers(spec, plan.gpus, plan.start_timeout_s, none_here=connected_here == "local")
         clock.ready = time.monotonic()
         log.info(

@@ -52,6 +52,16 @@ def family_modules() -> list[ModuleType]:
     return sorted(modules, key=lambda m: m.ORDER)
 
 
+def stages_under(root: str | Path) -> list[Measured]:
+    """The kernel stages of another tree laid out like kernels/ (a checkout of a base commit's kernels/, for a paired
+    sweep's --base-kernels), in catalog order; baselines are this repository's and never in it. Its stage names
+    match this catalog's where the stage exists in both; its .cu files compile with its own common/ headers."""
+    modules = sorted(
+        (_outside_module(p.resolve()) for p in sorted(Path(root).glob("*/stages.py"))), key=lambda m: m.ORDER
+    )
+    return [s for module in modules for s in module.STAGES]
+
+
 def catalog() -> list[Measured]:
     """Every stage: baselines, then each family's stages (families by ORDER, each in ladder order)."""
     stages = [*BASELINES, *(s for module in family_modules() for s in module.STAGES)]

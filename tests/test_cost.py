@@ -111,3 +111,19 @@ def test_unseen_sizes_take_recent_speed_ups_but_never_slow_downs():
         fast.add(key, expected, 0.1, 0.1)
     assert slow.seconds_left() == pytest.approx(5.0) and slow.work_left() == pytest.approx(15.0)
     assert fast.seconds_left() == pytest.approx(0.5) and fast.work_left() == pytest.approx(0.5)
+
+
+def test_a_paired_cell_costs_its_second_arm():
+    """A paired sweep's cell times two arms and the baseline together: its launches cost 3/2 of a kernel cell's and
+    twice a baseline cell's, the floor of timed seconds the same."""
+    from farm.cells import Cell
+    from farm.cluster.cost import CELL_OVERHEAD_S, UNTIMED_LAUNCHES, CostModel
+
+    stages = {name: stage_named(name) for name in ("naive", "cublas_fp32")}
+    one, two = CostModel(stages), CostModel(stages, paired=True)
+    for name, factor in (("naive", 1.5), ("cublas_fp32", 2.0)):
+        big = Cell(name, 8192, 8192, 8192)
+        assert two.seconds(big) - CELL_OVERHEAD_S == pytest.approx(factor * (one.seconds(big) - CELL_OVERHEAD_S))
+        small = Cell(name, 64, 64, 64)  # timed on the floor: only the untimed launches cost more
+        assert two.seconds(small) > one.seconds(small)
+        assert two.seconds(small) - one.seconds(small) < UNTIMED_LAUNCHES * 1e-3

@@ -1,15 +1,33 @@
 """On an sm_90 GPU: walk D at the shapes LLM layers and tails give it, verified against cuBLAS with C poisoned.
 
-Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile sizes; stages 07 (narrow_tiles) and
-08 (split_k) also at shapes that take each branch of their per-shape plan (persistent_ws::plan_for, 132 SMs):
+Every walk-D stage at M tails (1 row, 3 rows, 129 rows), N and K off its tile sizes; stages 07 (narrow_tiles), 08
+(split_k) and 09 (stream_k) also at shapes that take each branch of 07 and 08's plan (persistent_ws::plan_for, 132 SMs):
   256^3, 1000^3, 1024^3          128 x 64 tiles (07 and 08 alike)
   1024 x 2048 x 512              128 x 128 tiles
   2048^3                         128 x 256 tiles, 05's path
   1 x 4096 x 4096                128 x 128 tiles, K in 4 slices (08; 07: 128 x 128 whole)
   16 x 1024 x 4096               128 x 64 tiles, K in 8 slices (08)
   8 x 512 x 832                  13 k tiles in 8 uneven slices, the last k tile partial (08)
-Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's arrival counters must
-be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
+and 09 (stream_k) also where its plan shares k tiles among the blocks (132 SMs):
+  16 x 14336 x 4096              128 x 256 tiles, all 56 of them stream-K (fewer tiles than blocks), 4 segments a tile
+  1 x 4096 x 4096                128 x 128 tiles, all stream-K, up to 5 segments a tile
+  128 x 4096 x 4096              128 x 64 tiles, all stream-K
+  3000 x 2056 x 2048             128 x 256: one whole wave, then 84 tiles stream-K (M and N tails)
+  3000 x 3000 x 2048             128 x 128: four whole waves, then 48 tiles stream-K
+  2500 x 1000 x 2048             128 x 128: one whole wave, then 28 tiles stream-K, up to 6 segments a tile
+  2500 x 1000 x 1000             128 x 64: two whole waves, then 56 tiles stream-K (K off 64: the last k tile partial)
+Stage 10 (swap_ab) at every branch of its own plan (swap_ab::plan_for, 132 SMs) and of its rule (16 tokens a tile to M = 16, else 64):
+  1 x 4096 x 4096 (TAILS)        16 tokens x 128 features, K in 4 slices
+  3 x 1024 x 4096                16 x 64 (one consumer warpgroup), K in 8 slices
+  16 x 14336 x 4096              16 x 128, whole K
+  64 x 4096 x 4096               64 x 128, K in 4 slices
+  40 x 14336 x 832               64 x 128, whole K
+  17 x 520 x 832                 64 tokens (17 of them real), N off the 64-feature panel, 13 k tiles
+  65 x 14336 x 4096              two tiles of 64 tokens x 128, whole K
+  100 x 520 x 4104               2 tiles of 64 tokens x 64, K in 6 slices
+  129 x 520 x 4104 (TAILS)       3 tiles of 64 tokens x 64, K in 4 slices
+Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
+counters must be back at zero after every launch. N or K not a multiple of 8 is skipped with the reason (TMA's 16-byte strides).
 Run with `pytest -m gpu`; skipped cleanly without a GPU, and every cell skips with its reason off sm_90.
 """
 
@@ -21,7 +39,9 @@ from kernels.registry import catalog
 pytestmark = pytest.mark.gpu
 
 WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
-PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_"))]
+PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_", "d_stream_k_"))]
+STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
+SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 PLAN_BRANCHES = [
     (256, 256, 256),
@@ -31,6 +51,15 @@ PLAN_BRANCHES = [
     (2048, 2048, 2048),
     (16, 1024, 4096),
     (8, 512, 832),
+]
+SWAP_BRANCHES = [
+    (3, 1024, 4096),
+    (16, 14336, 4096),
+    (64, 4096, 4096),
+    (40, 14336, 832),
+    (17, 520, 832),
+    (65, 14336, 4096),
+    (100, 520, 4104),
 ]
 
 
@@ -65,6 +94,29 @@ def test_per_shape_stages_verify_on_every_branch_of_their_plan(measurer, stage, 
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row) and stage.startswith("d_split_k_") and shape == (16, 1024, 4096):
         assert row["grid_blocks"] == 128, row["grid_blocks"]  # one block per 8-column strip: 16 tiles x 8 slices
+
+
+STREAM_K_BRANCHES = [
+    (16, 14336, 4096),
+    (1, 4096, 4096),
+    (128, 4096, 4096),
+    (3000, 2056, 2048),
+    (3000, 3000, 2048),
+    (2500, 1000, 2048),
+    (2500, 1000, 1000),
+]
+
+
+@pytest.mark.parametrize("shape", STREAM_K_BRANCHES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", STREAM_K)
+def test_stream_k_verifies_where_its_plan_shares_k_tiles(measurer, stage, shape):
+    _ok_or_not_hopper(measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes"))
+
+
+@pytest.mark.parametrize("shape", SWAP_BRANCHES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", SWAP_AB)
+def test_swap_ab_verifies_swapped_and_on_08s_path(measurer, stage, shape):
+    _ok_or_not_hopper(measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes"))
 
 
 @pytest.mark.parametrize("shape", [(64, 100, 64), (64, 64, 100)], ids=lambda s: "x".join(map(str, s)))

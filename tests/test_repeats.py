@@ -44,3 +44,30 @@ def test_plan_fields(tmp_path):
     assert load_plan(None, sizes=["256"], kernels=["naive"]).max_repeats == 0
     with pytest.raises(PlanError, match="max_repeats .2. must be at least repeats .3."):
         load_plan(None, sizes=["256"], kernels=["naive"], repeats=3, max_repeats=2)
+
+
+def test_a_paired_cell_is_one_outcome_its_repeats_its_pairs():
+    """pair_outcomes: either arm's failure is the cell's; adaptive repeats read the pairs' ratios B/A, so a cell whose
+    arms move together (a power state both share) gets no extra pair, one whose pairs disagree does."""
+    from farm.cluster.repeats import pair_outcomes
+
+    def arm(rows):
+        return pa.RecordBatch.from_pylist(
+            [
+                {"pair": p, "status": s, "status_reason": None if s == "ok" else "why", "median_ms": m}
+                for p, s, m in rows
+            ]
+        )
+
+    a = arm([("x/0", "ok", 1.0), ("y/0", "ok", 2.0), ("z/0", "ok", 1.0)])
+    b = arm([("y/0", "ok", 2.2), ("x/0", "ok", 1.01), ("z/0", "failed_verification", None)])
+    outcomes, judged = pair_outcomes(a, [b])
+    assert outcomes.column("status").to_pylist() == ["ok", "ok", "failed_verification"]
+    assert outcomes.column("status_reason").to_pylist()[2] == "arm b: why"
+    assert judged.column("median_ms").to_pylist() == pytest.approx([1.01, 1.1, None], nan_ok=True)
+    rep = AdaptiveRepeats(planned=2, most=4, target=0.0025)
+    cells = [(Cell("steady", 1, 1, 1, r), 1.0) for r in range(2)] + [(Cell("noisy", 1, 1, 1, r), 1.0) for r in range(2)]
+    # the steady cell's arms move 10 % together between its pairs; the noisy one's pairs are 2 % apart
+    a = arm([("s/0", "ok", 1.0), ("s/1", "ok", 1.1), ("n/0", "ok", 1.0), ("n/1", "ok", 1.0)])
+    b = arm([("s/0", "ok", 1.0), ("s/1", "ok", 1.1), ("n/0", "ok", 1.0), ("n/1", "ok", 1.02)])
+    assert rep.more("q", cells, pair_outcomes(a, [b])[1]) == [(Cell("noisy", 1, 1, 1, 2), 1.0)]

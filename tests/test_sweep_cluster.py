@@ -427,3 +427,47 @@ def test_a_plan_past_the_gpu_hour_bound_needs_yes(cluster, faults, tmp_path, cap
     assert not list(tmp_path.rglob("*.parquet"))
     assert sweep(tmp_path, "--gpus", "H200", "--max-gpu-hours", "0.0001", "--yes") == 0
     assert len(rows(tmp_path)) == 3 * CELLS
+
+
+def test_paired_sweep_measures_both_arms_of_each_cell_in_one_worker_and_resumes_by_pair(cluster, faults, tmp_path):
+    """--paired: two runs, RUN-a and RUN-b, a row each per cell and GPU, sharing a pair id, measured by one worker
+    (same card) in one measurement of the cell (Measurer.measure_pair: one timestamp, one cell time); a second sweep
+    with the run id finds every pair done."""
+    assert sweep(tmp_path, "--paired", "--gpus", "GeForce-RTX-4090", "--run-id", "pp") == 0
+    got = rows(tmp_path)
+    assert Counter(r["run_id"] for r in got) == {"pp-a": CELLS, "pp-b": CELLS}
+    assert {r["arm"] for r in got if r["run_id"] == "pp-a"} == {"a"} and {r["status"] for r in got} == {"ok"}
+    pairs = {}
+    for r in got:
+        pairs.setdefault(r["pair"], []).append(r)
+    assert len(pairs) == CELLS and all(sorted(x["arm"] for x in p) == ["a", "b"] for p in pairs.values())
+    for p in pairs.values():  # one card, one cell, one repeat
+        assert len({(x["gpu_uuid"], x["stage"], x["m"], x["repeat"]) for x in p}) == 1
+        assert len({(x["timestamp"], x["cell_seconds"], x["warmup_seconds"]) for x in p}) == 1  # one measurement
+        assert p[0]["pair"] == f"pp/{p[0]['stage']}/{p[0]['m']}x{p[0]['n']}x{p[0]['k']}/{p[0]['repeat']}"
+    runs = read_table(str(tmp_path), "runs").to_pylist()
+    assert sorted(r["run_id"] for r in runs) == ["pp-a", "pp-b"]
+    assert sweep(tmp_path, "--paired", "--gpus", "GeForce-RTX-4090", "--run-id", "pp") == 0
+    assert len(rows(tmp_path)) == 2 * CELLS  # resumed: nothing measured again
+
+
+def test_base_kernels_arm_runs_the_other_trees_stages_and_skips_what_it_lacks(cluster, faults, tmp_path):
+    """--base-kernels DIR: arm b's kernel stages come from DIR; a stage DIR lacks is skipped on arm b, with the reason,
+    while the baselines run on both arms."""
+    base = tmp_path / "base"
+    base.mkdir()
+    import shutil
+
+    shutil.copytree(ROOT / "kernels" / "simt_fp32", base / "simt_fp32")
+    stages_py = base / "simt_fp32" / "stages.py"  # the base commit had no `tiled` stage
+    text = stages_py.read_text()
+    assert '        "tiled",\n' in text
+    stages_py.write_text(text.replace('        "tiled",\n', '        "tiled_renamed",\n'))
+    out = tmp_path / "out"
+    assert sweep(out, "--base-kernels", str(base), "--gpus", "GeForce-RTX-4090", "--run-id", "bk") == 0
+    got = rows(out)
+    b = [r for r in got if r["run_id"] == "bk-b"]
+    assert len(b) == CELLS and len([r for r in got if r["run_id"] == "bk-a"]) == CELLS
+    assert {r["status"] for r in b if r["stage"] == "tiled"} == {"skipped"}
+    assert all("base-kernels" in r["status_reason"] for r in b if r["stage"] == "tiled")
+    assert {r["status"] for r in b if r["stage"] != "tiled"} == {"ok"}

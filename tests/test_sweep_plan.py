@@ -143,3 +143,25 @@ def test_model_filter_ignores_case_and_nvidia_prefix():
     assert model_wanted("H200", ("NVIDIA-H200", "H100"))
     assert model_wanted("anything", ())
     assert not model_wanted("H100", ("H200",))
+
+
+def test_paired_plans_name_two_arm_runs_and_base_kernels_only_from_the_command_line(tmp_path):
+    from farm.cells import arm_order
+
+    plan = load_plan("aa-paired", run_id="pa")
+    assert plan.paired and plan.base_kernels == "" and plan.arm_runs() == ("pa-a", "pa-b")
+    assert load_plan(sizes=[64], run_id="s").arm_runs() == ("s",)
+    orders = [arm_order(c) for c in plan.cells()]
+    assert {orders.count(("a", "b")), orders.count(("b", "a"))} <= set(
+        range(len(orders) // 2 - 60, len(orders) // 2 + 60)
+    )
+    assert arm_order(Cell("naive", 64, 64, 64, 0)) != arm_order(Cell("naive", 64, 64, 64, 1))  # two repeats: ABBA
+    kernels = Path(__file__).resolve().parent.parent / "kernels"
+    based = load_plan(sizes=[64], base_kernels=str(kernels))
+    assert based.paired and based.base_kernels == str(kernels)
+    with pytest.raises(PlanError, match="holds no family folder"):
+        load_plan(sizes=[64], base_kernels=str(tmp_path))
+    file = tmp_path / "p.toml"
+    file.write_text(f'sizes = [64]\nbase_kernels = "{kernels}"\n')
+    with pytest.raises(PlanError, match="cannot name a kernels tree"):
+        load_plan(file)

@@ -410,3 +410,114 @@ def test_runs_of_one_repeat_teach_the_whole_run_noise():
     assert not any("no A/A history" in c.reason for c in comps) and all(
         c.noise.startswith("repeat: within the run noise") for c in comps
     )
+
+
+def paired_sweep(
+    sweep: str,
+    rng: random.Random,
+    cells: int = 60,
+    repeats: int = 1,
+    process_sd: float = 0.01,
+    pair_sd: float = 0.003,
+    step: float = 0.0,
+    code_b: str = "k0",
+) -> tuple[list[dict], list[dict]]:
+    """A paired sweep's two arms (runs SWEEP-a and SWEEP-b): each cell draws a process effect (sd process_sd, heavy:
+    a t with 3 df, as the H100's per-process shifts of whole sizes and Triton picks are) that both arms of its pairs
+    share, and each arm of a pair its own noise (sd pair_sd); arm b is slower by `step` and runs code `code_b`."""
+    arms: tuple[list[dict], list[dict]] = ([], [])
+    for row in run_rows(sweep, rng, cells=cells, repeats=repeats, repeat_sd=0.0, run_sd=0.0, within_sd=0.0):
+        c = int(row["stage"].removeprefix("d_stage")) * len(SIZES) + SIZES.index((row["m"], row["n"], row["k"]))
+        shared = row["median_ms"] * math.exp(process_sd * rng.gauss(0, 1) / math.sqrt(rng.gammavariate(1.5, 1 / 1.5)))
+        pair = f"{sweep}/{row['stage']}/{row['m']}x{row['n']}x{row['k']}/{row['repeat']}"
+        for i, (arm, slower, code) in enumerate((("a", 0.0, "k0"), ("b", step, code_b))):
+            ms = shared * math.exp(rng.gauss(0, pair_sd)) * (1 + slower)
+            arms[i].append(
+                {
+                    **row,
+                    "run_id": f"{sweep}-{arm}",
+                    "pair": pair,
+                    "arm": arm,
+                    "code_sha256": f"{code}-{c}",
+                    "samples_ms": [ms] * 15,
+                    "median_ms": ms,
+                }
+            )
+    return arms
+
+
+def paired_history(seed: int, sweeps: int = 3, **kw) -> list[dict]:
+    rng = random.Random(seed)
+    return [r for i in range(sweeps) for arm in paired_sweep(f"p{i}", rng, **kw) for r in arm]
+
+
+def test_paired_aa_false_differences_at_most_one_percent_and_unclear_at_most_15_percent():
+    """Arms of identical code whose cells move together by a heavy-tailed 1 % per process: the paired design judges
+    the pairs, which a run's draw does not move."""
+    comps = []
+    for seed in range(5):
+        history = paired_history(seed)
+        a, b = paired_sweep("x", random.Random(50 + seed))
+        comps += compare.compare_rows(a, b, model=NoiseModel.learn([*history, *a, *b], apart=(a, b)))
+    s = compare.summary(comps)
+    assert s["comparisons"] == 300 and s["designs"] == {"paired": 300}
+    assert s["difference_rate"] <= 0.01 and s["unclear_rate"] <= 0.15, s
+    assert {c.noise.split(" ", 2)[2].split(":")[0] for c in comps} == {"paired family"}  # 18 pairs a stage: too few
+
+
+def test_paired_three_percent_step_detected_at_least_90_percent_and_attributed_to_the_code():
+    detected = total = 0
+    for seed in range(5):
+        history = paired_history(seed)
+        a, b = paired_sweep("x", random.Random(70 + seed), step=0.03, code_b="k1")
+        comps = compare.compare_rows(a, b, model=NoiseModel.learn([*history, *a, *b], apart=(a, b)))
+        detected += sum(c.verdict == "SLOWER" for c in comps)
+        total += len(comps)
+        assert not any(c.verdict == "FASTER" for c in comps)
+        assert all("code …" in c.context[0] and not c.confounded for c in comps)  # the code differed, nothing else
+    assert detected / total >= 0.9, detected / total
+
+
+def test_the_same_process_noise_defeats_the_sequential_design():
+    """Without pair ids the same rows are two sequential runs: a process's heavy-tailed 1 % is run-to-run noise
+    that the run's own single repeat cannot show, and the verdicts are left open or wrong far more often."""
+    unpaired = [{**r, "pair": None, "arm": None} for r in paired_history(1, sweeps=4)]
+    a, b = paired_sweep("x", random.Random(9))
+    a, b = ([{**r, "pair": None, "arm": None} for r in side] for side in (a, b))
+    comps = compare.compare_rows(a, b, model=NoiseModel.learn([*unpaired, *a, *b], apart=(a, b)))
+    s = compare.summary(comps)
+    assert s["designs"] == {"runs": 60} and s["unclear_rate"] > 0.5, s
+
+
+def test_paired_noise_is_keyed_by_design_and_needs_paired_history():
+    history = paired_history(2, sweeps=1, cells=240)
+    noise = NoiseModel.learn(history).lookup(history[0])
+    assert noise.pair_source.startswith("paired family:") and math.sqrt(noise.pair_var) == pytest.approx(
+        0.003 * math.sqrt(2), rel=0.35
+    )
+    assert noise.run_source == "prior"  # the two arms of one paired sweep are no sequential A/A run pair
+    a, b = paired_sweep("x", random.Random(3))
+    comps = compare.compare_rows(a, b)  # the compared pair alone: no paired history
+    assert {c.verdict for c in comps} == {"UNCLEAR"} and "paired noise never measured" in comps[0].reason
+    # Arms whose machine code differs are no A/A evidence.
+    changed = [r for side in paired_sweep("y", random.Random(4), code_b="k1") for r in side]
+    assert NoiseModel.learn(changed).lookup(changed[0]).pair_source == "prior"
+
+
+def test_cross_fitted_paired_aa_and_plants_through_the_cli(tmp_path, capsys):
+    a, b = paired_sweep("aa", random.Random(21), cells=240)  # each half learns from the other's 120 pairs
+    path = _write(tmp_path, "paired", [*a, *b])
+    assert main(["compare", "aa-a", "aa-b", "--data", path, "--cross-fit", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    s = out["summary"]
+    assert s["comparisons"] == 240 and s["designs"] == {"paired": 240}
+    assert s["difference_rate"] <= 0.01 and s["unclear_rate"] <= 0.15, s
+    assert main(["compare", "aa-a", "aa-b", "--data", path, "--cross-fit", "--plant", "1,3", "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert [t["planted_pct"] for t in table] == [0, 1, 3] and table[2]["detected"] >= 0.9
+    assert main(["compare", "aa-a", "aa-b", "--data", path]) == 0  # no cross-fit: its only paired history is itself
+    out = capsys.readouterr().out
+    assert "Noise model: 240 cells paired" in out and "paired noise never measured" in out
+    few = _write(tmp_path, "few", [r for side in paired_sweep("f", random.Random(5), cells=120) for r in side])
+    assert main(["compare", "f-a", "f-b", "--data", few, "--cross-fit"]) == 0  # 60 pairs a half: tails unknown
+    assert "fewer than 100 pairs" in capsys.readouterr().out

@@ -54,7 +54,8 @@ def to_csv_bytes(table: pa.Table) -> bytes:
 # ---------------------------------------------------------------- the page
 
 TELEMETRY_DOCS = {
-    "series": "what ran when the sample was taken: warmup | kernel | baseline | gap (between batches)",
+    "series": "what ran when the sample was taken: warmup | kernel | baseline | gap (between batches) | a | b (a paired "
+    "cell's arms)",
     "t_ms": "time since the cell's warm-up began, ms",
     "sm_clock_mhz": "SM clock, MHz",
     "mem_clock_mhz": "memory clock, MHz",

@@ -24,7 +24,7 @@ from farm.data import throttle
 
 # ---------------------------------------------------------------- queries
 
-TIMED_SERIES = ("kernel", "baseline")
+TIMED_SERIES = ("kernel", "baseline", "a", "b")  # a, b: a paired cell's arms
 _THROTTLE_BITS = throttle.POWER | throttle.THERMAL | throttle.HW_SLOWDOWN
 SAMPLE_PERIOD_MS = 10.0
 

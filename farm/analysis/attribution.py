@@ -18,10 +18,12 @@ PROVENANCE = (
     ("library algorithm", "library_algorithm"),
     ("launch", "launch_method"),
     ("compile options", "compile_options"),
+    ("code", "code_sha256"),
     ("commit", "git_commit"),
 )
-# Differences that are the change under test, not something else that could explain a verdict.
-CODE = ("commit", "compile options")
+# Differences that are the change under test, not something else that could explain a verdict (a paired sweep's arms
+# share the commit and differ in the kernels' machine code: code_sha256).
+CODE = ("commit", "compile options", "code")
 CLOCK_STEP = 0.01  # SM or memory clock medians this far apart are named
 CLOCK_STEADY = 0.02  # (max - min) / median of a row's SM clock samples: steady enough to scale time by
 FLAGS = (
@@ -46,7 +48,7 @@ def _values(rows: list[dict], col: str) -> set:
 
 
 def _short(label: str, values: set) -> str:
-    shown = sorted(f"…{v[-8:]}" if label == "card" else str(v) for v in values)
+    shown = sorted(f"…{v[-8:]}" if label in ("card", "code") else str(v) for v in values)
     return ", ".join(shown) if len(shown) <= 3 else f"{len(shown)} values"
 
 

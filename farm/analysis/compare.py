@@ -39,6 +39,24 @@ all compared cells, with its interval: what a run-level factor shared by every c
 Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
 GPU model (`rates`, `farm compare --aa`) show how far it does.
 
+Paired runs (a paired sweep's two arms, farm/sweep.py --paired or --base-kernels): each cell's arms are series of ONE
+interleaved timing in one worker process (farm/measure/timing.py: batches alternate arm, arm, baseline, the leading
+arm alternating with the repeat), each arm still its own row. Where both sides' rows of a cell share pair ids, the
+unit is the pair, never the run. Per matched pair i, d_i = log B_i - log A_i, the ratio of the two arms' medians from
+that one timing: what a run draws (process, memory placement, Triton's pick) and the clock, power and thermal state,
+which both arms see batch by batch, are common to both and cancel; what is left is the batches' own scatter and how
+much the state moves between adjacent batches. (Arms timed one after the other, as this design first was, left the
+power state to move between them: power-capped cells' pairs 1.9 % apart on an H100, 0.28 % interleaved; such rows
+never shipped, so every paired row in a dataset is of this design.) What is left is heavy-tailed,
+so the paired noise (noise.py) is a robust scale s per class, learned from paired A/A history (pairs of identical
+code) apart from the sequential model (the design is part of the key), and the GPU model's tail percentiles k of
+|d| / s over that history, in place of Student's t:
+
+    d = mean d_i, s* = sqrt((d0 s^2 + ss) / (d0 + n - 1)), u = k99 s* / sqrt(n), SAME's band k90 s* / sqrt(n)
+
+with the same rule. With fewer than 100 paired A/A pairs of the GPU model its tails are unknown and no verdict rests
+on them (UNCLEAR, saying so). Each comparison says which design judged it (`design`: paired, runs, repeats).
+
 Every comparison lists what else differed between its sides (farm/analysis/attribution.py): card, clocks, power
 and thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock
 where that is sound and says when it is not.
@@ -62,6 +80,10 @@ REPORTED = 0.5  # of the tolerance: the smallest difference called FASTER or SLO
 ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
+UNMEASURED_PAIR_NOISE = (
+    "paired noise never measured on this GPU model (fewer than 100 pairs of paired A/A in the history): run a "
+    "paired sweep of identical code first (farm/sweep.py --paired, plans/aa-paired.toml), and give it with --history"
+)
 UNMEASURED_RUN_NOISE = (
     "run-to-run noise never measured on this GPU model (no A/A run pair in the history): "
     "compare sides of two runs or more, or give A/A history (plans/aa.toml)"
@@ -89,6 +111,7 @@ class Comparison:
     gpu_model: str | None = None
     family: str | None = None
     noise: str = ""  # the classes the repeat and run noise came from
+    design: str = "runs"  # what judged it: "paired" (per-pair differences), "runs" (sequential), "repeats" (in a run)
 
 
 def _timed(rows: list[dict]) -> list[dict]:
@@ -175,9 +198,13 @@ def compare_sides(
         return _unclear(key, ya, yb, f"side {'A' if not rows_a else 'B'} has no timed rows with samples", **extra)
     noise = (model or NoiseModel()).lookup(first)
     note = ""
+    shift = 0.0
     if equal_clocks:
         shift, note = attribution.log_clock_shift(rows_a, rows_b)
         yb = [y + shift for y in yb]
+    pairs = matched_pairs(rows_a, rows_b)
+    if between_runs and cell_rows is None and pairs:
+        return _compare_pairs(key, [d + shift for d in pairs], (ya, yb), noise, tol, note, extra)
     runs_a, runs_b = _run_means(rows_a, ya), _run_means(rows_b, yb)
     if between_runs and cell_rows is None and len(runs_a) > 1 and len(runs_b) > 1:
         return _compare_run_means(key, runs_a, runs_b, noise, tol, note, extra)
@@ -213,7 +240,38 @@ def compare_sides(
     call = verdict(d, band, tol, same_band)
     if between_runs and noise.run_source == "prior":
         call, note = "UNCLEAR", "; ".join(filter(None, (note, UNMEASURED_RUN_NOISE)))
-    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, **extra)
+    design = "runs" if between_runs else "repeats"
+    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, design=design, **extra)
+
+
+def matched_pairs(rows_a: list[dict], rows_b: list[dict]) -> list[float]:
+    """Per pair id both sides hold (a paired sweep's arms), log B - log A; empty for sequential runs."""
+    a = {(r.get("dataset"), r["pair"]): r for r in rows_a if r.get("pair")}
+    return [
+        math.log(r["median_ms"]) - math.log(a[(r.get("dataset"), r["pair"])]["median_ms"])
+        for r in rows_b
+        if r.get("pair") and (r.get("dataset"), r["pair"]) in a
+    ]
+
+
+def _compare_pairs(
+    key, ds: list[float], ys: tuple[list[float], list[float]], noise, tol: float, note: str, extra: dict
+) -> Comparison:
+    """Paired arms: the pair is the unit. The class's robust scale s, the cell's own pairs' spread (n-1 df) shrunk
+    towards it, over sqrt(n), times the GPU model's tail percentiles of |d| / s from paired A/A history (noise.py)."""
+    n = len(ds)
+    ss, df = _ss(ds)
+    measured = noise.pair_source != "prior"
+    s2 = (PRIOR_DF * noise.pair_var + ss) / (PRIOR_DF + df)
+    se = math.sqrt(s2 / n)
+    band, same_band = noise.pair_k * se, noise.pair_k_same * se
+    d = statistics.fmean(ds)
+    a, b = (Side(math.exp(statistics.fmean(y)), math.sqrt(s2 / 2), len(y)) for y in ys)
+    call = verdict(d, band, tol, same_band) if measured else "UNCLEAR"
+    if not measured:
+        note = "; ".join(filter(None, (note, UNMEASURED_PAIR_NOISE)))
+    source = f"{n} pair{'s' if n > 1 else ''}: {noise.pair_source}"
+    return Comparison(key, a, b, math.expm1(d), band, call, note, noise=source, design="paired", **extra)
 
 
 def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
@@ -332,6 +390,7 @@ def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
         "difference_rate": (counts["FASTER"] + counts["SLOWER"]) / n if n else None,
         "unclear_rate": counts["UNCLEAR"] / n if n else None,
         "differences_confounded": sum(c.confounded and c.verdict in ("FASTER", "SLOWER") for c in comparisons),
+        "designs": {d: sum(c.design == d for c in comparisons) for d in sorted({c.design for c in comparisons})},
         "median_abs_diff": statistics.median(diffs) if diffs else None,
         f"median_abs_diff_ge_{min_ms:g}ms": statistics.median(long) if long else None,
         f"cells_ge_{min_ms:g}ms": len(long),
@@ -356,6 +415,20 @@ def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dic
         "high": math.expm1(ds[hi]),
         "level": level,
     }
+
+
+DESIGNS = {
+    "paired": "paired: per-pair log ratios of the two arms' medians, timed as series of one interleaved timing; noise "
+    "from paired A/A history",
+    "runs": "sequential runs: each side's repeats and a run-to-run variance from A/A run pairs",
+    "repeats": "repeats within one run",
+}
+
+
+def format_designs(comparisons: list[Comparison]) -> str:
+    """Which noise model judged the cells: the paired design's or the sequential one's."""
+    counts = {d: sum(c.design == d for c in comparisons) for d in DESIGNS}
+    return "Noise model: " + "; ".join(f"{n} cells {DESIGNS[d]}" for d, n in counts.items() if n) + "."
 
 
 def format_shift(shift: dict | None) -> str:

@@ -5,12 +5,39 @@ per-batch sample of every B row, and its median, multiplied by 1 + x (the clocks
 as measured). B against A then has a known true difference of exactly x on top of the real run-to-run and repeat
 noise, and the share of cells called SLOWER is the detection rate at x; at x = 0 every FASTER or SLOWER is a false
 difference. Noise is learned from the unplanted rows, as `farm compare` would learn it from the history before B.
+Paired runs (a paired sweep's arms) keep their pair ids: B's rows planted, the pairs are judged by the paired design.
+
+Cross-fitted (`cross_fitted`, `farm compare --cross-fit`): where the compared pair is the only A/A history of its GPU
+model (a first paired A/A, say), its noise cannot judge itself. The stages are split in two halves (sorted by name,
+alternately), and each half is compared with the noise learned from the other half's rows (both sides, unplanted)
+and any history: no cell's own difference widens its own band.
 """
 
 from __future__ import annotations
 
 from farm.analysis.compare import DEFAULT_TOLERANCE, VERDICTS, Comparison, compare_rows
 from farm.analysis.noise import NoiseModel
+
+
+def cross_fitted(
+    rows_a: list[dict],
+    rows_b: list[dict],
+    tol: float = DEFAULT_TOLERANCE,
+    history: list[dict] = (),
+    x: float = 0.0,
+    equal_clocks: bool = False,
+) -> list[Comparison]:
+    """B (slowed by x) against A, each half of the stages judged with the noise of the other half (module docstring)."""
+    stages = sorted({r["stage"] for r in (*rows_a, *rows_b)})
+    half = {stage: i % 2 for i, stage in enumerate(stages)}
+    out: list[Comparison] = []
+    for h in (0, 1):
+        others = [r for r in (*rows_a, *rows_b) if half[r["stage"]] != h]
+        model = NoiseModel.learn([*history, *others])
+        mine_a = [r for r in rows_a if half[r["stage"]] == h]
+        mine_b = planted([r for r in rows_b if half[r["stage"]] == h], x)
+        out += compare_rows(mine_a, mine_b, tol, model, equal_clocks)
+    return sorted(out, key=lambda c: str(c.key))
 
 
 def planted(rows: list[dict], x: float) -> list[dict]:
@@ -34,13 +61,19 @@ def detection(
     slowdowns: list[float],
     tol: float = DEFAULT_TOLERANCE,
     model: NoiseModel | None = None,
+    cross_fit_history: list[dict] | None = None,
 ) -> list[dict]:
     """Per planted slowdown (0 first: the A/A false-difference rate): cells compared, verdict counts, detected
-    (SLOWER) rate, and false differences (FASTER, or at 0 any FASTER/SLOWER)."""
+    (SLOWER) rate, and false differences (FASTER, or at 0 any FASTER/SLOWER). `cross_fit_history` (a list, maybe
+    empty): judged cross-fitted with that history instead of with `model`."""
     model = model or NoiseModel.learn([*rows_a, *rows_b])
     out = []
     for x in [0.0, *sorted(x for x in slowdowns if x)]:
-        comps: list[Comparison] = compare_rows(rows_a, planted(rows_b, x), tol, model)
+        comps: list[Comparison] = (
+            cross_fitted(rows_a, rows_b, tol, cross_fit_history, x)
+            if cross_fit_history is not None
+            else compare_rows(rows_a, planted(rows_b, x), tol, model)
+        )
         n = len(comps)
         counts = {v: sum(c.verdict == v for c in comps) for v in VERDICTS}
         wrong = counts["FASTER"] + (counts["SLOWER"] if x == 0 else 0)

@@ -10,6 +10,8 @@ median_ms), else from a write-up's published time when it was measured on this G
 prior would price a laptop's cells ten times too short), else from the write-up's published
 % of its baseline times a per-precision rate of that baseline, else a per-family rate. The absolute scale matters little: the
 ETA and the batch sizes calibrate it against the cells measured so far (Eta).
+A paired sweep's cell times its two arms and the baseline as one interleaved timing: its launches cost 3/2 of an
+unpaired kernel cell's (two series against one for a baseline cell), its floor of timed seconds is the same.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class CostModel:
     stages: dict[str, Measured]
     measured_rates: dict[tuple[str, str], float] = field(default_factory=dict)
     _rates: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)  # looked up once per stage
+    paired: bool = False  # a paired sweep: every cell times two arms (module docstring)
 
     def seconds(self, cell: Cell, gpu_model: str = "") -> float:
         stage = self.stages[cell.stage]
@@ -87,6 +90,8 @@ class CostModel:
                 or _prior_rate(stage)
             )
         launch = stage.flops(cell.m, cell.n, cell.k) / rate
+        if self.paired:  # the series timed: two arms (and the baseline) in place of one (and the baseline)
+            launch *= 2.0 if stage.is_baseline else 1.5
         return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + min(max(TIMED_LAUNCHES * launch, MIN_TIMED_S), MAX_TIMED_S)
 
     def longest_first(self, cells: list[Cell], gpu_model: str = "") -> list[tuple[Cell, float]]:

@@ -53,11 +53,11 @@ from dataclasses import dataclass, field
 import ray
 from ray.exceptions import ActorUnavailableError, RayError, RayTaskError
 
-from farm.cells import Cell
+from farm.cells import ARMS, Cell, pair_id
 from farm.cluster.cost import CostModel
 from farm.cluster.fleet import Recruiter, Worker
 from farm.cluster.progress import Progress
-from farm.cluster.repeats import AdaptiveRepeats
+from farm.cluster.repeats import AdaptiveRepeats, pair_outcomes
 from farm.data.dataset import PROFILE, ROWS, completed_keys
 from farm.data.row_batch import RowBatch, profile_batch, row_batches, with_constant
 from farm.data.rows import cell_row
@@ -202,7 +202,8 @@ class Dispatcher:
         self._repeats = AdaptiveRepeats(plan.repeats, 0 if profile else plan.max_repeats, plan.repeat_noise)
         self._window_start, self._blocked_s = time.monotonic(), 0.0
         self._scope = scope_column(plan.mode)
-        done = completed_keys(plan.output, plan.run_id, self._scope, self._table)
+        # A paired sweep's cell is done once both arms' runs have its row.
+        done = set.intersection(*(completed_keys(plan.output, run, self._scope, self._table) for run in self._runs()))
         cells = plan.cells(repeats=1 if profile else None)  # a profile has no repeats
         self._plan_cells = len(cells)  # each queue's share of the plan: every cell, once per GPU or per model
         self._queues: dict[str, _Queue] = {}
@@ -218,6 +219,9 @@ class Dispatcher:
             self._add_slot(w, self._queues[key])
         if self._scope == "gpu_uuid":
             _warn_cards_new_to_the_run(plan, workers, done, self._table)
+
+    def _runs(self) -> tuple[str, ...]:
+        return (self._plan.run_id,) if self._profile else self._plan.arm_runs()
 
     def _add_slot(self, w: Worker, q: _Queue) -> None:
         q.gpus += 1
@@ -380,8 +384,13 @@ class Dispatcher:
         except RayError as exc:  # the worker died, cannot be placed again (its node is gone), or its rows were lost
             self._worker_died(slot, exc)
             return
+        # a paired sweep's arm b rows: written, and read with arm a's, whose rows count the cells (one each)
+        arm_b = [r for r in got if r.table == ROWS and r.rows.column("arm")[0].as_py() == "b"]
+        for rows in arm_b:
+            self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
         for rows in got:
-            self._finished(slot, batch, rows)
+            if not any(rows is b for b in arm_b):
+                self._finished(slot, batch, rows, [b.rows for b in arm_b] if self._plan.paired else None)
         if needs_restart:
             last = got[-1].rows
             log.warning(
@@ -392,10 +401,13 @@ class Dispatcher:
             )
             self._restart(slot)
 
-    def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch) -> None:
-        """Rows for the next cells of `batch`, in order."""
+    def _finished(self, slot: _Slot, batch: _Batch, rows: RowBatch, arm_b: list | None = None) -> None:
+        """Rows for the next cells of `batch`, in order; `arm_b`: a paired sweep's arm b rows that came with them."""
         now = time.monotonic()
         outcomes = rows.outcomes()
+        judged = outcomes  # what adaptive repeats read: a paired cell's pair ratio (repeats.pair_outcomes)
+        if arm_b is not None and rows.table == ROWS:
+            outcomes, judged = pair_outcomes(outcomes, arm_b)
         n = outcomes.num_rows
         cells = batch.cells[batch.done : batch.done + n]
         if self._suspects:
@@ -404,7 +416,7 @@ class Dispatcher:
             slot.worker.key, cells, batch.expected[batch.done : batch.done + n], outcomes, now - batch.since
         )
         self._writer.add(with_constant(rows, "plan_cells", self._plan_cells) if rows.table == ROWS else rows)
-        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], outcomes)  # cells whose repeats disagree
+        again = self._repeats.more(slot.queue.key, batch.left_priced()[:n], judged)  # cells whose repeats disagree
         slot.queue.cells.extend(again)
         self._progress.add_cells(slot.queue.key, len(again))
         batch.done += n
@@ -480,10 +492,14 @@ class Dispatcher:
         self._restart(slot)
 
     def _fail_running(self, slot: _Slot, status: str, reason: str) -> None:
-        """A driver-made row for the cell `slot` is running; the rest of its batches queued again."""
+        """A driver-made row for the cell `slot` is running (a row per arm of a paired sweep); the rest of its batches
+        queued again."""
         batch = slot.batches[0]
         cell = batch.cells[batch.done]
-        self._finished(slot, batch, self._driver_row(slot, cell, status, reason))
+        first, *others = self._driver_rows(slot, cell, status, reason)
+        for rows in others:
+            self._writer.add(with_constant(rows, "plan_cells", self._plan_cells))
+        self._finished(slot, batch, first)
         self._drop_batches(slot)
 
     def _restart(self, slot: _Slot) -> None:
@@ -568,12 +584,21 @@ class Dispatcher:
         )
         self._progress.lost(slot.worker.key, left, why)
 
-    def _driver_row(self, slot: _Slot, cell: Cell, status: str, reason: str) -> RowBatch:
-        """A row (a profile status row, when profiling) for a cell the worker could not report on itself."""
+    def _driver_rows(self, slot: _Slot, cell: Cell, status: str, reason: str) -> list[RowBatch]:
+        """A row (a profile status row, when profiling; a row per arm, arm a's first, in a paired sweep) for a cell
+        the worker could not report on itself."""
         stage, device, run_id = self._cost.stages[cell.stage], slot.worker.device, self._plan.run_id
         if self._profile:
-            return profile_batch(status_records(device, stage, cell, run_id, status, reason))
-        return row_batches([cell_row(device, stage, cell, run_id, status, reason)])[0]
+            return [profile_batch(status_records(device, stage, cell, run_id, status, reason))]
+        if not self._plan.paired:
+            return row_batches([cell_row(device, stage, cell, run_id, status, reason)])
+        pair = pair_id(cell, run_id)
+        return row_batches(
+            [
+                {**cell_row(device, stage, cell, f"{run_id}-{arm}", status, reason), "pair": pair, "arm": arm}
+                for arm in ARMS
+            ]
+        )
 
 
 def _node_gone(worker: Worker) -> str | None:

@@ -94,13 +94,14 @@ class WorkerSpec:
     measurer: str
     options: MeasureOptions = field(default_factory=MeasureOptions)
     prewarm: tuple[str, ...] = ()
+    arm_b: str | None = None  # a paired sweep's second arm (GpuWorker): "" the same code, else a kernels tree
 
 
 def _spawn(node: GpuNode, measurer_path: str, spec: WorkerSpec) -> ActorHandle:
     # No runtime env of its own (the job's carries the commit: farm/sweep.py connect): Ray can then hand it a
     # worker process it already started, rather than start one for it.
     return GpuWorker.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(
-        measurer_path, spec.options, spec.prewarm
+        measurer_path, spec.options, spec.prewarm, spec.arm_b
     )
 
 

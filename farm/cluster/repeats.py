@@ -6,6 +6,10 @@ extra one, the driver asks `more`: while the standard error of the mean of the c
 exceeds the plan's `repeat_noise` (relative; 0.25 % keeps a two-run comparison's SAME band within 1 % where runs do
 not differ otherwise), another repeat is queued, up to the plan's `max_repeats`. Repeats already done in an earlier
 part of a resumed run are not seen here, so a resumed cell gets no extra repeat.
+
+A paired sweep's cell (both arms timed together) is judged by its pairs, so its repeats are its pairs: `pair_outcomes`
+gives each cell one outcome, ok only where both arms are, with the pair's ratio B/A as the median whose log the rule
+above reads (more pairs where the pairs disagree), and the progress log counts either arm's failure.
 """
 
 from __future__ import annotations
@@ -25,6 +29,33 @@ def mean_noise(log_medians: list[float]) -> float:
         return math.inf
     mean = sum(log_medians) / n
     return math.sqrt(sum((y - mean) ** 2 for y in log_medians) / (n - 1) / n)
+
+
+def pair_outcomes(a: pa.RecordBatch, b: list[pa.RecordBatch]) -> tuple[pa.RecordBatch, pa.RecordBatch]:
+    """Arm a's outcome rows of paired cells and the arm b rows of the same cells (matched by `pair`): (the cells'
+    outcomes, the first arm's failure where one failed, else arm a's; the same with median_ms the ratio B/A, for
+    `more`)."""
+    other = {
+        pair: (status, reason, ms)
+        for batch in b
+        for pair, status, reason, ms in zip(
+            *(batch.column(c).to_pylist() for c in ("pair", "status", "status_reason", "median_ms"))
+        )
+    }
+    statuses, reasons, ratios = [], [], []
+    for pair, status, reason, ms in zip(
+        *(a.column(c).to_pylist() for c in ("pair", "status", "status_reason", "median_ms"))
+    ):
+        status_b, reason_b, ms_b = other.get(pair, ("error", "arm b's row never came", None))
+        failed_b = status == "ok" and status_b != "ok"
+        statuses.append(status_b if failed_b else status)
+        reasons.append(f"arm b: {reason_b}" if failed_b else reason)
+        ratios.append(ms_b / ms if status == "ok" and not failed_b and ms and ms_b else None)
+    outcomes = a.set_column(a.schema.get_field_index("status"), "status", pa.array(statuses, pa.string()))
+    i = a.schema.get_field_index("status_reason")
+    outcomes = outcomes.set_column(i, "status_reason", pa.array(reasons, pa.string()))
+    i = a.schema.get_field_index("median_ms")
+    return outcomes, outcomes.set_column(i, "median_ms", pa.array(ratios, pa.float64()))
 
 
 class AdaptiveRepeats:

@@ -110,9 +110,18 @@ class StandinMeasurer:
         return None
 
     def measure(self, cell: Cell, run_id: str) -> dict:
+        return self._rows(cell, [(run_id, stage_named(cell.stage))])[0]
+
+    def measure_pair(self, cell: Cell, run_ids: tuple[str, str], stage_b=None) -> list[dict]:
+        """Both arms from one stand-in cell, as GpuMeasurer's come from one timing: one sleep, one fault check."""
         stage = stage_named(cell.stage)
+        return self._rows(cell, [(run_ids[0], stage), (run_ids[1], stage_b or stage)])
+
+    def _rows(self, cell: Cell, arms: list[tuple[str, object]]) -> list[dict]:
+        """A row per (run id, stage) of one cell measured once."""
         if self._poisoned:  # as a real CUDA context: every later call fails until the process restarts
-            return cell_row(self._device, stage, cell, run_id, "error", "CUDA context poisoned by an earlier fault")
+            why = "CUDA context poisoned by an earlier fault"
+            return [cell_row(self._device, stage, cell, run_id, "error", why) for run_id, stage in arms]
         action = self._fault(cell)
         if action in ("die", "die_once"):
             os._exit(3)
@@ -122,12 +131,18 @@ class StandinMeasurer:
             raise RuntimeError(f"stand-in raised on {cell}")
         if action == "fault":
             self._poisoned = True
-            return cell_row(self._device, stage, cell, run_id, "error", "CUDA_ERROR_ILLEGAL_ADDRESS (stand-in)")
-        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, 90)
-        if reason:
-            return cell_row(self._device, stage, cell, run_id, "skipped", reason)
+            why = "CUDA_ERROR_ILLEGAL_ADDRESS (stand-in)"
+            return [cell_row(self._device, stage, cell, run_id, "error", why) for run_id, stage in arms]
+        reasons = [stage.unsupported_reason(cell.m, cell.n, cell.k, 90) for _, stage in arms]
+        if any(reasons):
+            why = next(r for r in reasons if r)
+            return [cell_row(self._device, stage, cell, run_id, "skipped", why) for run_id, stage in arms]
         if self._cell_s:  # an instant cell does not even yield the CPU
             time.sleep(self._cell_s)
+        stamp = _dt.datetime.now(_dt.timezone.utc)
+        return [self._ok_row(cell, run_id, stage, action, stamp) for run_id, stage in arms]
+
+    def _ok_row(self, cell: Cell, run_id: str, stage, action: str | None, stamp: _dt.datetime) -> dict:
         flops = stage.flops(cell.m, cell.n, cell.k)
         ms = (
             flops / 1e9 * (1 + stage.position) * (1.05 if action == "slow" else 1)
@@ -135,7 +150,7 @@ class StandinMeasurer:
         row = dict(self._ok_columns(stage, run_id))
         row.update(
             repeat=cell.repeat,
-            timestamp=_dt.datetime.now(_dt.timezone.utc),
+            timestamp=stamp,
             m=cell.m,
             n=cell.n,
             k=cell.k,
@@ -215,14 +230,14 @@ class EmulatedGpuMeasurer(StandinMeasurer):
             pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByPciBusId(self._nvml.card.pci_bus_id)).free
         )
 
-    def measure(self, cell: Cell, run_id: str) -> dict:
-        stage = stage_named(cell.stage)
+    def _rows(self, cell: Cell, arms: list[tuple[str, object]]) -> list[dict]:
+        stage = arms[0][1]
         m, n, k = cell.m, cell.n, cell.k
-        reason = stage.unsupported_reason(m, n, k, self._cc) or memory_skip_reason(
-            stage, m, n, k, self._device, self._free_bytes(), self._timer.flush_bytes
-        )
+        reason = next(
+            (r for _, s in arms if (r := s.unsupported_reason(m, n, k, self._cc))), None
+        ) or memory_skip_reason(stage, m, n, k, self._device, self._free_bytes(), self._timer.flush_bytes)
         if reason:
-            return cell_row(self._device, stage, cell, run_id, "skipped", reason)
+            return [cell_row(self._device, s, cell, run_id, "skipped", reason) for run_id, s in arms]
         sampler, warmup = self._timer.sampler, self._timer.options.timing.warmup
         self._nvml.used_bytes = bytes_needed(stage, m, n, k, self._device, self._timer.flush_bytes)
         self._nvml.load(True)
@@ -238,29 +253,29 @@ class EmulatedGpuMeasurer(StandinMeasurer):
             warmed = time.perf_counter()
             energy = [sampler.energy_mj() if sampler else None]
             time.sleep(self._timer.options.timing.stopping.min_time_s)  # a real cell's timing lasts at least this
-            row = super().measure(cell, run_id)  # the rest of the timed phase: the stand-in's sleep and timings
+            rows = super()._rows(cell, arms)  # the rest of the timed phase: the stand-in's sleep and timings
             energy.append(sampler.energy_mj() if sampler else None)
             timed = [x for x in sampler.stop() if x["t"] >= warmed] if sampler else []
         finally:
             self._nvml.load(False)
             self._nvml.used_bytes = 0
-        if row["status"] != "ok":
-            return row
         tele = (
             summarize_samples(timed, sampler.max_sm_clock_mhz, tuple(sampler.unreported))
             if sampler
             else {"telemetry_samples": 0}
         )
-        row.update(
-            tele,
-            telemetry=sampler is not None,
-            warmup_reason=why,
-            warmup_seconds=warmed - began,
-            energy_timed_j=None if None in energy else (energy[1] - energy[0]) / 1e3,
-            timing_mode=self._timer.options.timing.mode,
-            flush_bytes=self._timer.flush_bytes or None,
-            verify_reference=reference_plan(m, n, k, self._device).describe()
-            if stage.is_baseline
-            else f"{stage.baseline} output",
-        )
-        return row
+        for row in rows:
+            if row["status"] == "ok":
+                row.update(
+                    tele,
+                    telemetry=sampler is not None,
+                    warmup_reason=why,
+                    warmup_seconds=warmed - began,
+                    energy_timed_j=None if None in energy else (energy[1] - energy[0]) / 1e3,
+                    timing_mode=self._timer.options.timing.mode,
+                    flush_bytes=self._timer.flush_bytes or None,
+                    verify_reference=reference_plan(m, n, k, self._device).describe()
+                    if stage.is_baseline
+                    else f"{stage.baseline} output",
+                )
+        return rows

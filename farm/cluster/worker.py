@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ray
 
-from farm.cells import Cell, Measurer
+from farm.cells import ARMS, Cell, Measurer, pair_id
 from farm.cluster.process_clock import seconds_since_start
 from farm.data import row_batch
 from farm.data.row_batch import RowBatch, profile_batch, row_batches
@@ -20,7 +20,7 @@ from farm.measure import measurers
 from farm.measure.cell_timer import MeasureOptions
 from farm.measure.device import model_from_name
 from farm.measure.profiler import ProfileOptions, Profiler, status_records
-from kernels.registry import stage_named
+from kernels.registry import stage_named, stages_under
 
 # Node label naming the GPU model of a node (ray start --labels farm.gpu-model=H200).
 GPU_MODEL_LABEL = "farm.gpu-model"
@@ -44,13 +44,22 @@ class GpuWorker:
     row finished while the next cell runs, or hangs, still reaches the driver.
     """
 
-    def __init__(self, measurer_path: str, options: MeasureOptions, prewarm: tuple[str, ...]) -> None:
-        """`options`: the plan's, as validated there; `prewarm`: stages to compile while the first cells run."""
+    def __init__(
+        self, measurer_path: str, options: MeasureOptions, prewarm: tuple[str, ...], arm_b: str | None = None
+    ) -> None:
+        """`options`: the plan's, as validated there; `prewarm`: stages to compile while the first cells run. `arm_b`:
+        a paired sweep's second arm, timed with arm a in one interleaved timing by the one measurer (measure_pair):
+        "" the same code (A/A), else a kernels tree (--base-kernels) whose stages replace the catalog's of the same
+        name on arm b; None: one arm."""
         process_s = seconds_since_start()  # Ray's worker process: Python, Ray and this module imported
         began = time.perf_counter()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="measure")
         # The driver took the path from the measurer registry (farm/measure/measurers.py), never from a plan.
-        self._measurer: Measurer = self._thread.submit(lambda: measurers.load(measurer_path)(options, prewarm)).result()
+        build = measurers.load(measurer_path)
+        self._measurer: Measurer = self._thread.submit(lambda: build(options, prewarm)).result()
+        self._paired = arm_b is not None
+        # arm b's own kernel stages, where it runs another tree (None: arm b runs the catalog's, as arm a)
+        self._base_stages = {s.name: s for s in stages_under(arm_b)} if arm_b else None
         self._profiler: Profiler | None = None  # built by the first profiled cell
         info = self._thread.submit(self._measurer.device_info).result()
         labels = ray.get_runtime_context().get_node_labels()
@@ -79,8 +88,9 @@ class GpuWorker:
         out: queue.SimpleQueue,
         ended: threading.Event,
     ) -> None:
-        """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each, then
-        None, then setting `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
+        """Measure (or, with `profile`, profile) `cells` in order, putting (result, needs_restart) for each (a
+        cell's rows: one, or a paired cell's two, arm a's first; a profiled cell's records), then None, then setting
+        `ended`. A measurer that raises gives the cell an "error" row and the next cell goes on.
         Stops after a cell that poisoned the CUDA context; a worker already poisoned measures nothing (the driver
         restarts it and queues its cells again). A profiler that raises gives the cell an "error" record."""
         poisoned = not profile and self._measurer.needs_restart()  # a profile's ncu child has a context of its own
@@ -90,17 +100,44 @@ class GpuWorker:
             if profile:
                 out.put((self._profile(cell, run_id, profile), False))
                 continue
-            try:
-                row = self._measurer.measure(cell, run_id)
-            except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
-                why = f"measurer raised: {_why(exc)}"
-                row = cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why)
-            else:
-                row["gpu_model"] = self._device["gpu_model"]
-                poisoned = self._measurer.needs_restart()
-            out.put((row, poisoned))
+            rows, poisoned = self._measure_pair(cell, run_id) if self._paired else self._measure(cell, run_id)
+            out.put((rows, poisoned))
         out.put(None)
         ended.set()
+
+    def _measure(self, cell: Cell, run_id: str) -> tuple[list[dict], bool]:
+        """One cell's row, and whether it poisoned the CUDA context."""
+        try:
+            row = self._measurer.measure(cell, run_id)
+        except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error row
+            why = f"measurer raised: {_why(exc)}"
+            return [cell_row(self._device, stage_named(cell.stage), cell, run_id, "error", why)], False
+        row["gpu_model"] = self._device["gpu_model"]
+        return [row], self._measurer.needs_restart()
+
+    def _measure_pair(self, cell: Cell, run_id: str) -> tuple[list[dict], bool]:
+        """A paired cell's rows, arm a's (run RUN_ID-a) then arm b's (RUN_ID-b), from one interleaved timing
+        (Measurer.measure_pair); a kernel stage the base tree lacks: arm a measured alone, arm b skipped."""
+        runs = tuple(f"{run_id}-{arm}" for arm in ARMS)
+        stage = stage_named(cell.stage)
+        stage_b = None if self._base_stages is None or stage.is_baseline else self._base_stages.get(stage.name)
+        try:
+            if self._base_stages is not None and not stage.is_baseline and stage_b is None:
+                why = "paired arm b: the --base-kernels tree has no stage of this name"
+                rows = [
+                    self._measurer.measure(cell, runs[0]),
+                    cell_row(self._device, stage, cell, runs[1], "skipped", why),
+                ]
+            else:
+                rows = self._measurer.measure_pair(cell, runs, stage_b)
+        except Exception as exc:  # noqa: BLE001 - any measurer failure is the cell's error rows
+            why = f"measurer raised: {_why(exc)}"
+            rows = [cell_row(self._device, stage, cell, run, "error", why) for run in runs]
+        pair = pair_id(cell, run_id)
+        rows = [
+            {**row, "gpu_model": self._device["gpu_model"], "pair": pair, "arm": arm} for arm, row in zip(ARMS, rows)
+        ]
+        return rows, self._measurer.needs_restart()
 
     def _profile(self, cell: Cell, run_id: str, options: ProfileOptions) -> list[dict]:
         """The profile records of `cell` under Nsight Compute (farm.measure.profiler; no timing taken). The
@@ -142,7 +179,11 @@ class GpuWorker:
             done = chunk[-1] is None
             results = [r for r in chunk if r is not None]
             if results:
-                batches = [profile_batch(r) for r, _ in results] if profile else row_batches([r for r, _ in results])
+                batches = (
+                    [profile_batch(r) for r, _ in results]
+                    if profile
+                    else row_batches([row for rows, _ in results for row in rows])
+                )
                 yield batches, results[-1][1]
                 last_yield = time.monotonic()
 

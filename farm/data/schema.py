@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # Versions `farm validate` and the readers accept; an older file lacks the columns added after it, which read
 # as null there.
-SUPPORTED_VERSIONS = ("2", "3", "4")
+SUPPORTED_VERSIONS = ("2", "3", "4", "5")
 ADDED_COLUMNS = {
     "3": ("baseline_launch_method", "cell_seconds", "verify_seconds", "warmup_seconds"),
     "4": (
@@ -23,6 +23,7 @@ ADDED_COLUMNS = {
         "flush_bytes",
         "plan_cells",
     ),
+    "5": ("pair", "arm", "code_sha256"),
 }
 
 
@@ -54,6 +55,16 @@ _F = [
     # provenance
     ("run_id", pa.string(), "sweep identifier; rows of one run share it"),
     ("repeat", pa.int32(), "repeat index of the cell within the run (0-based)"),
+    (
+        "pair",
+        pa.string(),
+        'paired sweeps (`--paired`, `--base-kernels`): the pair this row belongs to, `RUN_ID/stage/MxNxK/repeat`, shared by the two arms\' rows of one cell and repeat, measured one after the other in one worker process (docs/verdicts.md, "Paired sweeps"); null in a sequential run (schema 5)',
+    ),
+    (
+        "arm",
+        pa.string(),
+        "paired sweeps: `a` (this tree's kernels, run RUN_ID-a) or `b` (the same code again, or --base-kernels' tree, run RUN_ID-b); null in a sequential run (schema 5)",
+    ),
     (
         "plan_cells",
         pa.int32(),
@@ -114,6 +125,11 @@ _F = [
     ),
     # compilation
     ("compile_options", pa.string(), "NVRTC options, space separated"),
+    (
+        "code_sha256",
+        pa.string(),
+        "kernel rows: SHA-256 of the CUBIN's machine code, constants and resource records (farm/measure/compiler.py code_sha256; symbol names left out): equal on two rows means the same code ran; null for library baselines (schema 5)",
+    ),
     ("registers", pa.int32(), "registers per thread of the loaded kernel (max over the stage's kernels)"),
     ("static_smem_bytes", pa.int32(), "static shared memory per block of the loaded kernel, bytes"),
     ("dynamic_smem_bytes", pa.int32(), "dynamic shared memory per block, bytes"),
@@ -273,7 +289,7 @@ TELEMETRY_SCHEMA = pa.schema(
         ("n", pa.int32()),
         ("k", pa.int32()),
         ("repeat", pa.int32()),
-        ("series", pa.string()),  # warmup | kernel | baseline | gap (between batches)
+        ("series", pa.string()),  # warmup | kernel | baseline | gap (between batches) | a | b (a paired cell's arms)
         ("t_ms", pa.float32()),  # since the cell's warm-up began
         ("sm_clock_mhz", pa.int32()),
         ("mem_clock_mhz", pa.int32()),

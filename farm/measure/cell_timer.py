@@ -31,12 +31,13 @@ FLUSH_L2_MULTIPLE = 2
 
 @dataclass(frozen=True)
 class PostCheck:
-    """What was timed is what is checked: prepare() writes fresh inputs into the same buffers and poisons the output
-    (on the current stream), the measured series times one last batch of its captured graph, then check() compares
-    that batch's output with a reference of the fresh inputs and returns the verification columns."""
+    """What was timed is what is checked: prepare() writes fresh inputs into the same buffers and poisons the outputs
+    (on the current stream), each measured series (the keys of `checks`: one, or a paired cell's two arms) times one
+    last batch of its captured graph, then its check compares that batch's output with a reference of the fresh
+    inputs and returns the verification columns."""
 
     prepare: Callable[[], None]
-    check: Callable[[], dict]
+    checks: dict[str, Callable[[], dict]]
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class CellTimer:
             self._flush_buffer.data.ptr, 0, self.flush_bytes, cupy.cuda.get_current_stream().ptr
         )
 
-    def _attempt(self, launches: dict, own: str, post: PostCheck) -> tuple[CellTiming, list[dict], dict]:
+    def _attempt(self, launches: dict, post: PostCheck) -> tuple[CellTiming, list[dict], dict[str, dict]]:
         s = self.sampler
         if s:
             s.start()
@@ -148,36 +149,46 @@ class CellTimer:
                 recent_clocks=s.recent_sm_clocks if s else None,
                 energy_mj=s.energy_mj if s else None,
                 flush=self.flush if self.options.timing.mode == "cold" else None,
-                last=(own, post.prepare),
+                last=(tuple(post.checks), post.prepare),
             )
         finally:
             samples = s.stop() if s else []
-        return timing, samples, post.check()
+        return timing, samples, {own: check() for own, check in post.checks.items()}
 
-    def time(self, launches: dict, own: str, flops: int, post: PostCheck) -> tuple[dict, list[dict], dict]:
-        """Row columns for series `own` (the others are its baselines), its raw telemetry samples, and the
-        verification columns of its last timed batch (`post`)."""
+    def time(self, launches: dict, flops: int, post: PostCheck) -> dict[str, tuple[dict, list[dict], dict]]:
+        """Per measured series (the keys of post.checks; the other series are their baselines, the one named
+        "baseline" theirs where there is one, else each its own): its row columns, the cell's raw telemetry samples
+        and the verification columns of its last timed batch. All come from one interleaved timing (one attempt of
+        it: with `remeasure`, the attempt whose series all verified and whose most throttled series was least so)."""
         attempts = []
         for _ in range(1 + (self.options.max_remeasures if self.options.throttle_policy == "remeasure" else 0)):
-            timing, samples, checked = self._attempt(launches, own, post)
+            timing, samples, checked = self._attempt(launches, post)
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
-            mine = [x for x in samples if x["series"] == own]
-            tele = (
-                summarize_samples(mine, self.sampler.max_sm_clock_mhz, tuple(self.sampler.unreported))
+            teles = {
+                own: summarize_samples(
+                    [x for x in samples if x["series"] == own],
+                    self.sampler.max_sm_clock_mhz,
+                    tuple(self.sampler.unreported),
+                )
                 if self.sampler
                 else {"telemetry_samples": 0}
-            )
-            attempts.append((timing, samples, tele, checked))
-            if not tele.get("throttled_fraction") or not checked["verified"]:
+                for own in post.checks
+            }
+            all_verified = all(c["verified"] for c in checked.values())
+            throttled = max(t.get("throttled_fraction") or 0.0 for t in teles.values())
+            attempts.append((timing, samples, teles, checked, all_verified, throttled))
+            if not throttled or not all_verified:
                 break
-        timing, samples, tele, checked = min(
-            attempts, key=lambda a: (a[3]["verified"], a[2].get("throttled_fraction") or 0.0)
-        )
-        return self._columns(timing, tele, own, flops, len(attempts) - 1), self._raw(samples, timing), checked
+        timing, samples, teles, checked, _, _ = min(attempts, key=lambda a: (a[4], a[5]))
+        raw = self._raw(samples, timing)
+        return {
+            own: (self._columns(timing, teles[own], own, flops, len(attempts) - 1), raw, checked[own])
+            for own in post.checks
+        }
 
     def _columns(self, timing: CellTiming, tele: dict, own: str, flops: int, remeasures: int) -> dict:
-        mine, base = timing.series[own], timing.series["baseline"]
+        mine, base = timing.series[own], timing.series.get("baseline", timing.series[own])
         stats = summarize(mine.samples_ms)
         base_median = summarize(base.samples_ms)["median_ms"]
         return {

@@ -97,8 +97,15 @@ def cuda_include_dir() -> str | None:
     return None
 
 
-def _headers() -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted(COMMON_INCLUDE_DIR.glob("*.cuh"))}
+def include_dir(source: Path) -> Path:
+    """The common headers a .cu includes: its own tree's kernels/common (another checkout's kernels, a paired sweep's
+    --base-kernels, include theirs), else this repository's (a family kept outside it has none of its own)."""
+    own = source.resolve().parent.parent / "common"
+    return own if own.is_dir() else COMMON_INCLUDE_DIR
+
+
+def _headers(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.glob("*.cuh"))}
 
 
 def _cache_key(
@@ -189,12 +196,13 @@ def compile_source(
 
     check_arch(arch)
     text = source.read_text()
-    headers = _headers()
+    common = include_dir(source)
+    headers = _headers(common)
     toolkit = cuda_include_dir()
     options = (
         *BASE_OPTIONS,
         f"--gpu-architecture={arch}",
-        f"-I{COMMON_INCLUDE_DIR}",
+        f"-I{common}",
         *((f"-I{toolkit}",) if toolkit else ()),
         *extra_options,
     )
@@ -274,6 +282,12 @@ def compile_timed(source: Path, arch: str, name_expressions: tuple[str, ...]) ->
     return Compiled(module, 0.0 if module.cache_hit else time.perf_counter() - began)
 
 
+def stage_key(stage) -> tuple:
+    """What a stage's compilation depends on: its source file and kernels (a paired sweep's arm b may hold another
+    tree's stage of the same name)."""
+    return (stage.source_path, stage.kernel_names)
+
+
 class BackgroundCompiler:
     """Compiles stages for one arch on the host's cores while cells run (NVRTC releases the GIL, so
     threads compile in parallel); `result(stage)` waits for a submitted stage or compiles one now.
@@ -291,15 +305,15 @@ class BackgroundCompiler:
         self._sources = {
             name: self._pool.submit(compile_timed, path, arch, names) for name, (path, names) in (sources or {}).items()
         }
-        self._futures: dict[str, Future] = {}
+        self._futures: dict[tuple, Future] = {}
         for stage in stages:  # (a stage with no target on this arch is skipped by its cells, never compiled)
-            if not stage.is_baseline and stage.name not in self._futures and stage.compile_arch(arch):
-                self._futures[stage.name] = self._pool.submit(
+            if not stage.is_baseline and stage_key(stage) not in self._futures and stage.compile_arch(arch):
+                self._futures[stage_key(stage)] = self._pool.submit(
                     compile_timed, stage.source_path, stage.compile_arch(arch), stage.kernel_names
                 )
 
     def result(self, stage) -> Compiled:
-        future = self._futures.pop(stage.name, None)
+        future = self._futures.pop(stage_key(stage), None)
         return (
             future.result()
             if future is not None

@@ -2,6 +2,8 @@
 
 Kernel cells: compile for this chip's own sm_XX (cached), check against cuBLAS of the
 same precision class with C poisoned, then time kernel and baseline interleaved.
+A paired sweep's cell (measure_pair): both arms verified, each into its own output, then timed with the baseline as
+series of one interleaved timing, and each verified again after its last timed batch.
 Baseline cells (cuBLAS, and PyTorch / Triton where installed): checked against an FP64
 product of the same inputs, then timed.
 A CUDA fault poisons the context: the row says so and needs_restart() turns True.
@@ -14,13 +16,13 @@ import time
 
 import numpy as np
 
-from farm.cells import Cell
+from farm.cells import ARMS, Cell, arm_order
 from farm.data import limits
 from farm.data.rows import cell_row
 from farm.data.schema import TELEMETRY_KEY
 from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
 from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_args
-from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError
+from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError, code_sha256, stage_key
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import LIBRARIES, launcher, unavailable_reason
@@ -88,6 +90,7 @@ class _Kernel:
         first = stage.launches[0]
         self.columns = {
             "compile_options": " ".join(compiled.options),
+            "code_sha256": code_sha256(compiled.cubin_path.read_bytes()),
             "registers": attribute("CU_FUNC_ATTRIBUTE_NUM_REGS"),
             "static_smem_bytes": attribute("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
             "dynamic_smem_bytes": first.dynamic_smem,
@@ -166,7 +169,7 @@ class GpuMeasurer:
         self._timer = CellTimer(options, cupy.cuda.Device(ordinal).pci_bus_id, self._device["l2_bytes"])
         step.done("NVML sampler")
         self._stages = {s.name: s for s in (*catalog(), *extra_stages)}
-        self._compiled: dict[str, Compiled] = {}
+        self._compiled: dict[tuple, Compiled] = {}  # by compiler.stage_key
         self._vendor: VendorContext | None = None
         self._poisoned = False
         self._rng = np.random.default_rng()
@@ -202,43 +205,76 @@ class GpuMeasurer:
         return self._vendor
 
     def measure(self, cell: Cell, run_id: str) -> dict:
+        stage = self._stage(cell.stage)
+        return self._measure_arms(cell, [("baseline" if stage.is_baseline else "kernel", run_id, stage)])[0]
+
+    def measure_pair(self, cell: Cell, run_ids: tuple[str, str], stage_b: Measured | None = None) -> list[dict]:
+        """farm.cells.Measurer.measure_pair: series "a" and "b" of one interleaved timing, in arm_order(cell)."""
+        stage = self._stage(cell.stage)
+        arms = {"a": (run_ids[0], stage), "b": (run_ids[1], stage_b or stage)}
+        order = arm_order(cell)
+        rows = self._measure_arms(cell, [(arm, *arms[arm]) for arm in order])
+        return [rows[order.index(arm)] for arm in ARMS]
+
+    def _skip_reason(self, cell: Cell, arms: list[tuple[str, str, Measured]]) -> str | None:
+        import cupy
+
+        m, n, k = cell.m, cell.n, cell.k
+        first = arms[0][2]
+        for name, _, stage in arms:
+            reason = stage.unsupported_reason(m, n, k, self._cc) or unavailable_reason(stage)
+            if stage.dtype != first.dtype or stage.baseline != first.baseline:
+                reason = (
+                    f"its stage's precision ({stage.dtype}) or baseline ({stage.baseline}) differs from the other arm's"
+                )
+            if reason:
+                return f"paired arm {name}: {reason}" if len(arms) > 1 else reason
+        # (a paired kernel cell holds one more output per arm: a few MB at most where the rule leaves room)
+        return memory_skip_reason(
+            first, m, n, k, self._device, cupy.cuda.runtime.memGetInfo()[0], self._timer.flush_bytes
+        )
+
+    def _measure_arms(self, cell: Cell, arms: list[tuple[str, str, Measured]]) -> list[dict]:
+        """The rows of `arms` (series name, run id, stage), in that order: one, or a paired cell's two, timed together."""
         import cupy
 
         began = time.perf_counter()
-        stage = self._stage(cell.stage)
-        row = cell_row(self._device, stage, cell, run_id, "ok")  # provenance, max SM clock and DRAM bandwidth included
+        # provenance, max SM clock and DRAM bandwidth included
+        rows = [cell_row(self._device, stage, cell, run_id, "ok") for _, run_id, stage in arms]
         if self._poisoned:
-            return {**row, "status": "error", "status_reason": "CUDA context lost by an earlier fault in this worker"}
-        reason = stage.unsupported_reason(cell.m, cell.n, cell.k, self._cc) or unavailable_reason(stage)
-        if reason is None:
-            reason = memory_skip_reason(
-                stage, cell.m, cell.n, cell.k, self._device, cupy.cuda.runtime.memGetInfo()[0], self._timer.flush_bytes
-            )
+            why = "CUDA context lost by an earlier fault in this worker"
+            return [{**row, "status": "error", "status_reason": why} for row in rows]
+        reason = self._skip_reason(cell, arms)
         if reason:
-            return {**row, "status": "skipped", "status_reason": reason}
+            return [{**row, "status": "skipped", "status_reason": reason} for row in rows]
         try:
-            row.update(self._run(stage, cell))
-            if row["status"] == "ok":
-                reason, row["limit_check"] = limits.check(row)
-                if reason:
-                    row.update(
-                        status="implausible",
-                        status_reason=f"timed faster than the chip can go: {reason}; not a result"[:4000],
-                    )
+            for row, out in zip(rows, self._run(cell, arms)):
+                row.update(out)
+                if row["status"] == "ok":
+                    reason, row["limit_check"] = limits.check(row)
+                    if reason:
+                        row.update(
+                            status="implausible",
+                            status_reason=f"timed faster than the chip can go: {reason}; not a result"[:4000],
+                        )
         except Unavailable as exc:  # a library baseline this host cannot run after all
-            row.update(status="skipped", status_reason=str(exc)[:4000])
+            for row in rows:
+                row.update(status="skipped", status_reason=str(exc)[:4000])
         except CompileError as exc:
-            row.update(status="error", status_reason=f"compile failed: {exc}"[:4000])
+            for row in rows:
+                row.update(status="error", status_reason=f"compile failed: {exc}"[:4000])
         except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as exc:
             # A sticky error (illegal address, launch failure) poisons the context for good.
             self._poisoned = True
-            row.update(status="error", status_reason=f"CUDA error: {exc}"[:4000])
+            for row in rows:
+                row.update(status="error", status_reason=f"CUDA error: {exc}"[:4000])
         finally:
             if not self._poisoned:
                 cupy.get_default_memory_pool().free_all_blocks()
-        row["timestamp"] = datetime.datetime.now(datetime.timezone.utc)  # when the cell finished
-        row["cell_seconds"] = time.perf_counter() - began
-        return row
+        finished, seconds = datetime.datetime.now(datetime.timezone.utc), time.perf_counter() - began
+        for row in rows:  # when the cell finished and what it took, both arms' of a pair
+            row["timestamp"], row["cell_seconds"] = finished, seconds
+        return rows
 
     def _baseline_call(
         self, stage: Measured, a, b, ref, m: int, n: int, k: int, scales=None
@@ -270,14 +306,23 @@ class GpuMeasurer:
                 passed_over.append(f"{spec.name} unavailable: {exc}")
         raise Unavailable("no baseline of its precision class runs on this host: " + "; ".join(passed_over))
 
-    def _run(self, stage: Measured, cell: Cell) -> dict:
-        """Verify, then time; the last timed batch runs on fresh inputs with the output poisoned and is verified
-        too (what was timed is what was checked)."""
+    def _kernel(self, stage: Stage) -> _Kernel:
+        key = stage_key(stage)
+        if key not in self._compiled:
+            self._compiled[key] = self._compiling.result(stage)
+        return _Kernel(stage, self._compiled[key], self._device["sm_count"])
+
+    def _run(self, cell: Cell, arms: list[tuple[str, str, Measured]]) -> list[dict]:
+        """Verify, then time: each arm (series name, run id, stage) into its own output, every arm's series and the
+        baseline's in one interleaved timing; the last timed batch of each arm runs on fresh inputs with its output
+        poisoned and is verified too (what was timed is what was checked). The arms' columns, in their order."""
         import cupy
 
         m, n, k = cell.m, cell.n, cell.k
         began = time.perf_counter()
         checks = self._loaded_checks()
+        stage = arms[0][2]  # every arm's precision and baseline (_skip_reason)
+        names = [name for name, _, _ in arms]
         # FP8: the operands' dequantisation factors, on the device where kernels and libraries read them
         scales = new_scales() if stage.dtype in FP8 else None
         a, b = checks.random_operands(stage.dtype, m, n, k, self._seed(), scales)  # fresh for every cell
@@ -289,90 +334,130 @@ class GpuMeasurer:
             checks.refill(a, b, stage.dtype, self._seed(), scales)
 
         if stage.is_baseline:
+            # each arm's library call writes its own output; the first arm's is the baseline's own
+            outputs = [ref, *(cupy.empty((m, n), dtype=cupy.float32) for _ in arms[1:])]
+            runs = [
+                baseline_run,
+                *(library_call(baseline, a, b, o, m, n, k, self._vendor_context(), scales) for o in outputs[1:]),
+            ]
+            plan = reference_plan(m, n, k, self._device)
 
-            def check() -> (
-                dict
-            ):  # the library's output against an FP64 product of the inputs as they are now, sized for the card
-                return check_fp64(
-                    checks, ref, a, b, stage.dtype, tol, reference_plan(m, n, k, self._device), self._rng, scales
-                )
+            def fp64_check(o):  # the library's output against an FP64 product of the inputs as they are now
+                return lambda: check_fp64(checks, o, a, b, stage.dtype, tol, plan, self._rng, scales)
+
+            check_of = {name: fp64_check(o) for name, o in zip(names, outputs)}
+
+            def poison() -> None:
+                for o in outputs:
+                    checks.poison(o)
 
             def prepare() -> None:
                 fresh_inputs()
-                checks.poison(ref)
+                poison()
 
-            checks.poison(ref)
-            baseline_run()
-            out = {
-                **check(),
-                "library_algorithm": baseline_run.algorithm() if hasattr(baseline_run, "algorithm") else None,
-            }
-            launches, own = {"baseline": baseline_run}, "baseline"
+            poison()
+            for run in runs:
+                run()
+            outs = [
+                {
+                    **check_of[name](),
+                    "library_algorithm": run.algorithm() if hasattr(run, "algorithm") else None,
+                }
+                for name, run in zip(names, runs)
+            ]
+            launches = dict(zip(names, runs))
         else:
-            if stage.name not in self._compiled:
-                self._compiled[stage.name] = self._compiling.result(stage)
-            kernel = _Kernel(stage, self._compiled[stage.name], self._device["sm_count"])
+            kernels = [self._kernel(s) for _, _, s in arms]  # a module of its own for each arm
             began = time.perf_counter()
-            c = cupy.empty((m, n), dtype=cupy.float32)
-            operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
-            if stage.workspace_floats_per_mn:
-                operands["W"] = cupy.empty(stage.workspace_floats(m, n), dtype=cupy.float32)
-            run = kernel.launcher(operands, m, n, k)
+            outputs, runs = [], []
+            for kernel, (_, _, s) in zip(kernels, arms):
+                c = cupy.empty((m, n), dtype=cupy.float32)
+                operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
+                if s.workspace_floats_per_mn:
+                    operands["W"] = cupy.empty(s.workspace_floats(m, n), dtype=cupy.float32)
+                outputs.append(c)
+                runs.append(kernel.launcher(operands, m, n, k))
 
-            def check() -> dict:  # the kernel's output against the baseline library's on the same inputs
-                return checks.compare(c, ref, tol)
+            def compare_with_reference(c):  # the kernel's output against the baseline library's on the same inputs
+                return lambda: checks.compare(c, ref, tol)
 
-            def reference_then_poison() -> None:  # the reference from a direct library call, then C poisoned
+            check_of = {name: compare_with_reference(c) for name, c in zip(names, outputs)}
+
+            def reference_then_poison() -> None:  # the reference from a direct library call, then every C poisoned
                 checks.poison(ref)
                 baseline_run()
-                checks.poison(c)
+                for c in outputs:
+                    checks.poison(c)
 
             def prepare() -> None:
                 fresh_inputs()
                 reference_then_poison()
 
             reference_then_poison()
-            run()
+            for run in runs:
+                run()
             cupy.cuda.get_current_stream().synchronize()  # surfaces launch faults here, not in timing
-            out = {
-                **kernel.columns,
-                "grid_blocks": int(np.prod(stage.launches[0].grid(m, n, self._device["sm_count"]))),
-                "baseline": baseline.name,
-                **check(),
-                "verify_reference": f"{baseline.name} output for the same inputs",
-            }
-            if passed_over:
-                out["status_reason"] = f"measured against {baseline.name}: {passed_over}"[:4000]
-            launches, own = {"kernel": run, "baseline": baseline_run}, "kernel"
-        out["verify_seconds"] = time.perf_counter() - began
-        if not out["verified"]:
-            return {
-                **out,
-                "status": "failed_verification",
-                "post_checked": False,
-                "status_reason": f"{out['mismatches']} of {m * n} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed",
-            }
-        columns, samples, post = self._timer.time(launches, own, stage.flops(m, n, k), PostCheck(prepare, check))
-        out = {
-            **out,
-            **columns,
-            TELEMETRY_KEY: samples,
-            "post_checked": True,
-            "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
-            "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"]),
-        }
-        if not post["verified"]:
-            out.update(
-                status="failed_verification",
-                verified=False,
-                mismatches=post["mismatches"],
-                status_reason=(
-                    f"post-timing check failed: the last timed batch ({columns['launch_method']}, {columns['launches_per_batch']} "
-                    f"launches), run on fresh inputs in the same buffers with C poisoned, left {post['mismatches']} of {m * n} "
-                    f"elements outside tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result"
-                )[:4000],
-            )
-        return out
+            outs = [
+                {
+                    **kernel.columns,
+                    "grid_blocks": int(np.prod(s.launches[0].grid(m, n, self._device["sm_count"]))),
+                    "baseline": baseline.name,
+                    **check_of[name](),
+                    "verify_reference": f"{baseline.name} output for the same inputs",
+                    **(
+                        {"status_reason": f"measured against {baseline.name}: {passed_over}"[:4000]}
+                        if passed_over
+                        else {}
+                    ),
+                }
+                for kernel, (name, _, s) in zip(kernels, arms)
+            ]
+            launches = {**dict(zip(names, runs)), "baseline": baseline_run}
+        verify_seconds = time.perf_counter() - began
+        for out in outs:
+            out["verify_seconds"] = verify_seconds
+        if not all(out["verified"] for out in outs):
+            return [_untimed(out, m * n, len(outs)) for out in outs]
+        timed = self._timer.time(launches, stage.flops(m, n, k), PostCheck(prepare, check_of))
+        return [_with_timing(out, *timed[name], m * n) for out, name in zip(outs, names)]
 
     def _seed(self) -> int:
         return int(self._rng.integers(2**63))
+
+
+def _untimed(out: dict, elements: int, arms: int) -> dict:
+    """An arm's columns when some arm failed verification before timing: none is timed (a paired cell's arms are
+    timed together or not at all)."""
+    if out["verified"]:
+        why = "the other arm of this paired cell failed verification: the pair is not timed"
+        return {**out, "status": "skipped", "post_checked": False, "status_reason": why}
+    return {
+        **out,
+        "status": "failed_verification",
+        "post_checked": False,
+        "status_reason": f"{out['mismatches']} of {elements} elements outside tolerance (max scaled error {out['max_scaled_error']:.3g}); not timed",
+    }
+
+
+def _with_timing(out: dict, columns: dict, samples: list[dict], post: dict, elements: int) -> dict:
+    """An arm's columns with its timing, telemetry and post-timing check."""
+    out = {
+        **out,
+        **columns,
+        TELEMETRY_KEY: samples,
+        "post_checked": True,
+        "max_abs_error": max(out["max_abs_error"], post["max_abs_error"]),
+        "max_scaled_error": max(out["max_scaled_error"], post["max_scaled_error"]),
+    }
+    if not post["verified"]:
+        out.update(
+            status="failed_verification",
+            verified=False,
+            mismatches=post["mismatches"],
+            status_reason=(
+                f"post-timing check failed: the last timed batch ({columns['launch_method']}, {columns['launches_per_batch']} "
+                f"launches), run on fresh inputs in the same buffers with C poisoned, left {post['mismatches']} of {elements} "
+                f"elements outside tolerance (max scaled error {post['max_scaled_error']:.3g}); its timings are not a result"
+            )[:4000],
+        )
+    return out

@@ -10,8 +10,8 @@ cold: before every launch, a write of exactly the device's L2 size evicts the op
 If capture fails, batches are direct launches, and the row says which method produced
 its numbers (a kernel row also says how its baseline was launched).
 
-Series (a kernel and its cuBLAS baseline) alternate batch by batch, so both see the
-same clocks and temperature. Each batch's host-time window is kept so that telemetry
+Series (a kernel and its cuBLAS baseline; a paired sweep's two arms and their baseline) alternate
+batch by batch, in the order given, so all see the same clocks, power state and temperature. Each batch's host-time window is kept so that telemetry
 samples can be attributed to the series that ran.
 """
 
@@ -139,14 +139,15 @@ def time_interleaved(
     recent_clocks: Callable[[float], tuple[list[float], bool]] | None = None,
     energy_mj: Callable[[], float | None] | None = None,
     flush: Callable[[], None] | None = None,
-    last: tuple[str, Callable[[], None]] | None = None,
+    last: tuple[tuple[str, ...], Callable[[], None]] | None = None,
 ) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
     recent_clocks(seconds) -> (SM clocks sampled lately, whether the GPU was busy throughout) decides
     when warm-up ends; energy_mj() reads the energy counter around each batch; flush() evicts L2 (cold).
-    last = (series, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited for)
-    and that series times one more batch, kept as its last sample: the batch whose output the caller checks.
+    last = (series names, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited
+    for) and each of those series times one more batch, kept as its last sample: the batches whose outputs the
+    caller checks.
     """
     import cupy
 
@@ -188,10 +189,11 @@ def time_interleaved(
         if stop_reason:
             break
     if last:
-        name, prepare = last
+        names, prepare = last
         prepare()
         cupy.cuda.get_current_stream().synchronize()
-        timed_batch(name)
+        for name in names:
+            timed_batch(name)
     energy_end = read_energy()
     return CellTiming(
         series={

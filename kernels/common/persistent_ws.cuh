@@ -68,6 +68,28 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
     }
 }
 
+// After each lane of a warp has stored its partial sums: counts the warp's arrival on `arrivals`; true for the last of
+// `splits` (which zeroes the counter for the next launch and may then read every slice's partials).
+__device__ __forceinline__ bool last_arrival(unsigned int* arrivals, int splits) {
+    __threadfence();  // this lane's partial is visible device-wide before its warp's arrival is counted
+    __syncwarp();
+    unsigned int before = 0;
+    if (threadIdx.x % 32 == 0) before = atomicAdd(arrivals, 1u);
+    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)splits - 1) return false;
+    __threadfence();
+    if (threadIdx.x % 32 == 0) *arrivals = 0;
+    return true;
+}
+
+// A consumer warp's part of a fix-up through a workspace (09's stream-K segments): store its partial 16 x WIDTH rows
+// to plane z of W (M x N floats a plane) and count its arrival; true for the warp that arrives last of `parts`.
+template <int WIDTH>
+__device__ __forceinline__ bool arrives_last(const float (&acc)[WIDTH / 2], float* W, unsigned int* arrivals, int parts, int z, int M,
+                                             int N, int row0, int col0) {
+    store_acc<WIDTH>(acc, W + z * ((size_t)M * N), M, N, row0, col0);
+    return last_arrival(arrivals, parts);
+}
+
 // Split-K fix-up, per consumer warp: store this slice's partial 16 x WIDTH rows to plane z of W (M x N floats a plane),
 // count the arrival; the warp that arrives last sums all `splits` planes in z order (the same sum whichever slice
 // came last) into acc, zeroes the counter for the next launch and returns true: it stores C.
@@ -77,13 +99,7 @@ __device__ __forceinline__ bool last_split_sums(float (&acc)[WIDTH / 2], float* 
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)M * N;
     store_acc<WIDTH>(acc, W + z * plane, M, N, row0, col0);
-    __threadfence();  // this lane's partial is visible device-wide before its warp's arrival is counted
-    __syncwarp();
-    unsigned int before = 0;
-    if (lane == 0) before = atomicAdd(arrivals, 1u);
-    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)splits - 1) return false;
-    __threadfence();
-    if (lane == 0) *arrivals = 0;
+    if (!last_arrival(arrivals, splits)) return false;
 #pragma unroll
     for (int i = 0; i < WIDTH / 2; ++i) acc[i] = 0.0f;
     // A plane a round trip, a lane's WIDTH / 4 loads (WIDTH <= 128) issued together: a loop over planes inside each
@@ -189,15 +205,9 @@ __device__ __forceinline__ long long plan_cost(int M, int N, int K, int ctas, in
     return (long long)cdiv(tiles * s, ctas) * (cdiv(KT, s) + fixup) * (bn + 32);
 }
 
-// The cheapest plan, by one whole warp: lane l costs width 256 >> (l / 4) with 1 << (l % 4) slices (lanes 0-11),
-// and the warp keeps the lowest cost, ties to the lower lane (the wider tile, then fewer slices). Every block
-// thread working through all twelve candidates itself cost 08 about 2 us before its first load (its candidate
-// loop held 7 integer divisions against 07's 3, each a chain of dependent instructions).
-__device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
-    const int lane = threadIdx.x % 32;
-    const long long mine = lane < 12 ? plan_cost(M, N, K, ctas, max_splits, BN >> (lane / 4), 1 << (lane % 4)) : -1;
-    long long cost = mine < 0 ? 0x7fffffffffffffffLL : mine;  // lane 0's (BN, 1) always runs
-    int best = lane;
+// Over one whole warp: the lane holding the lowest `cost` (ties: the lower lane).
+__device__ __forceinline__ int cheapest_lane(long long cost) {
+    int best = threadIdx.x % 32;
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
         const long long other = __shfl_xor_sync(0xffffffffu, cost, offset);
@@ -207,6 +217,17 @@ __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_
             best = other_lane;
         }
     }
+    return best;
+}
+
+// The cheapest plan, by one whole warp: lane l costs width 256 >> (l / 4) with 1 << (l % 4) slices (lanes 0-11),
+// and the warp keeps the lowest cost, ties to the lower lane (the wider tile, then fewer slices). Every block
+// thread working through all twelve candidates itself cost 08 about 2 us before its first load (its candidate
+// loop held 7 integer divisions against 07's 3, each a chain of dependent instructions).
+__device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_splits) {
+    const int lane = threadIdx.x % 32;
+    const long long mine = lane < 12 ? plan_cost(M, N, K, ctas, max_splits, BN >> (lane / 4), 1 << (lane % 4)) : -1;
+    const int best = cheapest_lane(mine < 0 ? 0x7fffffffffffffffLL : mine);  // lane 0's (BN, 1) always runs
     return Plan{BN >> (best / 4), 1 << (best % 4)};
 }
 

@@ -21,9 +21,9 @@ ARCH = "sm_90a"
 VEC8 = ShapeRule(n_multiple=8, k_multiple=8)  # 16-byte rows chunks (cp.async) and TMA's 16-byte global strides
 TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
 PERSISTENT = {"args": TMA_ARGS, "persistent": True}
-MAX_SPLITS = 8  # d_split_k's K slices at most: its workspace is that many M x N planes of partial sums
+MAX_SPLITS = 8  # d_split_k's K slices, d_stream_k's segments of a tile at most: their workspace's M x N planes
 
-# (name, file, launch options, what changed) in ladder order. Each is the template kernel name<T>, registered for
+# (name, file, launch options, what changed) in ladder order; a stage's position is its file's number. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
 KERNELS = [
     (
@@ -68,8 +68,9 @@ KERNELS = [
         PERSISTENT,
         "clusters of 2 vertically adjacent tiles: each CTA loads half the shared B tile, TMA-multicast into both",
     ),
-    # 07 and 08 pick their tile width (and 08 its K slices) in the kernel; the BN their .cu declares (64, 8) only
-    # sizes the persistent grid for the most work units they can make.
+    # 07-10 pick their tile width (08 and 10 their K slices, 09 its stream-K share) in the kernel; the BN their .cu
+    # declares (64, 8, 8, 1) only sizes the persistent grid for the most work units they can make. 10's BM (16) is A's
+    # box rows.
     (
         "d_narrow_tiles",
         "07_narrow_tiles.cu",
@@ -82,12 +83,26 @@ KERNELS = [
         {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
         "07 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
     ),
+    (
+        "d_stream_k",
+        "09_stream_k.cu",
+        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        "07 with the last wave's k tiles shared evenly by every block (stream-K, fixed-order fix-up), a ring as deep as "
+        "the tile width allows, tensor maps prefetched",
+    ),
+    (
+        "d_swap_ab",
+        "10_swap_ab.cu",
+        {**PERSISTENT, "args": ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")},
+        "C^T = B^T A^T: tokens as wgmma's N (16, or 64 past M = 16) in 16-row A boxes, 1-8 K slices, a 12-deep ring",
+    ),
 ]
 
 
 def _stages() -> list[Stage]:
     stages = []
-    for position, (name, file, launch, what) in enumerate(KERNELS):
+    for name, file, launch, what in KERNELS:
+        position = int(file[:2])
         for dtype, (t, baseline) in DTYPES.items():
             stages.append(
                 Stage(
@@ -104,7 +119,7 @@ def _stages() -> list[Stage]:
                     shapes=VEC8,
                     min_cc=90,
                     requires_arch=ARCH,
-                    workspace_floats_per_mn=MAX_SPLITS if name == "d_split_k" else 0,
+                    workspace_floats_per_mn=MAX_SPLITS if "W" in launch.get("args", ()) else 0,
                 )
             )
     return stages

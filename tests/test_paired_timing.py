@@ -1,0 +1,129 @@
+"""A paired cell's two arms are series of ONE interleaved timing (farm/measure/timing.py through CellTimer), with
+the baseline: batches alternate in the arm order, both arms' last batches follow one fresh-input preparation and
+are each checked, and a power state that drifts during the timing moves both arms' medians alike, so their ratio
+holds where each median moves. CuPy's events and streams are stood in by a fake clock (no GPU needed)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+
+import pytest
+
+from farm.cells import Cell, arm_order
+from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
+from farm.measure.stopping import StoppingRule, WarmupRule
+from farm.measure.timing import TimingConfig
+
+
+class FakeGpu:
+    """A device clock that launches advance; each launch takes its series' time times the power state's factor,
+    which drifts by `drift` over every `period` launches (as a power-capped H100's clock does within a cell)."""
+
+    def __init__(self, drift: float, period: int = 40) -> None:
+        self.now, self.launches, self.drift, self.period = 0.0, 0, drift, period
+        self.log: list[str] = []  # the series of every launch, in order
+
+    def launch(self, series: str, ms: float):
+        def run() -> None:
+            self.now += ms * (1 + self.drift * math.sin(2 * math.pi * self.launches / self.period))
+            self.launches += 1
+            self.log.append(series)
+
+        return run
+
+    def cupy(self) -> types.ModuleType:
+        gpu = self
+
+        class Event:
+            def record(self, stream=None) -> None:
+                self.t = gpu.now
+
+            def synchronize(self) -> None:
+                pass
+
+        class Stream:
+            def __init__(self, non_blocking: bool = False) -> None:
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc) -> None:
+                pass
+
+            def synchronize(self) -> None:
+                pass
+
+        cuda = types.SimpleNamespace(
+            Event=Event,
+            Stream=Stream,
+            get_elapsed_time=lambda start, end: end.t - start.t,
+            get_current_stream=lambda: Stream(),
+        )
+        return types.SimpleNamespace(cuda=cuda)
+
+
+@pytest.fixture
+def gpu(monkeypatch) -> FakeGpu:
+    fake = FakeGpu(drift=0.03)
+    monkeypatch.setitem(sys.modules, "cupy", fake.cupy())
+    return fake
+
+
+def options() -> MeasureOptions:
+    timing = TimingConfig(
+        use_graphs=False,
+        max_launches_per_batch=4,
+        target_batch_ms=40.0,  # every series at max_launches_per_batch
+        warmup=WarmupRule(min_s=0.0),
+        stopping=StoppingRule(min_samples=60, target_noise=0.0001, min_time_s=0.0, max_time_s=60.0, max_samples=60),
+    )
+    return MeasureOptions(timing=timing, telemetry=False)
+
+
+def test_paired_arms_are_series_of_one_interleaved_timing(gpu):
+    cell = Cell("naive", 64, 64, 64, repeat=1)
+    first, second = arm_order(cell)
+    calls: list[str] = []
+
+    def check(arm: str):
+        def run() -> dict:
+            calls.append(f"check {arm}")
+            return {"verified": True, "mismatches": 0, "max_abs_error": 0.0, "max_scaled_error": 0.0}
+
+        return run
+
+    launches = {first: gpu.launch(first, 1.0), second: gpu.launch(second, 1.0), "baseline": gpu.launch("baseline", 2.0)}
+    post = PostCheck(lambda: calls.append("prepare"), {"a": check("a"), "b": check("b")})
+    timed = CellTimer(options(), "0000:00:00.0", 1 << 20).time(launches, flops=2 * 64**3, post=post)
+
+    assert list(timed) == ["a", "b"]
+    (cols_a, _, checked_a), (cols_b, _, checked_b) = timed["a"], timed["b"]
+    # one timing: one warm-up, one stop, the same number of batches, the cell's timed seconds shared
+    for key in ("warmup_reason", "stop_reason", "warmup_seconds", "timed_seconds", "batches", "baseline_median_ms"):
+        assert cols_a[key] == cols_b[key], key
+    assert cols_a["batches"] == 61  # 60 interleaved rounds, then each arm's checked last batch
+    # batches alternate first arm, second arm, baseline (4 launches each), the leading arm as arm_order says
+    per = cols_a["launches_per_batch"]
+    timed_log = gpu.log[-(60 * 3 * per + 2 * per) :]
+    rounds = [timed_log[i * 3 * per : (i + 1) * 3 * per : per] for i in range(60)]
+    assert all(r == [first, second, "baseline"] for r in rounds)
+    assert timed_log[-2 * per :: per] == ["a", "b"]  # the last batches, after the one preparation
+    assert calls == ["prepare", "check a", "check b"]
+    assert checked_a["verified"] and checked_b["verified"]
+    # the power state drifts 3 % within the timing; the arms, batch by batch in the same state, agree far closer
+    ratio = cols_b["median_ms"] / cols_a["median_ms"]
+    spread = (max(cols_a["samples_ms"]) - min(cols_a["samples_ms"])) / cols_a["median_ms"]
+    assert spread > 0.03 and abs(ratio - 1) < 0.005
+    assert cols_a["pct_of_baseline"] == pytest.approx(200, rel=0.05)  # the shared baseline series: 2 ms against 1
+
+
+def test_an_unpaired_cell_keeps_one_measured_series(gpu):
+    launches = {"kernel": gpu.launch("kernel", 1.0), "baseline": gpu.launch("baseline", 1.0)}
+    ok = {"verified": True, "mismatches": 0, "max_abs_error": 0.0, "max_scaled_error": 0.0}
+    timed = CellTimer(options(), "0000:00:00.0", 1 << 20).time(
+        launches, 1, PostCheck(lambda: None, {"kernel": lambda: ok})
+    )
+    assert list(timed) == ["kernel"] and timed["kernel"][0]["batches"] == 61
