@@ -892,6 +892,40 @@ def test_llm_page_shows_a_panel_per_layer_and_the_reports_geomean(tmp_path, monk
     assert "failed_verification" not in values
 
 
+def test_llm_page_takes_fp8_rows_against_cublaslt_fp8(tmp_path, monkeypatch):
+    """Walk F at Llama-3-8B's decode shapes (M = 1 and 16): its own family and precision, % of cuBLASLt FP8 (the
+    class's baseline, named on the headline) and of the vendor best, and the FP8 plan named for the missing shapes."""
+    rng = random.Random(3)
+    dev, clock, _ = GPUS[0]
+    rows, t = [], dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)
+    for m, n, k in MODELS[0].shapes():
+        if m > 16:
+            continue
+        base_ms = 2 * m * n * k / 1200e9 + 0.006
+        for name, ms in (
+            ("cublaslt_fp8_e4m3", base_ms),
+            ("f_swap_ab_fp8", base_ms / 0.85),
+            ("f_mma_overlap_fp8", base_ms / 0.3),
+        ):
+            t += dt.timedelta(milliseconds=400)
+            row = {**cell_row(dev, STAGES[name], Cell(name, m, n, k, 0), "llm-fp8", "ok"), "timestamp": t}
+            rows.append(_timed(row, ms, base_ms, rng, clock, throttled=False))
+    write_rows(rows, str(tmp_path / "fp8"))
+    at = app(monkeypatch, str(tmp_path / "fp8"))
+    at.switch_page("views/llm.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.selectbox(key="llm_family").value == "hopper_fp8"
+    [metric] = at.metric
+    assert metric.label == "H100-80GB-HBM3 · fp8_e4m3" and metric.value.endswith("% of cublaslt_fp8_e4m3")
+    heads, cells = at.dataframe[0].value, at.dataframe[1].value
+    assert heads["shapes_measured"].tolist() == [8] and heads["geomean_pct_of_cublas"].iloc[0] == pytest.approx(
+        85, rel=0.02
+    )
+    assert heads["geomean_pct_of_vendor_best"].iloc[0] == pytest.approx(85, rel=0.02)
+    assert set(cells["stage"]) == {"f_swap_ab_fp8"}
+    assert any("plans/llm_fp8.toml" in w.value for w in at.warning)
+
+
 def test_llm_page_without_llm_rows_names_the_plan(farm_dataset, monkeypatch):
     at = app(monkeypatch, str(farm_dataset))
     at.switch_page("views/llm.py").run()

@@ -6,7 +6,8 @@ from pathlib import Path
 from farm.data.llm_shapes import MODELS, TOKENS, plan_shapes
 from farm.plan import load_plan
 
-PLAN = Path(__file__).resolve().parent.parent / "plans" / "llm.toml"
+PLANS = Path(__file__).resolve().parent.parent / "plans"
+PLAN = PLANS / "llm.toml"
 
 
 def test_the_plan_runs_every_models_shapes_on_walk_d_and_both_vendor_libraries():
@@ -17,6 +18,17 @@ def test_the_plan_runs_every_models_shapes_on_walk_d_and_both_vendor_libraries()
     walk_d = [s for s in plan.stages() if s.family == "hopper_d"]
     assert {s.dtype for s in walk_d} == {"bf16", "fp16"} and {"d_split_k_bf16", "d_narrow_tiles_fp16"} <= names
     for stage in walk_d:  # no cell of the plan is skipped by walk D's shape rule on an H100 or H200
+        assert all(stage.unsupported_reason(m, n, k, 90) is None for m, n, k in plan.sizes), stage.name
+
+
+def test_the_fp8_plan_runs_the_same_shapes_on_walk_f_from_02_and_both_fp8_references():
+    plan = load_plan(PLANS / "llm_fp8.toml")
+    assert list(plan.sizes) == list(load_plan(PLAN).sizes)
+    names = {s.name for s in plan.stages()}
+    walk_f = [s for s in plan.stages() if s.family == "hopper_fp8"]
+    assert {"cublaslt_fp8_e4m3", "torch_fp8_e4m3"} <= names and {s.dtype for s in plan.stages()} == {"fp8_e4m3"}
+    assert sorted(s.position for s in walk_f) == [2, 3, 4, 5, 6] and "f_swap_ab_fp8" in names
+    for stage in walk_f:  # no cell of the plan is skipped by walk F's shape rule on an H100 or H200
         assert all(stage.unsupported_reason(m, n, k, 90) is None for m, n, k in plan.sizes), stage.name
 
 
@@ -82,3 +94,55 @@ def test_headline_adds_one_row_per_gpu_llm_model_family_and_precision(tmp_path):
     assert bf16[4] == "2 of 24" and bf16[5] == f"{math.sqrt(80.0 * 98.0):.1f}"
     assert bf16[6] == "" and bf16[7] == "80.0 at 1x1024x4096 |"  # no vendor rows: no % of vendor best
     assert not any("Qwen2.5-7B" in line or "Llama-3.1-70B" in line for line in lines)
+
+
+def test_headline_takes_fp8_rows_with_cublaslt_fp8_as_the_vendor_best(tmp_path):
+    """Walk F's rows make their own model row (family hopper_fp8, precision fp8_e4m3): the best stage per shape, and
+    % of vendor best against cuBLASLt FP8's own cell (the library's name carries a two-part precision, fp8_e4m3)."""
+    from farm.analysis.report import headline_table
+    from farm.cells import Cell
+    from farm.data.dataset import write_rows
+    from farm.data.rows import cell_row
+    from kernels.registry import stage_named
+
+    device = {
+        "host": "h",
+        "gpu_name": "NVIDIA H100 80GB HBM3",
+        "gpu_model": "H100",
+        "gpu_uuid": "GPU-1",
+        "gpu_index": 0,
+        "compute_capability": "9.0",
+        "arch": "sm_90",
+        "sm_count": 132,
+    }
+
+    def row(stage, shape, pct, ms):
+        r = cell_row(device, stage_named(stage), Cell(stage, *shape), "run", "ok")
+        return {
+            **r,
+            "verified": True,
+            "median_ms": ms,
+            "pct_of_baseline": pct,
+            "baseline_median_ms": ms * pct / 100,
+            "timing_mode": "hot",
+            "max_sm_clock_mhz": 1980.0,
+            "post_checked": True,
+        }
+
+    decode, prefill = (1, 4096, 4096), (4096, 4096, 14336)
+    write_rows(
+        [
+            row("f_swap_ab_fp8", decode, 80.0, 0.010),
+            row("f_mma_overlap_fp8", decode, 20.0, 0.040),  # best at decode: 06's 80 %
+            row("cublaslt_fp8_e4m3", decode, 100.0, 0.008),  # the vendor's own cell: 0.008 / 0.010 = 80 % for 06
+            row("f_mma_overlap_fp8", prefill, 105.0, 0.400),
+            row("cublaslt_fp8_e4m3", prefill, 100.0, 0.420),
+        ],
+        str(tmp_path),
+    )
+    lines = headline_table(str(tmp_path)).splitlines()
+    models = [line.split(" | ") for line in lines if "| Llama-3-8B |" in line]
+    assert len(models) == 1 and models[0][2:4] == ["hopper_fp8", "fp8_e4m3"]
+    assert models[0][4] == "2 of 24" and models[0][5] == f"{math.sqrt(80.0 * 105.0):.1f}"
+    assert models[0][6] == f"{math.sqrt(80.0 * 105.0):.1f}"  # % of vendor best: cuBLASLt FP8 in both cells
+    assert models[0][7] == "80.0 at 1x4096x4096 |"

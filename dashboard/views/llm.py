@@ -16,7 +16,11 @@ from farm.data.llm_shapes import MODELS, TOKENS, plan_shapes
 # ---------------------------------------------------------------- queries
 
 CELL_KEYS = ["gpu_model", "family", "dtype", "m", "n", "k", "stage"]
-AGAINST = {"pct_of_cublas": "cuBLAS", "pct_of_vendor_best": "vendor best (cuBLAS or cuBLASLt)"}
+AGAINST = {
+    "pct_of_cublas": "its baseline (cuBLAS; FP8: cuBLASLt)",
+    "pct_of_vendor_best": "vendor best (cuBLAS or cuBLASLt)",
+}
+PLANS = {"fp8_e4m3": "plans/llm_fp8.toml"}  # the plan that sweeps a precision's LLM shapes, where not plans/llm.toml
 COLUMNS = [
     "gpu_model",
     "llm_order",
@@ -80,8 +84,12 @@ def headlines(cells: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- charts
 
 
+def plan_for(dtype: str) -> str:
+    return PLANS.get(dtype, "plans/llm.toml")
+
+
 def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
-    """Token count M (log) against the best stage's % of cuBLAS (solid) and of the faster vendor library (dashed),
+    """Token count M (log) against the best stage's % of its baseline (cuBLAS; FP8: cuBLASLt) (solid) and of the faster vendor library (dashed),
     one panel per layer (columns, in `layers` order) and GPU model (rows), coloured by precision; the rule: parity."""
     long = cells.melt(
         id_vars=[c for c in cells.columns if c not in AGAINST],
@@ -106,7 +114,7 @@ def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
         nominal("shape", "shape M×N×K"),
         nominal("dtype", "precision"),
         nominal("stage", "best stage"),
-        tip("pct_of_cublas", "% of cuBLAS (median)", ".1f"),
+        tip("pct_of_cublas", "% of its baseline (median)", ".1f"),
         tip("pct_of_vendor_best", "% of vendor best (median)", ".1f"),
         tip("rows", "rows pooled", "d"),
         nominal("runs", "run ids"),
@@ -138,15 +146,16 @@ def llm_chart(cells: pd.DataFrame, layers: list[str]) -> alt.FacetChart:
 
 CAPTION = (
     "The GEMMs LLMs run: each decoder layer's projections and MLP (farm/data/llm_shapes.py, from the models' "
-    "config.json) at token counts 1 and 16 (decoding) to 8192 (prefill), as `plans/llm.toml` sweeps them. Per cell, "
-    "the best stage of the family (highest median % of its same-precision cuBLAS); per model, the geometric mean "
-    "of those, as `farm report --headline` prints it."
+    "config.json) at token counts 1 and 16 (decoding) to 8192 (prefill), as `plans/llm.toml` (FP8: "
+    "`plans/llm_fp8.toml`) sweeps them. Per cell, the best stage of the family (highest median % of its baseline: "
+    "the same-precision cuBLAS, cuBLASLt for FP8); per model, the geometric mean of those, as `farm report "
+    "--headline` prints it."
 )
 EMPTY = (
     "No LLM-shape rows in the loaded data: no ok, verified kernel row has a layer shape of "
     + ", ".join(llm.name for llm in MODELS)
-    + " (farm/data/llm_shapes.py). Run the plan on an H100 or H200 (`python farm/sweep.py --plan plans/llm.toml`) "
-    "and point the dashboard at its output."
+    + " (farm/data/llm_shapes.py). Run the plan on an H100 or H200 (`python farm/sweep.py --plan plans/llm.toml`; "
+    "FP8: `plans/llm_fp8.toml`) and point the dashboard at its output."
 )
 
 
@@ -176,12 +185,14 @@ def body(L, rows, _) -> None:
             f"Only {', '.join(sorted(set(partial['shapes_measured'].astype(str))))} of {len(llm.shapes())} shapes "
             f"of {llm.name} measured ({', '.join(sorted(set(mine['shape'])))}): shapes other sweeps share with the "
             "model, not its plan. A geometric mean covers the shapes measured only; all of them: "
-            "`python farm/sweep.py --plan plans/llm.toml`."
+            + ", ".join(f"`python farm/sweep.py --plan {p}`" for p in sorted({plan_for(d) for d in partial["dtype"]}))
+            + "."
         )
+    baselines = dict(zip(zip(rows["family"], rows["dtype"]), rows["baseline"]))  # each kernel precision's reference
     for col, h in zip(st.columns(len(heads)), heads.itertuples()):
         col.metric(
             f"{h.gpu_model} · {h.dtype}",
-            f"{h.geomean_pct_of_cublas:.1f} % of cuBLAS",
+            f"{h.geomean_pct_of_cublas:.1f} % of {baselines.get((family, h.dtype), 'cuBLAS')}",
             help=f"{h.shapes_measured} of {h.shapes_total} shapes; lowest {h.lowest_pct:.1f} % at {h.lowest_shape}",
         )
     st.dataframe(
@@ -193,13 +204,13 @@ def body(L, rows, _) -> None:
             "dtype": "precision",
             "shapes_measured": "shapes measured",
             "shapes_total": "of shapes",
-            "geomean_pct_of_cublas": st.column_config.NumberColumn("geo-mean % of cuBLAS", format="%.1f"),
+            "geomean_pct_of_cublas": st.column_config.NumberColumn("geo-mean % of its baseline", format="%.1f"),
             "geomean_pct_of_vendor_best": st.column_config.NumberColumn(
                 "geo-mean % of vendor best",
                 format="%.1f",
                 help="of the faster of cuBLAS and cuBLASLt; blank unless every shape has one",
             ),
-            "lowest_pct": st.column_config.NumberColumn("lowest % of cuBLAS", format="%.1f"),
+            "lowest_pct": st.column_config.NumberColumn("lowest % of its baseline", format="%.1f"),
             "lowest_shape": "lowest at",
         },
     )
@@ -210,7 +221,8 @@ def body(L, rows, _) -> None:
         f"{llm.name} ([config.json]({llm.source})): hidden {llm.hidden}, intermediate {llm.intermediate}, "
         f"{llm.heads} heads, {llm.kv_heads} KV heads. Layers (N × K): "
         + "; ".join(f"{name} {n} × {k}" for name, (n, k) in layers.items())
-        + ". Solid: % of cuBLAS; dashed: % of the faster of cuBLAS and cuBLASLt; grey rule: parity."
+        + ". Solid: % of its baseline (cuBLAS; FP8: cuBLASLt); dashed: % of the faster of cuBLAS and cuBLASLt; "
+        "grey rule: parity."
     )
     ui.chart(llm_chart(mine, list(layers)), key="llm_chart")
 
@@ -224,7 +236,7 @@ def body(L, rows, _) -> None:
             "gpu_model": "GPU model",
             "dtype": "precision",
             "stage": "best stage",
-            "pct_of_cublas": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
+            "pct_of_cublas": st.column_config.NumberColumn("% of its baseline", format="%.1f"),
             "pct_of_vendor_best": st.column_config.NumberColumn("% of vendor best", format="%.1f"),
             "rows": st.column_config.NumberColumn("rows pooled", format="%d"),
         },

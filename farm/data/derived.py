@@ -58,7 +58,8 @@ VENDOR_LIBRARIES = ("cublas", "cublaslt")  # stage-name prefixes of the vendor b
 
 
 def _vendor_prefix(stage: pd.Series) -> pd.Series:
-    return stage.astype("string").str.rsplit("_", n=1).str[0]
+    """The library of a baseline's name, what comes before its precision: cublaslt_fp8_e4m3 -> cublaslt."""
+    return stage.astype("string").str.split("_", n=1).str[0]
 
 
 def with_vendor_best(df: pd.DataFrame) -> pd.DataFrame:
