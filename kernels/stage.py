@@ -94,7 +94,10 @@ class Launch:
     def grid(self, m: int, n: int, sm_count: int = 0) -> tuple[int, int, int]:
         if self.persistent:
             return (
-                min(sm_count // self.cluster, cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m) * self.splits, self.cluster))
+                min(
+                    sm_count // self.cluster,
+                    cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m) * self.splits, self.cluster),
+                )
                 * self.cluster,
                 1,
                 1,
