@@ -87,7 +87,7 @@ class Launch:
     A launch with a `planner` has its choices (tile width, K slices...) made once per shape on the host, not by
     every block: planner(m, n, k, blocks) -> LaunchPlan, blocks being the grid's size (`plan`).
     The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits); a persistent
-    launch is one block per SM (fewer if there are fewer tiles), each looping over tiles.
+    launch is one block per SM (fewer if there are fewer tiles times splits), each looping over tiles.
     A fixed kernel's threads, tile, dynamic shared memory and cluster are read from its .cu
     (kernels/sources.py); a template kernel's come from the template arguments its family writes.
     """
@@ -117,7 +117,10 @@ class Launch:
     def grid(self, m: int, n: int, sm_count: int = 0) -> tuple[int, int, int]:
         if self.persistent:
             return (
-                min(sm_count // self.cluster, cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m), self.cluster))
+                min(
+                    sm_count // self.cluster,
+                    cdiv(cdiv(n, self.tile_n) * cdiv(m, self.tile_m) * self.splits, self.cluster),
+                )
                 * self.cluster,
                 1,
                 1,
@@ -135,6 +138,8 @@ class Launch:
                 self.cluster,
             )
         if self.persistent:
+            if self.splits > 1:
+                return "(min(SMs, ceil(N/%d) * ceil(M/%d) * %d), 1, 1)" % (self.tile_n, self.tile_m, self.splits)
             return "(min(SMs, ceil(N/%d) * ceil(M/%d)), 1, 1)" % (self.tile_n, self.tile_m)
         return "(ceil(N/%d), ceil(M/%d), %d)" % (self.tile_n, self.tile_m, self.splits)
 

@@ -2,6 +2,20 @@
 the spec; cuBLASLt FP8, torch._scaled_mm and the hopper_fp8 stages verified and timed at tile-multiple and odd
 shapes; a planted kernel that ignores the scales caught.
 
+05 (split_k_fp8) and 06 (swap_ab_fp8) also at few tokens, every branch of their plans on 132 SMs (06 swaps to M = 64:
+kernels/hopper_fp8/06_swap_ab_fp8.cu's plan_for; above, and in 05, split_k_fp8.cuh's slices_for), C poisoned:
+  1 x 4096 x 4096       06: 16 tokens x 128 features, K in 4 slices; 05: 16 tiles of 128 x 256, 8 slices
+  1 x 1024 x 4096       06: 16 x 64 (one consumer warpgroup), 8 slices
+  3 x 264 x 1040        06: 16 x 64, 5 slices over 9 k tiles (uneven), the last k tile partial, N off 64
+  16 x 14336 x 4096     06: 16 x 128, whole K (112 tiles)
+  17 x 520 x 832        06: 64 tokens (2 of 4 A boxes loaded), 64 features, 4 slices, N off 64, K tail
+  64 x 4096 x 4096      06: 64 x 64, 2 slices
+  64 x 136 x 528        06: 64 x 64, whole K, N off 64, K tail
+  100 x 1000 x 2064     06: 05's path in 16- and 64-row boxes, 4 tiles x 8 slices over 17 k tiles, K tail
+  128 x 4096 x 4096     06: 05's path, 16 tiles x 8 slices (05 the same in whole-tile boxes)
+Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
+at zero after every launch.
+
 Run with `pytest -m gpu`; skipped cleanly where no GPU is present (and the Hopper parts on other GPUs).
 """
 
@@ -18,6 +32,17 @@ pytestmark = pytest.mark.gpu
 FP8_STAGES = [s.name for s in catalog() if s.dtype == "fp8_e4m3"]
 TILE_MULTIPLE = [(256, 256, 256), (512, 768, 384), (1024, 1024, 1024)]
 ODD = [(1000, 264, 272), (129, 136, 48), (257, 1000, 528)]  # M any, N % 8, K % 16: what the class's kernels take
+FEW_TOKENS = [
+    (1, 4096, 4096),
+    (1, 1024, 4096),
+    (3, 264, 1040),
+    (16, 14336, 4096),
+    (17, 520, 832),
+    (64, 4096, 4096),
+    (64, 136, 528),
+    (100, 1000, 2064),
+    (128, 4096, 4096),
+]
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +121,22 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     print(
         f"{stage} {shape}: max scaled error {row['max_scaled_error']:.3g}, max abs error {row['max_abs_error']:.3g}, "
         f"{row['tflops']:.0f} TFLOPS, {row['pct_of_baseline']:.1f} % of {row['baseline']}"
+    )
+
+
+@pytest.mark.parametrize("shape", FEW_TOKENS, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", ["f_split_k_fp8", "f_swap_ab_fp8"])
+def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-test")
+    if not _hopper():
+        assert row["status"] == "skipped" and "needs sm_90a" in row["status_reason"], row["status_reason"]
+        return
+    assert row["status"] == "ok", (row["status"], row["status_reason"])
+    assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0
+    assert row["post_checked"] and row["spill_bytes"] in (0, None) and row["baseline"] == "cublaslt_fp8_e4m3"
+    print(
+        f"{stage} {shape}: max scaled error {row['max_scaled_error']:.3g}, {row['median_ms'] * 1e3:.1f} us, "
+        f"{row['pct_of_baseline']:.1f} % of {row['baseline']}"
     )
 
 

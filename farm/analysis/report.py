@@ -217,7 +217,7 @@ def llm_models_table(rows: list[dict]) -> str:
     if not heads:
         return ""
     out = [
-        "\n\n| GPU model | LLM model | family | precision | shapes measured | geo-mean % of cuBLAS | geo-mean % of vendor best | lowest |",
+        "\n\n| GPU model | LLM model | family | precision | shapes measured | geo-mean % of its baseline (cuBLAS; FP8: cuBLASLt) | geo-mean % of vendor best | lowest |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for h in heads:

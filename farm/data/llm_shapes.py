@@ -1,4 +1,4 @@
-"""The GEMMs of public open LLMs' decoder layers: what plans/llm.toml runs and `farm report --headline` sums per model.
+"""The GEMMs of public open LLMs' decoder layers: what plans/llm.toml (BF16, FP16) and plans/llm_fp8.toml run and `farm report --headline` sums per model.
 
 A linear layer y = x W^T on a batch of M tokens is an M x N x K product: K its input features, N its output features.
 Per layer, a model's projections and MLP give four shapes (q_proj and o_proj share hidden x hidden, k_proj and v_proj

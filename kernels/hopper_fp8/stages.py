@@ -22,10 +22,18 @@ ARCH = "sm_90a"
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
 ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
 PERSISTENT = {"args": ARGS, "persistent": True}
+MAX_SPLITS = 8  # 05's and 06's K slices at most (their SPLITS): the workspace W is that many M x N planes of partials
+SPLIT_K = {
+    "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "SPLITS"),
+    "persistent": True,
+    "splits": MAX_SPLITS,
+}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
-# cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body)
+# cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body; 05: in
+# kernels/common/split_k_fp8.cuh). 06's declared tile (BM 16, BN 64) is the rows of its A and B boxes (farm/measure/tma.py
+# makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel.
 _KERNELS = [
     (
         "f_wgmma_fp8",
@@ -58,6 +66,19 @@ _KERNELS = [
         PERSISTENT,
         "clusters of 2 vertically adjacent tiles: each k tile's B box loaded by one CTA (alternating), TMA-multicast into both",
     ),
+    (
+        "f_split_k_fp8",
+        "05_split_k_fp8.cu",
+        SPLIT_K,
+        "03 plus split-K while tiles leave SMs idle: up to 8 K slices, partials in a workspace, the last warp sums them",
+    ),
+    (
+        "f_swap_ab_fp8",
+        "06_swap_ab_fp8.cu",
+        SPLIT_K,
+        "M <= 64: C^T = B^T A^T, tokens as wgmma's N (16 or 64) in 16-row A boxes, 1-8 K slices, a 12-deep ring; "
+        "above, 05's path in small boxes",
+    ),
 ]
 
 STAGES = [
@@ -75,6 +96,7 @@ STAGES = [
         shapes=SHAPES,
         min_cc=90,
         requires_arch=ARCH,
+        workspace_floats_per_mn=launch.get("splits", 1) if "W" in launch["args"] else 0,
     )
     for position, (name, file, launch, what) in enumerate(_KERNELS)
 ]
