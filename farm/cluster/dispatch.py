@@ -199,7 +199,9 @@ class Dispatcher:
         self._deaths: Counter[tuple[str, Cell]] = Counter()
         self._suspects: set[tuple[str, Cell]] = set()  # cells of a batch a worker died in, its culprit not known
         self._gather_s = GATHER_MIN_S
-        self._repeats = AdaptiveRepeats(plan.repeats, 0 if profile else plan.max_repeats, plan.repeat_noise)
+        self._repeats = AdaptiveRepeats(
+            plan.repeats, 0 if profile else plan.max_repeats, plan.repeat_noise, paired=plan.paired and not profile
+        )
         self._window_start, self._blocked_s = time.monotonic(), 0.0
         self._scope = scope_column(plan.mode)
         # A paired sweep's cell is done once both arms' runs have its row.
