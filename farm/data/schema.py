@@ -23,7 +23,7 @@ ADDED_COLUMNS = {
         "flush_bytes",
         "plan_cells",
     ),
-    "5": ("pair", "arm", "code_sha256"),
+    "5": ("pair", "arm", "loaded_first", "code_sha256"),
 }
 
 
@@ -64,6 +64,11 @@ _F = [
         "arm",
         pa.string(),
         "paired sweeps: `a` (this tree's kernels, run RUN_ID-a) or `b` (the same code again, or --base-kernels' tree, run RUN_ID-b); null in a sequential run (schema 5)",
+    ),
+    (
+        "loaded_first",
+        pa.string(),
+        'paired sweeps: the arm (`a` or `b`) whose module was loaded, output allocated and library call planned first in this pair, drawn at random per pair apart from the timing order, so that what the order of loads decides is an independent draw of each pair (docs/verdicts.md, "Paired sweeps"); null in a sequential run and in paired rows written before it was recorded (schema 5)',
     ),
     (
         "plan_cells",

@@ -334,13 +334,19 @@ class GpuMeasurer:
         def fresh_inputs() -> None:  # into the same buffers: the captured graphs launch with their pointers
             checks.refill(a, b, stage.dtype, self._seed(), scales)
 
+        # A paired cell's arms are set up (module loaded, output allocated, library call planned) in an order drawn
+        # for this pair, apart from the timing order (arm_order, fixed per cell and repeat): whatever the first or
+        # second load or allocation decides is an independent draw of each pair, never the same arm's in every
+        # session (docs/verdicts.md, "Paired sweeps").
+        loading = [int(i) for i in self._rng.permutation(len(arms))]
+        loaded_first = names[loading[0]] if len(arms) > 1 else None
         if stage.is_baseline:
-            # each arm's library call writes its own output; the first arm's is the baseline's own
-            outputs = [ref, *(cupy.empty((m, n), dtype=cupy.float32) for _ in arms[1:])]
-            runs = [
-                baseline_run,
-                *(library_call(baseline, a, b, o, m, n, k, self._vendor_context(), scales) for o in outputs[1:]),
-            ]
+            # each arm's library call writes its own output; the arm set up first has the baseline's own
+            outputs, runs = [None] * len(arms), [None] * len(arms)
+            outputs[loading[0]], runs[loading[0]] = ref, baseline_run
+            for i in loading[1:]:
+                outputs[i] = cupy.empty((m, n), dtype=cupy.float32)
+                runs[i] = library_call(baseline, a, b, outputs[i], m, n, k, self._vendor_context(), scales)
             plan = reference_plan(m, n, k, self._device)
 
             def fp64_check(o):  # the library's output against an FP64 product of the inputs as they are now
@@ -368,18 +374,19 @@ class GpuMeasurer:
             ]
             launches = dict(zip(names, runs))
         else:
-            kernels = [self._kernel(s) for _, _, s in arms]  # a module of its own for each arm
-            began = time.perf_counter()
-            outputs, runs = [], []
-            for kernel, (_, _, s) in zip(kernels, arms):
+            # a module of its own for each arm, loaded afresh for this pair (a CUBIN cache hit: a load, no compile)
+            kernels, outputs, runs = [None] * len(arms), [None] * len(arms), [None] * len(arms)
+            for i in loading:
+                s = arms[i][2]
+                kernels[i] = self._kernel(s)
                 c = cupy.empty((m, n), dtype=cupy.float32)
                 operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
                 if s.takes_workspace:  # sized as the plan says: none where nothing splits
                     operands["W"] = cupy.empty(
                         s.workspace_floats(m, n, k, self._device["sm_count"]), dtype=cupy.float32
                     )
-                outputs.append(c)
-                runs.append(kernel.launcher(operands, m, n, k))
+                outputs[i], runs[i] = c, kernels[i].launcher(operands, m, n, k)
+            began = time.perf_counter()
 
             def compare_with_reference(c):  # the kernel's output against the baseline library's on the same inputs
                 return lambda: checks.compare(c, ref, tol)
@@ -418,7 +425,7 @@ class GpuMeasurer:
             launches = {**dict(zip(names, runs)), "baseline": baseline_run}
         verify_seconds = time.perf_counter() - began
         for out in outs:
-            out["verify_seconds"] = verify_seconds
+            out["verify_seconds"], out["loaded_first"] = verify_seconds, loaded_first
         if not all(out["verified"] for out in outs):
             return [_untimed(out, m * n, len(outs)) for out in outs]
         timed = self._timer.time(launches, stage.flops(m, n, k), PostCheck(prepare, check_of))
