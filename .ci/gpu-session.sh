@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -19,12 +19,15 @@ mkdir -p "$OUT" "$FINAL"
 # "Token authentication"). The steps that start nodes use token mode throughout; `overhead` runs as a new user would.
 [ -f ~/.ray/auth_token ] || ray get-auth-token --generate > /dev/null
 export RAY_AUTH_MODE=token
-sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT
+sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log under $OUT. Past DEADLINE seconds the
+  # job is stopped (`ray job stop`: the driver writes every finished row and the runs rows), not left running.
   local run=$1; shift
-  local t0=$(date +%s.%N)
-  timeout "${DEADLINE:-3600}" ray job submit --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
+  local t0=$(date +%s.%N) sid="$run-$(date +%s%N)"
+  timeout "${DEADLINE:-3600}" ray job submit --submission-id "$sid" --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
     -- python farm/sweep.py --plan "${PLAN:-plans/proof.toml}" --run-id "$run" --output "$RES" "$@" > "$OUT/sweep-$run.log" 2>&1
-  local rc=$? t1=$(date +%s.%N)
+  local rc=$?
+  [ "$rc" = 124 ] && { echo "sweep $run: past DEADLINE ${DEADLINE:-3600} s, stopping the job"; timeout 30 ray job stop "$sid" > "$OUT/stop-$run.log" 2>&1; }
+  local t1=$(date +%s.%N)
   echo "sweep $run rc=$rc wall_s=$(python3 -c "print(round($t1-$t0,1))")" | tee -a "$OUT/walltimes.txt"
   grep -E "summary|wall time|ok [0-9]|error|Error" "$OUT/sweep-$run.log" | tail -6
 }
@@ -45,6 +48,53 @@ node() {  # node GPU_INDEX [head]: one Ray node per GPU, labelled with its model
   else
     CUDA_VISIBLE_DEVICES=$1 ray start --address=127.0.0.1:6379 --num-gpus=1 --num-cpus=4 --labels "farm.gpu-model=$model" > "$OUT/ray-node$1.log" 2>&1
   fi
+}
+aafull_report() {  # aafull_report [T0 BUDGET]: the aafull step's verdicts, comparisons, export and summary, from $RES
+  # (runs pa-a/pa-b and pb-a/pb-b); alone as the aafull-report step on an earlier call's results (.resume/results.tgz)
+  local t0=${1:-$(date +%s)} budget=${2:-0} exp="$FINAL/h100-paired-aa" ref d
+  python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit > "$OUT/compare-pa.txt" 2>&1
+  PYTHONPATH=. python3 .ci/paired_report.py pairs "$RES" pa > "$OUT/pairs-pa.txt" 2>&1
+  PYTHONPATH=. python3 .ci/paired_report.py split "$RES" pa --cross-fit > "$OUT/split-pa.txt" 2>&1
+  python3 -m farm compare aa1 aa2 --data datasets/h100-aa --cross-fit > "$OUT/compare-before.txt" 2>&1
+  python3 -m farm compare aa1 aa2 --data datasets/h100-aa --cross-fit --plant 1,2,3,5 > "$OUT/plant-before.txt" 2>&1
+  python3 -m farm compare pb-a pb-b --data "$RES" > "$OUT/compare-base.txt" 2>&1  # the A/A's pairs the history
+  for ref in h100-reference/h100-ref3 h100-reference/h100-walkd h200-reference/h200-ref3 h200-reference/h200-walkd; do
+    echo "$ref $(python3 -m farm compare "${ref#*/}" --aa --data "datasets/${ref%/*}" 2>&1 | tail -1)"
+  done > "$OUT/aa-shipped.txt"
+  rm -rf "$exp"
+  for d in "$RES"/{rows,telemetry,runs}/gpu_model=*/run_id=pa-[ab]; do
+    [ -d "$d" ] && mkdir -p "$exp/${d#"$RES"/}" && cp -r "$d/." "$exp/${d#"$RES"/}/"
+  done
+  python3 -m farm compact "$exp" --telemetry-stride 8 > "$OUT/compact.txt" 2>&1; python3 -m farm validate "$exp" >> "$OUT/compact.txt" 2>&1
+  python3 -m pip freeze > "$exp/pip-freeze.txt" 2>/dev/null
+  { cat "$OUT/walltimes.txt" 2>/dev/null
+    python3 -c "
+import collections, sys
+from farm.data.dataset import read_table
+t = read_table(sys.argv[1]).to_pylist()
+for run in ('pa-a', 'pa-b', 'pb-a', 'pb-b'):
+  rs = [r for r in t if r['run_id'] == run]
+  print(run, len(rs), 'rows', dict(collections.Counter(r['status'] for r in rs)), 'loaded_first', dict(collections.Counter(r.get('loaded_first') for r in rs)))" "$RES" 2>&1
+    echo "== pairs (log ratio B/A of identical arms)"; cat "$OUT/pairs-pa.txt"
+    echo "== paired A/A, cross-fitted: verdicts, families, false differences, plants"; cat "$OUT/split-pa.txt"
+    echo "== before: sequential A/A, datasets/h100-aa aa1 against aa2 (two to four repeats a side), cross-fitted"
+    sed -n '/^Per GPU model/,$p' "$OUT/compare-before.txt" | grep -v '^{'; grep -E "^ +[0-9.]+%" "$OUT/plant-before.txt"
+    echo "== --base-kernels: regblock slowed (40000 cycles before its stores), the rest unchanged"
+    sed -n '/^Noise model/p; /^cell /,/^$/p' "$OUT/compare-base.txt" | cut -c1-220
+    echo "== --aa of the shipped reference runs (recomputed)"
+    python3 -c "
+import json, sys
+for line in open(sys.argv[1]):
+  run, _, rest = line.partition(' ')
+  try:
+      s = json.loads(rest)
+      print(f'{run:<28} pairs {s[\"comparisons\"]:>5} false {100 * s[\"difference_rate\"]:.1f} % UNCLEAR {100 * s[\"unclear_rate\"]:.1f} %')
+  except ValueError:
+      print(run, rest.strip()[:150])" "$OUT/aa-shipped.txt"
+    echo "== export $(du -sk "$exp" | cut -f1) KB in h100-paired-aa: $(tail -1 "$OUT/compact.txt")"
+    echo "step wall $(( $(date +%s) - t0 )) s of DEADLINE $budget"
+  } >> "$OUT/summary-aafull.txt" 2>&1
+  cat "$OUT/summary-aafull.txt"
 }
 case "${1:-tests}" in
   tests)
@@ -275,53 +325,40 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit > "$OUT/compare-pa.txt"
     python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --json > "$OUT/compare-pa.json"
     python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --plant 1,2,3,5 > "$OUT/plant-pa.txt"
-    python3 - "$RES" <<'PY' > "$OUT/pairs-pa.txt"
-import math, statistics, sys
-from collections import defaultdict
-from farm.cells import Cell
-from farm.cells import arm_order
-from farm.data.dataset import read_table
-rows = [r for r in read_table(sys.argv[1]).to_pylist() if r["status"] == "ok" and r.get("pair")]
-by = defaultdict(dict)
-for r in rows:
-    by[r["pair"]][r["arm"]] = r
-ds = defaultdict(list)
-for arms in by.values():
-    if len(arms) == 2:
-        a, b = arms["a"], arms["b"]
-        first = arm_order(Cell(a["stage"], a["m"], a["n"], a["k"], a["repeat"]))[0]
-        d = math.log(b["median_ms"] / a["median_ms"])
-        for key in ("all", a["family"], f"first {first}", "power-capped" if a.get("throttle_power") or b.get("throttle_power") else "unthrottled"):
-            ds[key].append(d)
-def q(xs, p):
-    xs = sorted(abs(x) for x in xs); return xs[min(len(xs) - 1, int(p * len(xs)))]
-print(f"{'pairs':<16} {'n':>4} {'median d %':>10} {'robust sd %':>11} {'|d| p90 %':>9} {'|d| p99 %':>9}")
-for k, xs in ds.items():
-    med = statistics.median(xs); mad = 1.4826 * statistics.median(abs(x - med) for x in xs)
-    print(f"{k:<16} {len(xs):>4} {100*med:>+10.3f} {100*mad:>11.3f} {100*q(xs,.9):>9.2f} {100*q(xs,.99):>9.2f}")
-PY
-    cat "$OUT/pairs-pa.txt"
-    python3 - "$RES" "$run" $fit <<'PY' | tee "$OUT/split-pa.txt"
-# verdicts and plants, unthrottled cells apart from power-capped ones (either arm's row flagged throttle_power)
-import sys
-from farm.analysis import plant
-from farm.analysis.compare import compare_rows
-from farm.analysis.noise import NoiseModel
-from farm.data.dataset import read_table
-rows = read_table(sys.argv[1]).to_pylist()
-a = [r for r in rows if r["run_id"] == sys.argv[2] + "-a"]
-b = [r for r in rows if r["run_id"] == sys.argv[2] + "-b"]
-capped = {(r["stage"], r["m"], r["n"], r["k"]) for r in a + b if r.get("throttle_power")}
-for x in (0, 0.01, 0.02, 0.03, 0.05):
-    comps = plant.cross_fitted(a, b, x=x) if "--cross-fit" in sys.argv else compare_rows(a, plant.planted(b, x), model=NoiseModel.learn(a + b))
-    for name, keep in (("all", lambda c: True), ("unthrottled", lambda c: c.key[1:5] not in capped and c.key[:4] not in capped), ("power-capped", lambda c: c.key[1:5] in capped or c.key[:4] in capped)):
-        cs = [c for c in comps if keep(c)]
-        n = len(cs) or 1
-        v = {k: sum(c.verdict == k for c in cs) for k in ("SAME", "FASTER", "SLOWER", "UNCLEAR")}
-        print(f"planted {100*x:.0f}% {name:<13} cells {len(cs):>4} false {100*(v['FASTER'] + (v['SLOWER'] if x == 0 else 0))/n:5.1f}% UNCLEAR {100*v['UNCLEAR']/n:5.1f}% SLOWER {100*v['SLOWER']/n:5.1f}%")
-print("key example", comps[0].key if comps else None)
-PY
+    PYTHONPATH=. python3 .ci/paired_report.py pairs "$RES" "$run" > "$OUT/pairs-pa.txt"; cat "$OUT/pairs-pa.txt"
+    PYTHONPATH=. python3 .ci/paired_report.py split "$RES" "$run" $fit | tee "$OUT/split-pa.txt"
     for f in compare-pa plant-pa; do echo "== $f"; sed -n '/^Noise model\|^ planted/,$p' "$OUT/$f.txt"; done ;;
+  aafull)  # issue 26, one call of about 330 s on an H100 (DEADLINE, default 320, bounds the whole step: each part
+    # gets what is left less what the later parts need; NO prewarm, the workers compile while cells run):
+    # 1. tests/test_gpu_paired.py (measure_pair: both arms timed, verified, their setup order drawn per pair);
+    # 2. a paired A/A, plans/aa-paired.toml over every family at AA_SIZES (default 1024, 2048, 2048x2048x2080: 315
+    #    cells; power-capped cells get two pairs, a third where those disagree: max_repeats 3), judged cross-fitted:
+    #    verdicts per family, plants of 1/2/3/5 % split unthrottled / power-capped, the pairs' log ratios by group
+    #    (leading arm, loaded_first, pairs a cell) and the cells that moved most; the shipped sequential A/A
+    #    (datasets/h100-aa, aa1 against aa2, cross-fitted) as "before";
+    # 3. a paired run against a copy of kernels/ whose regblock (simt_fp32 03) spins 40000 SM cycles (~22 us) before
+    #    its stores, the sed below (a real code change: its code_sha256 differs; tiled, supertile, cublas_fp32
+    #    unchanged), at 1024 and 2048, two pairs a cell: regblock SLOWER with "code" attributed, the others SAME;
+    # 4. `farm compare --aa` of the shipped reference runs, recomputed; 5. the A/A's rows, telemetry and runs
+    #    compacted (--telemetry-stride 8) into $OUT/h100-paired-aa, with pip-freeze.txt for its constraints.txt.
+    # GIT_COMMIT must be set (rows of an unknown commit are no A/A history). Read summary-aafull.txt (printed last).
+    t0=$(date +%s); budget=${DEADLINE:-320}
+    until_reserve() { local d=$(( budget - $(date +%s) + t0 - $1 )); echo $(( d < 20 ? 20 : d )); }  # seconds left less $1
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    timeout 50 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_paired.py > "$OUT/gpu-tests-paired.log" 2>&1
+    echo "gpu tests (test_gpu_paired.py): $(tail -1 "$OUT/gpu-tests-paired.log") at $(( $(date +%s) - t0 )) s" | tee "$OUT/summary-aafull.txt"
+    node 0 head; sleep 3
+    DEADLINE=$(until_reserve "${RESERVE:-95}") PLAN=plans/aa-paired.toml sweep pa --sizes "${AA_SIZES:-1024,2048,2048x2048x2080}" ${SWEEP_FLAGS:-}
+    base=/tmp/base-kernels; rm -rf "$base"; cp -r kernels "$base"
+    sed -i 's|^    store_tile<4, 1, 16>(C, acc, M, N, row0, ty, col0, tx);|    { const long long t0 = clock64(); while (clock64() - t0 < 40000) {} }  // planted by .ci/gpu-session.sh aafull\n&|' \
+      "$base/simt_fp32/03_regblock.cu"
+    grep -q "planted by" "$base/simt_fp32/03_regblock.cu" || echo "aafull: the planted change did not apply to regblock" | tee -a "$OUT/summary-aafull.txt"
+    DEADLINE=$(until_reserve "${RESERVE_AFTER:-45}") PLAN=plans/aa-paired.toml sweep pb --base-kernels "$base" \
+      --kernels regblock,tiled,supertile --sizes 1024,2048 --repeats 2 ${SWEEP_FLAGS:-}
+    ray stop --force > /dev/null 2>&1
+    aafull_report "$t0" "$budget" ;;
+  aafull-report)  # the aafull step's second half alone, on the results of an earlier call placed at .resume/results.tgz
+    aafull_report ;;
   geforce)  # issue 29: the FP64 check sized for the card still catches the planted errors, whole and in row blocks
     # (each check's time and verify_reference printed in the log); then plans/laptop.toml end to end on this GPU
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
