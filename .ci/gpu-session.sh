@@ -328,7 +328,7 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     PYTHONPATH=. python3 .ci/paired_report.py pairs "$RES" "$run" > "$OUT/pairs-pa.txt"; cat "$OUT/pairs-pa.txt"
     PYTHONPATH=. python3 .ci/paired_report.py split "$RES" "$run" $fit | tee "$OUT/split-pa.txt"
     for f in compare-pa plant-pa; do echo "== $f"; sed -n '/^Noise model\|^ planted/,$p' "$OUT/$f.txt"; done ;;
-  aafull)  # issue 26, one call of about 330 s on an H100 (DEADLINE, default 320, bounds the whole step: each part
+  aafull)  # issue 26, one call of about 330 s on an H100 (DEADLINE, default 310, bounds the whole step: each part
     # gets what is left less what the later parts need; NO prewarm, the workers compile while cells run):
     # 1. tests/test_gpu_paired.py (measure_pair: both arms timed, verified, their setup order drawn per pair);
     # 2. a paired A/A, plans/aa-paired.toml over every family at AA_SIZES (default 1024, 2048, 2048x2048x2080: 315
@@ -342,7 +342,7 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     # 4. `farm compare --aa` of the shipped reference runs, recomputed; 5. the A/A's rows, telemetry and runs
     #    compacted (--telemetry-stride 8) into $OUT/h100-paired-aa, with pip-freeze.txt for its constraints.txt.
     # GIT_COMMIT must be set (rows of an unknown commit are no A/A history). Read summary-aafull.txt (printed last).
-    t0=$(date +%s); budget=${DEADLINE:-320}
+    t0=$(date +%s); budget=${DEADLINE:-310}
     until_reserve() { local d=$(( budget - $(date +%s) + t0 - $1 )); echo $(( d < 20 ? 20 : d )); }  # seconds left less $1
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     timeout 50 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_paired.py > "$OUT/gpu-tests-paired.log" 2>&1

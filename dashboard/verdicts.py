@@ -3,6 +3,7 @@ records the verdicts take, comparisons as a table and a chart, and the A/A calib
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import altair as alt
@@ -283,6 +284,41 @@ def calibration(rows: pd.DataFrame, tol: float) -> pd.DataFrame:
     return pd.concat(tables).sort_values(["gpu_model", "family"], kind="stable").reset_index(drop=True)
 
 
+# What identifies the rows a calibration is computed from (those present): which cells and runs, and what they measured.
+ROWS_KEY_COLUMNS = [
+    "dataset",
+    "run_id",
+    "gpu_uuid",
+    "stage",
+    "m",
+    "n",
+    "k",
+    "repeat",
+    "timestamp",
+    "status",
+    "median_ms",
+]
+
+
+def rows_digest(rows: pd.DataFrame) -> str:
+    """A digest of `rows` (ROWS_KEY_COLUMNS, in order): equal for the same rows of the same files, different where a
+    file was added or rewritten with other numbers, or the filters keep other rows."""
+    cols = [c for c in ROWS_KEY_COLUMNS if c in rows]
+    hashed = pd.util.hash_pandas_object(rows[cols], index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).hexdigest()
+
+
+@st.cache_data(max_entries=8, show_spinner="Calibrating the verdicts on the A/A data…")
+def _calibration(digest: str, tol: float, _rows: pd.DataFrame) -> pd.DataFrame:
+    return calibration(_rows, tol)
+
+
+def cached_calibration(rows: pd.DataFrame, tol: float) -> pd.DataFrame:
+    """calibration(rows, tol), cached on the rows' digest (rows_digest) and the tolerance: a page render reuses it (the
+    cross-fitted A/A comparisons take seconds) until the loaded files or the filters change."""
+    return _calibration(rows_digest(rows), tol, rows)
+
+
 def one_commit_run_pairs(rows: pd.DataFrame) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """Every two sequential runs (no paired sweep's arms) of one commit, unmodified, that measured a cell in common on
     one GPU model: (dataset, run) each, older first."""
@@ -383,7 +419,7 @@ def show_calibration(rows: pd.DataFrame, tol: float, models: set[str]) -> None:
     """The farm's own calibration: how often identical code is called different, per family, GPU model and design
     (repeats of one run; two runs of one commit; a paired sweep's two arms)."""
     st.subheader("How far these verdicts can be trusted")
-    cal = calibration(rows, tol)
+    cal = cached_calibration(rows, tol)
     cal = cal[cal["gpu_model"].isin(models)]
     if cal.empty:
         st.info(

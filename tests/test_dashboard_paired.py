@@ -179,13 +179,37 @@ def test_calibration_shows_the_paired_rate_beside_the_repeats(paired_dataset, ca
     assert list(only["design"]) == [verdicts.CALIBRATIONS["paired"]] and only["unclear_rate"].iloc[0] == 1.0
 
 
-def test_history_names_a_paired_sweeps_arms_and_their_code(paired_dataset):
+def test_calibration_is_cached_on_the_rows_until_they_change(paired_dataset, monkeypatch):
     rows = data.load_uncached([str(paired_dataset)]).rows
-    one = rows[(rows["stage"] == "multibuf") & (rows["m"] == 1024)]
-    hist = history.history(one).set_index("run_id")
-    assert hist.loc["s0", "arm"] == "" and hist.loc["p1-b", "arm"] == "b" and hist.loc["pb-a", "arm"] == "a"
-    assert hist.loc["p1-a", "code"] == hist.loc["p1-b", "code"] == hist.loc["pb-a", "code"] != hist.loc["pb-b", "code"]
-    assert hist.loc["pb-b", "code"].startswith("…") and hist.loc["s0", "code"] == ""
+    computed = []
+    real = verdicts.calibration
+    monkeypatch.setattr(verdicts, "calibration", lambda r, tol: computed.append(len(r)) or real(r, tol))
+    verdicts._calibration.clear()
+    first = verdicts.cached_calibration(rows, 0.02)
+    again = verdicts.cached_calibration(
+        data.load_uncached([str(paired_dataset)]).rows, 0.02
+    )  # the same files, read again
+    assert computed == [len(rows)] and first.equals(again)
+    fewer = rows[rows["run_id"] != "s1"]  # a filter, a new file, a rewritten one: other rows
+    verdicts.cached_calibration(fewer, 0.02)
+    verdicts.cached_calibration(rows, 0.01)
+    moved = rows.assign(median_ms=rows["median_ms"] * 1.01)
+    verdicts.cached_calibration(moved, 0.02)
+    assert computed == [len(rows), len(fewer), len(rows), len(rows)]
+
+
+def test_history_takes_a_paired_sweep_as_one_run_with_two_arms(paired_dataset):
+    """A paired sweep is one point of a series: both arms pooled where they ran the same code; where arm b ran the base
+    tree's changed stage, arm a alone (the base code is no point in time of this tree's history)."""
+    rows = data.load_uncached([str(paired_dataset)]).rows
+    changed = history.history(rows[(rows["stage"] == "multibuf") & (rows["m"] == 1024)]).set_index("run_id")
+    assert list(changed.index) == ["p0-a", "s0", "s1", "p1-a", "pb-a"], "one point a sweep, in time order"
+    assert changed.loc["s0", "arm"] == "" and changed.loc["s0", "code"] == ""
+    assert (changed.loc["p1-a", "arm"], changed.loc["p1-a", "rows"]) == ("a, b", 2)
+    assert (changed.loc["pb-a", "arm"], changed.loc["pb-a", "rows"]) == ("a", 1)
+    assert changed.loc["p1-a", "code"] == changed.loc["pb-a", "code"] and changed["code"].str.count("…").max() == 1
+    same = history.history(rows[(rows["stage"] == "tiled") & (rows["m"] == 1024)]).set_index("run_id")
+    assert same.loc["pb-a", "arm"] == "a, b" and "pb-b" not in same.index  # a stage the base tree left unchanged
 
 
 def app(monkeypatch, path: Path) -> AppTest:

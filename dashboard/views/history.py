@@ -6,6 +6,8 @@ noise learned from the loaded datasets' A/A history). A step is marked at the fi
 exceeds half the tolerance; a step across which the card, driver, CUDA or library version, clocks or power limit also
 changed is marked as an environment change (named), not counted as a regression or an improvement. Noise alone
 marks nothing; a single odd run is a level of its own only when it is far outside the noise; each step links to Compare.
+A paired sweep is one run of the series, not two: its arms pooled where they ran the same code, arm a's alone where
+arm b ran the base tree's changed stage (older code measured now, judged against arm a on Compare).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import streamlit as st
 from dashboard import frames, ui, verdicts
 from dashboard.marks import clean, fields_of, never_null, nominal, stage_order, tip
 from farm.analysis import changepoints, compare as fcompare
-from farm.analysis.noise import NoiseModel
+from farm.analysis.noise import NoiseModel, identical_arms
 
 # ---------------------------------------------------------------- queries
 
@@ -37,7 +39,8 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
     """One line per series and run, oldest run first: when it ran, its commit(s), the median time (ms) and
     TFLOP/s with the ~95 % band of the estimate, and where a new level begins: its change against the previous level
     (diff and 99 % band, %), verdict, whether it is a change of the code (`change`) or came with a change of the
-    environment (`environment` names it); a paired sweep's runs say their arm, and kernel rows their machine code."""
+    environment (`environment` names it); a paired sweep is one run whose `arm` says which arms it pools (both
+    where they ran the same code: _series_runs), and kernel rows name their machine code."""
     cols = [
         *SERIES,
         "dataset",
@@ -69,12 +72,12 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
     recs_in = verdicts.compare_records(t, extra)  # one conversion; per-group DataFrames cost seconds here
     model = NoiseModel.learn(recs_in)
     groups: dict[tuple, dict[tuple, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for r in recs_in:
-        if r["samples_ms"]:
+    for r, run in zip(recs_in, _series_runs(recs_in)):
+        if r["samples_ms"] and run is not None:
             key = tuple(
                 None if v != v else v for v in (r[c] for c in SERIES)
             )  # NaN != NaN: one key for a missing value
-            groups[key][(r["dataset"], r["run_id"])].append(r)
+            groups[key][run].append(r)
     recs = []
     for key, by_run in groups.items():
         ordered = sorted(by_run.items(), key=lambda kv: min(r["timestamp"] for r in kv[1]))
@@ -124,6 +127,22 @@ def history(rows: pd.DataFrame, tol: float = fcompare.DEFAULT_TOLERANCE) -> pd.D
     return pd.DataFrame(recs, columns=cols)
 
 
+def _series_runs(recs: list[dict]) -> list[tuple | None]:
+    """Each record's point in its series, (dataset, run): a paired sweep is one run with two arms, its arm a's run
+    (what a link to Compare opens). Arm b joins it where it ran arm a's code (an A/A pair, or a stage a
+    --base-kernels sweep left unchanged); arm b of a changed stage ran the base tree, older code measured now, and is
+    no point of the series (None): Compare judges it against arm a, pair by pair."""
+    arm_a = {(r["dataset"], r["pair"]): r for r in recs if r.get("pair") and r.get("arm") == "a"}
+    out = []
+    for r in recs:
+        a = arm_a.get((r["dataset"], r.get("pair")))
+        if r.get("arm") != "b" or a is None:
+            out.append((r["dataset"], r["run_id"]))
+        else:
+            out.append((a["dataset"], a["run_id"]) if identical_arms(a, r) else None)
+    return out
+
+
 def changes(hist: pd.DataFrame) -> pd.DataFrame:
     """The marked steps, biggest slowdowns first: the code's own changes (`change`) and environment changes."""
     if hist.empty:
@@ -146,7 +165,7 @@ def history_chart(hist: pd.DataFrame) -> alt.FacetChart:
         nominal("size_label", "size"),
         nominal("run", "run"),
         nominal("commit", "commit"),
-        nominal("arm", "paired sweep's arm"),
+        nominal("arm", "paired sweep's arms"),
         nominal("code", "machine code"),
         tip("started", "started", type_="temporal"),
         tip("median_ms", "median (ms)", ".5f"),
@@ -290,9 +309,9 @@ def body(L, rows, _) -> None:
                 "prev_run": "from run",
                 "run": "to run",
                 "arm": st.column_config.TextColumn(
-                    "arm",
-                    help="a paired sweep's arm (a: this tree; b: the base tree or the same code again): "
-                    "its two arms, one pair a cell, are judged per pair on Compare",
+                    "arms",
+                    help="a paired sweep is one run: its arms pooled where they ran the same code (a, b); a stage "
+                    "whose code arm b (the base tree) changed is arm a's alone, the two judged per pair on Compare",
                 ),
                 "code": st.column_config.TextColumn("machine code", help="code_sha256 of the kernel that ran"),
                 "launch_change": st.column_config.TextColumn(
