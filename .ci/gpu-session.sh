@@ -67,6 +67,7 @@ aafull_report() {  # aafull_report [T0 BUDGET]: the aafull step's verdicts, comp
   done
   python3 -m farm compact "$exp" --telemetry-stride 8 > "$OUT/compact.txt" 2>&1; python3 -m farm validate "$exp" >> "$OUT/compact.txt" 2>&1
   python3 -m pip freeze > "$exp/pip-freeze.txt" 2>/dev/null
+  tar czf "$FINAL/h100-paired-aa.tgz" -C "$FINAL" h100-paired-aa && rm -rf "$exp"  # one file back, hive names inside
   { cat "$OUT/walltimes.txt" 2>/dev/null
     python3 -c "
 import collections, sys
@@ -80,7 +81,7 @@ for run in ('pa-a', 'pa-b', 'pb-a', 'pb-b'):
     echo "== before: sequential A/A, datasets/h100-aa aa1 against aa2 (two to four repeats a side), cross-fitted"
     sed -n '/^Per GPU model/,$p' "$OUT/compare-before.txt" | grep -v '^{'; grep -E "^ +[0-9.]+%" "$OUT/plant-before.txt"
     echo "== --base-kernels: regblock slowed (40000 cycles before its stores), the rest unchanged"
-    sed -n '/^Noise model/p; /^cell /,/^$/p' "$OUT/compare-base.txt" | cut -c1-220
+    sed -n '/^Noise model/p; /^cell /,/^$/p' "$OUT/compare-base.txt" | cut -c1-170
     echo "== --aa of the shipped reference runs (recomputed)"
     python3 -c "
 import json, sys
@@ -91,7 +92,7 @@ for line in open(sys.argv[1]):
       print(f'{run:<28} pairs {s[\"comparisons\"]:>5} false {100 * s[\"difference_rate\"]:.1f} % UNCLEAR {100 * s[\"unclear_rate\"]:.1f} %')
   except ValueError:
       print(run, rest.strip()[:150])" "$OUT/aa-shipped.txt"
-    echo "== export $(du -sk "$exp" | cut -f1) KB in h100-paired-aa: $(tail -1 "$OUT/compact.txt")"
+    echo "== export h100-paired-aa.tgz $(du -k "$FINAL/h100-paired-aa.tgz" | cut -f1) KB: $(tail -1 "$OUT/compact.txt")"
     echo "step wall $(( $(date +%s) - t0 )) s of DEADLINE $budget"
   } >> "$OUT/summary-aafull.txt" 2>&1
   cat "$OUT/summary-aafull.txt"
@@ -340,8 +341,10 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     #    its stores, the sed below (a real code change: its code_sha256 differs; tiled, supertile, cublas_fp32
     #    unchanged), at 1024 and 2048, two pairs a cell: regblock SLOWER with "code" attributed, the others SAME;
     # 4. `farm compare --aa` of the shipped reference runs, recomputed; 5. the A/A's rows, telemetry and runs
-    #    compacted (--telemetry-stride 8) into $OUT/h100-paired-aa, with pip-freeze.txt for its constraints.txt.
+    #    compacted (--telemetry-stride 8) into h100-paired-aa, with pip-freeze.txt for its constraints.txt, as
+    #    $OUT/h100-paired-aa.tgz (the lead decides whether it ships as datasets/h100-paired-aa).
     # GIT_COMMIT must be set (rows of an unknown commit are no A/A history). Read summary-aafull.txt (printed last).
+    [ "${GIT_COMMIT:-unknown}" = unknown ] && { echo "aafull: set GIT_COMMIT (rows of an unknown commit are no A/A history)"; exit 2; }
     t0=$(date +%s); budget=${DEADLINE:-310}
     until_reserve() { local d=$(( budget - $(date +%s) + t0 - $1 )); echo $(( d < 20 ? 20 : d )); }  # seconds left less $1
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"

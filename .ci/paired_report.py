@@ -117,9 +117,8 @@ def split(res: str, run: str, cross_fit: bool) -> None:
             for c in comps:
                 if c.verdict in ("FASTER", "SLOWER"):
                     why = "; ".join([*c.context, *([c.reason] if c.reason else [])])
-                    print(
-                        f"  false: {' '.join(map(str, c.key))} {100 * c.diff:+.2f}% +-{100 * c.band:.2f}% {c.verdict} ({why})"
-                    )
+                    cell = " ".join(map(str, c.key[1:]))  # the GPU model is in the table above
+                    print(f"  false: {cell} {100 * c.diff:+.2f}% +-{100 * c.band:.2f}% {c.verdict} ({why})"[:170])
 
 
 if __name__ == "__main__":
