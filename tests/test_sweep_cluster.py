@@ -32,6 +32,7 @@ RTX4090 = {"standin.gpu-name": "NVIDIA_GeForce_RTX_4090"}
 # naive, tiled and their baseline cublas_fp32, at two shapes, twice: 12 cells.
 PLAN = ["--kernels", "naive,tiled", "--sizes", "64,32x48x16", "--repeats", "2", "--measurer", STANDIN]
 CELLS = 12
+STAGES = ("naive", "tiled", "cublas_fp32")
 
 
 @pytest.fixture(scope="module")
@@ -449,6 +450,25 @@ def test_paired_sweep_measures_both_arms_of_each_cell_in_one_worker_and_resumes_
     assert sorted(r["run_id"] for r in runs) == ["pp-a", "pp-b"]
     assert sweep(tmp_path, "--paired", "--gpus", "GeForce-RTX-4090", "--run-id", "pp") == 0
     assert len(rows(tmp_path)) == 2 * CELLS  # resumed: nothing measured again
+
+
+def test_a_power_capped_paired_cell_gets_a_second_pair_and_no_other_cell_more(cluster, faults, tmp_path):
+    """Adaptive pairs (farm/cluster/repeats.py) through the driver: one pair a cell planned, three at most; the cell
+    whose pair rows are power-capped gets a second (its pairs agree: no third), every other cell its one."""
+    plan = tmp_path / "paired.toml"
+    plan.write_text("max_repeats = 3\npaired = true\n")
+    faults({"action": "capped", "stage": "naive", "m": 64})
+    flags = ("--plan", str(plan), "--repeats", "1", "--gpus", "GeForce-RTX-4090", "--run-id", "cap")
+    assert sweep(tmp_path / "out", *flags) == 0
+    got = rows(tmp_path / "out")
+    per_arm = Counter((r["stage"], r["m"]) for r in got if r["run_id"] == "cap-a")
+    assert per_arm == {(stage, m): 2 if (stage, m) == ("naive", 64) else 1 for stage in STAGES for m in (64, 32)}
+    assert Counter(r["run_id"] for r in got) == {"cap-a": 7, "cap-b": 7}
+    assert {r["throttle_power"] for r in got if (r["stage"], r["m"]) == ("naive", 64)} == {True}
+    assert sorted({r["pair"] for r in got if (r["stage"], r["m"]) == ("naive", 64)}) == [
+        "cap/naive/64x64x64/0",
+        "cap/naive/64x64x64/1",
+    ]
 
 
 def test_base_kernels_arm_runs_the_other_trees_stages_and_skips_what_it_lacks(cluster, faults, tmp_path):

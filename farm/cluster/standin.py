@@ -19,6 +19,7 @@ optional: absent matches any), read at every cell. Actions:
 - ``hang``: the cell never returns;
 - ``raise``: measure() raises;
 - ``slow``: the cell's time is 5 % longer (its repeats disagree: what adaptive repeats answer);
+- ``capped``: the cell's rows are flagged power-capped (``throttle_power``: a paired cell gets a second pair);
 - ``fail_start_once`` / ``fail_start`` (no cell fields: checked when a worker builds its measurer): the
   measurer's constructor raises, the first time any worker starts / every time.
 
@@ -163,6 +164,7 @@ class StandinMeasurer:
             q3_ms=ms,
             tflops=flops / ms / 1e9,
             baseline_median_ms=ms,
+            throttle_power=action == "capped",
         )
         return row
 
