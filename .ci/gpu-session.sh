@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkf|walkf-llm|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|tune|aa|aaruns|aapaired|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -356,30 +356,6 @@ PY
     python3 -m farm report "$RES" --run-id walkd11 > "$OUT/report-walkd11.md" 2>&1
     timeout 90 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 > "$OUT/crosscheck-walkd11.md" 2>&1
     tail -12 "$OUT/crosscheck-walkd11.md" ;;
-  walkd13)  # issue 31, walk D 13 (d_fine_stream_k): its GPU tests (every branch of its plan, the tails, C poisoned), then
-    # plans/walkd13.toml (12 and 13 with cuBLAS interleaved, BF16 and FP16, 1024^3 to 8192^3 and eight LLM shapes at M = 1
-    # to 128, two repeats: % of cuBLAS per cell and repeat in walkd13.txt), and Nsight Compute for 12 and 13 at
-    # 128 x 1024 x 4096 (moves-walkd13.txt). One call, about 2 minutes on an H100.
-    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
-    prewarm --kernels d_tma_store_bf16,d_tma_store_fp16,d_fine_stream_k_bf16,d_fine_stream_k_fp16
-    timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k fine 2>&1 | tee "$OUT/gpu-tests-walkd13.log" | tail -3
-    timeout "${DEADLINE:-240}" python3 -m farm bench --plan plans/walkd13.toml --run-id walkd13 --output "$RES" > "$OUT/bench-walkd13.log" 2>&1
-    echo "bench rc=$?"; tail -2 "$OUT/bench-walkd13.log"
-    python3 -c "
-import pandas as pd
-from farm.data.dataset import read_table
-t = read_table('$RES').to_pandas(); t = t[t.run_id == 'walkd13']
-print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0])
-ok = t[(t.status == 'ok') & (t.family == 'hopper_d')].assign(kernel=lambda d: d.stage.str[2:-5])
-pct = ok.pivot_table(index=['m', 'n', 'k', 'dtype'], columns=['kernel', 'repeat'], values='pct_of_baseline')
-base = t[(t.status == 'ok') & (t.family == 'baseline')].groupby(['m', 'n', 'k', 'dtype']).median_ms.median() * 1e3
-pct.columns = [f'{s}.r{r}' for s, r in pct.columns]; pct['cublas_us'] = base
-pd.set_option('display.width', 250); print(pct.round(1).to_string())" 2>&1 | tee "$OUT/walkd13.txt"
-    python3 -m farm report "$RES" --run-id walkd13 > "$OUT/report-walkd13.md" 2>&1
-    timeout 100 python3 -m farm profile --kernels d_tma_store_bf16,d_fine_stream_k_bf16 --sizes 128x1024x4096 --output "$RES" \
-      --run-id profile-walkd13 --timeout 45 > "$OUT/profile-walkd13.log" 2>&1
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      > "$OUT/moves-walkd13.txt" 2>&1; grep -E "hopper_d|rror" "$OUT/moves-walkd13.txt" | head -12 ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
