@@ -1,24 +1,23 @@
 """Walk D 11's and 12's host plan (kernels/hopper_d/host_plan.py): its choices on an H100's 132 SMs, the schedule the
 kernel walks from it (replayed here as kernels/common/stream_k.cuh's Schedule computes it), and the workspace it
-sizes; 12's tensor map over C; 13's fine plan (up to FINE_SEGMENTS segments a tile where the planes are small)."""
+sizes; 12's tensor map over C."""
 
 import numpy as np
 import pytest
 
 from farm.measure import tma
 from farm.measure.sizing import bytes_needed
-from kernels.hopper_d.host_plan import BK, BM, FINE_SEGMENTS, FINE_WORKSPACE_FLOATS, MAX_SEGMENTS, plan
+from kernels.hopper_d.host_plan import BK, BM, MAX_SEGMENTS, plan
 from kernels.registry import catalog
 from kernels.stage import cdiv
 
 H100_SMS = 132
 STAGES = {s.name: s for s in catalog()}
 HOST_PLAN = STAGES["d_host_plan_bf16"]
-FINE = STAGES["d_fine_stream_k_fp16"]
 
 
-def blocks(m: int, n: int, stage=HOST_PLAN) -> int:
-    return stage.launches[0].grid(m, n, H100_SMS)[0]
+def blocks(m: int, n: int) -> int:
+    return HOST_PLAN.launches[0].grid(m, n, H100_SMS)[0]
 
 
 # (m, n, k) -> (width, tiles walked whole, tiles shared), on an H100: the square sizes of the README, and the shapes
@@ -66,9 +65,9 @@ def test_the_launch_passes_the_plan_by_name_for_the_grid_it_launches():
     assert unplanned and all(l.plan(64, 64, 64, H100_SMS).args == {} for l in unplanned)
 
 
-def segments_walked(m: int, n: int, k: int, g: int, fine: bool = False) -> list[int]:
+def segments_walked(m: int, n: int, k: int, g: int) -> list[int]:
     """Each shared tile's segment count as the kernel's Schedule cuts its k tiles among g blocks (stream_k.cuh)."""
-    p = plan(m, n, k, g, fine)
+    p = plan(m, n, k, g)
     kt = cdiv(k, BK)
     if not p.sk:
         return []
@@ -118,42 +117,3 @@ def test_12s_c_leaves_in_boxes_of_a_warpgroups_rows_by_one_swizzle_row(monkeypat
     assert set(args) == {"TMA_A", "TMA_B", "TMA_C"} and launch.planner is HOST_PLAN.launches[0].planner
     assert built[id(c)] == ("fp32", 64, 32) and 32 * c.itemsize == tma.SWIZZLE_BYTES
     assert set(tma.tensor_map_args(HOST_PLAN.launches[0], "bf16", {"A": a, "B": b, "C": c})) == {"TMA_A", "TMA_B"}
-
-
-# (m, n, k) -> 13's (width, tiles walked whole, tiles shared, segments) on 132 blocks, where 11 and 12 walk whole
-# tiles on few SMs
-FINE_CHOICES = {
-    (128, 1024, 4096): (64, 0, 16, 11),  # 12: 16 whole tiles on 16 SMs
-    (128, 512, 3584): (64, 0, 8, 20),  # 12: 8 whole tiles
-    (128, 1024, 8192): (64, 0, 16, 10),
-    (1, 1024, 8192): (128, 0, 8, 20),
-    (64, 520, 8192): (64, 0, 9, 17),
-    (100, 1000, 4104): (64, 0, 16, 11),
-}
-
-
-@pytest.mark.parametrize("shape", FINE_CHOICES, ids=lambda s: "x".join(map(str, s)))
-def test_13_shares_the_k_tiles_of_the_few_tiles_11_and_12_walk_whole(shape):
-    g = blocks(shape[0], shape[1], FINE)
-    assert g == H100_SMS  # 12's grid has a block per 8 columns: 64 to 128 here
-    p, whole = plan(*shape, g, fine=True), plan(*shape, blocks(shape[0], shape[1]))
-    assert (p.width, p.dp, p.sk, p.segments) == FINE_CHOICES[shape] and whole.sk == 0 and whole.dp < g / 4
-    assert max(segments_walked(*shape, g, fine=True)) <= p.segments
-    assert FINE.workspace_floats(*shape, H100_SMS) == p.segments * shape[0] * shape[1] <= FINE_WORKSPACE_FLOATS
-    assert FINE.launches[0].plan(*shape, H100_SMS).args == {"WIDTH": p.width, "DP": 0, "SK": p.sk}
-
-
-@pytest.mark.parametrize("shape", SHAPES + list(CHOICES), ids=lambda s: "x".join(map(str, s)))
-def test_13_plans_as_12_wherever_it_keeps_to_8_segments_and_else_within_its_caps(shape):
-    m, n, k = shape
-    g = blocks(m, n, FINE)
-    p = plan(m, n, k, g, fine=True)
-    assert p.dp + p.sk == cdiv(m, BM) * cdiv(n, p.width)
-    if p.segments <= MAX_SEGMENTS:
-        assert p == plan(m, n, k, g)
-    else:  # only narrower tiles, and only where that many planes are small
-        assert p.width < 256 and p.segments <= FINE_SEGMENTS and p.segments * m * n <= FINE_WORKSPACE_FLOATS
-    if p.sk:
-        assert p.dp % g == 0 and p.sk < g and p.sk * cdiv(k, BK) * g < 2**31
-        assert max(segments_walked(m, n, k, g, fine=True)) <= p.segments
-    assert FINE.workspace_floats(m, n, k, H100_SMS) == (p.segments * m * n if p.sk else 0)

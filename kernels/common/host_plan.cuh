@@ -1,5 +1,5 @@
-// Walk D's 11 (host_plan), 12 (tma_store) and 13 (fine_stream_k): 09's pipeline on a plan made on the host
-// (kernels/hopper_d/host_plan.py) and passed as launch arguments: WIDTH (256, 128 or 64 columns), DP (tiles walked whole), SK (tiles then shared by
+// Walk D's 11 (host_plan) and 12 (tma_store): 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py)
+// and passed as launch arguments: WIDTH (256, 128 or 64 columns), DP (tiles walked whole), SK (tiles then shared by
 // stream-K). Thread 0 prefetches the tensor maps and sets up the ring; one barrier; the producer loads at once.
 #pragma once
 #include "stream_k.cuh"
@@ -8,10 +8,9 @@ namespace host_plan {
 using namespace stream_k;
 using persistent_ws::cdiv;
 
-// TMA_STORE false (11): C stored from registers; true (12, 13): whole tiles through shared memory behind the ring and
-// TMA stores over `tma_c` (tma_store.cuh). FIXUP_PLANES (13: 4): stream-K fix-ups load that many workspace planes at
-// once (half as many for 256 columns, whose 128 accumulators leave less room); 1: one at a time, as 09.
-template <typename T, bool TMA_STORE, int FIXUP_PLANES = 1>
+// TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
+// TMA stores over `tma_c` (tma_store.cuh).
+template <typename T, bool TMA_STORE>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C, float* W,
                                     int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -36,10 +35,9 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        constexpr int WIDE_PLANES = FIXUP_PLANES > 1 ? FIXUP_PLANES / 2 : 1;
-        if (width == 256) consume<T, 256, TMA_STORE, WIDE_PLANES>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<T, 128, TMA_STORE, FIXUP_PLANES>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else consume<T, 64, TMA_STORE, FIXUP_PLANES>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if (width == 256) consume<T, 256, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<T, 128, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else consume<T, 64, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 }  // namespace host_plan

@@ -110,49 +110,10 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
     return true;
 }
 
-// 13's fix-up (up to 20 segments a tile, host_plan.py's fine plan): as last_segment_sums, but each lane issues its
-// loads of PLANES planes together before adding them in segment order, so a 64-column chunk costs a round trip to L2
-// per PLANES planes rather than per plane. Planes past `segments` and elements past M or N add zeros.
-template <int WIDTH, int PLANES>
-__device__ __forceinline__ bool last_segments_in_flight(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments,
-                                                        int segment, int M, int N, int row0, int col0) {
-    const size_t plane = (size_t)M * N;
-    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
-    // This lane's 16 elements of a chunk: e = 2 (j - 8q) + h is acc[32q + 2e], at row r + 8h, column c + 8j.
-    const int r = row0 + threadIdx.x % 128 / 32 * 16 + threadIdx.x % 32 / 4, c = col0 + 2 * (threadIdx.x % 4);
-#pragma unroll
-    for (int q = 0; q < WIDTH / 64; ++q) {
-#pragma unroll
-        for (int i = 0; i < 32; ++i) acc[32 * q + i] = 0.0f;
-#pragma unroll 1
-        for (int p0 = 0; p0 < segments; p0 += PLANES) {
-            float2 v[PLANES][16];
-#pragma unroll
-            for (int p = 0; p < PLANES; ++p)
-#pragma unroll
-                for (int e = 0; e < 16; ++e) {
-                    const int row = r + 8 * (e % 2), col = c + 8 * (8 * q + e / 2);
-                    v[p][e] = p0 + p < segments && row < M && col < N
-                                  ? __ldcg(reinterpret_cast<const float2*>(W + (p0 + p) * plane + (size_t)row * N + col))  // other SMs wrote it
-                                  : make_float2(0.0f, 0.0f);
-                }
-#pragma unroll
-            for (int p = 0; p < PLANES; ++p)
-#pragma unroll
-                for (int e = 0; e < 16; ++e) {
-                    acc[32 * q + 2 * e] += v[p][e].x;
-                    acc[32 * q + 2 * e + 1] += v[p][e].y;
-                }
-        }
-    }
-    return true;
-}
-
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up is
-// stored from registers as before, since each of its warps may be finished by a different block. FIXUP_PLANES > 1
-// (13): the fix-up's loads of that many planes in flight together (last_segments_in_flight).
-template <typename T, int WIDTH, bool TMA_STORE = false, int FIXUP_PLANES = 1>
+// stored from registers as before, since each of its warps may be finished by a different block.
+template <typename T, int WIDTH, bool TMA_STORE = false>
 __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
@@ -174,11 +135,7 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
         wgmma_wait<0>();
         fence_acc(acc);
         mbar_arrive(&empty[(it - 1) % STAGES_W]);
-        if constexpr (FIXUP_PLANES > 1) {
-            if (segments > 1 && !last_segments_in_flight<WIDTH, FIXUP_PLANES>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32],
-                                                                             segments, segment, M, N, tm * BM + c * 64, tn * WIDTH))
-                return;
-        } else if (segments > 1 &&
+        if (segments > 1 &&
             !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32], segments,
                                       segment, M, N, tm * BM + c * 64, tn * WIDTH))
             return;

@@ -8,10 +8,6 @@ wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 
 range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
 The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
 none where nothing is shared (08-10 always get 8 planes).
-
-Stage 13 (d_fine_stream_k) plans with `fine_launch_plan`: the same model, but a tile of 128 or 64 columns may be cut
-into up to FINE_SEGMENTS segments where their workspace stays small (FINE_WORKSPACE_FLOATS): where N holds few tiles
-(N = 512 or 1024 at M <= 128) 8 segments left 11 and 12 walking 8 to 16 whole tiles on as many SMs.
 """
 
 from __future__ import annotations
@@ -23,8 +19,6 @@ from kernels.stage import LaunchPlan, cdiv
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
-FINE_SEGMENTS = 20  # 13's, for tiles of 128 or 64 columns whose planes fit FINE_WORKSPACE_FLOATS
-FINE_WORKSPACE_FLOATS = 16 * 2**20  # 64 MiB of planes
 SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 
@@ -44,18 +38,8 @@ class Plan:
         return self.segments * m * n if self.sk else 0
 
 
-def segment_cap(m: int, n: int, width: int, fine: bool) -> int:
-    """The most segments a shared tile may be cut into: MAX_SEGMENTS; 13 (`fine`) FINE_SEGMENTS for tiles of 128 or
-    64 columns where that many planes fit FINE_WORKSPACE_FLOATS (its fix-up reads a plane's 64 columns at a time, four
-    planes in flight, kernels/common/stream_k.cuh; 256 columns' 128 accumulators leave room for two)."""
-    if fine and width < 256 and FINE_SEGMENTS * m * n <= FINE_WORKSPACE_FLOATS:
-        return FINE_SEGMENTS
-    return MAX_SEGMENTS
-
-
-def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, fine: bool = False) -> Plan | None:
-    """The plan of `width`-column tiles, whole waves only or with stream-K, or None where it may not run (`fine`:
-    13's segment cap)."""
+def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool) -> Plan | None:
+    """The plan of `width`-column tiles, whole waves only or with stream-K, or None where it may not run."""
     tiles, kt = cdiv(m, BM) * cdiv(n, width), cdiv(k, BK)
     if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
         return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * (width + 32))
@@ -67,7 +51,7 @@ def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, f
     if least < 1 or total * blocks >= INT32 or sk > SHARED_TILES:
         return None
     segments = (kt - 1) // least + 2  # a tile's interior holds range starts at least `least` apart
-    if segments > segment_cap(m, n, width, fine):
+    if segments > MAX_SEGMENTS:
         return None
     # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (BM + width) x BK
     # 16-bit load rate; plus one for the fences and the count.
@@ -76,22 +60,14 @@ def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, f
     return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) + fixup) * (width + 32))
 
 
-def plan(m: int, n: int, k: int, blocks: int, fine: bool = False) -> Plan:
+def plan(m: int, n: int, k: int, blocks: int) -> Plan:
     """The cheapest candidate for an m x n x k product on `blocks` persistent blocks (ties: the earlier in
-    WIDTHS, whole waves before stream-K); 256 columns in whole waves always runs. `fine`: 13's segment cap."""
-    found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk, fine)) is not None]
+    WIDTHS, whole waves before stream-K); 256 columns in whole waves always runs."""
+    found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk)) is not None]
     return min(found, key=lambda c: c.cost)  # min keeps the first of equals
 
 
-def _launch(p: Plan, m: int, n: int) -> LaunchPlan:
-    return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
-
-
 def launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_host_plan's and d_tma_store's launch arguments and workspace (kernels.stage.Launch.planner)."""
-    return _launch(plan(m, n, k, blocks), m, n)
-
-
-def fine_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_fine_stream_k's (13): up to FINE_SEGMENTS segments a shared tile where their planes are small."""
-    return _launch(plan(m, n, k, blocks, fine=True), m, n)
+    """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner)."""
+    p = plan(m, n, k, blocks)
+    return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))

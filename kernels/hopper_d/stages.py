@@ -4,14 +4,14 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Kernels taking tensor maps name them TMA_A /
-TMA_B (TMA_C: 12's and 13's C): farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes,
+TMA_B (TMA_C: 12's C): farm/measure/tma.py builds them, A in boxes of tile_m rows x 64, B in 64 x 64 boxes,
 C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
 
 from pathlib import Path
 
-from kernels.hopper_d.host_plan import fine_launch_plan, launch_plan
+from kernels.hopper_d.host_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -25,7 +25,6 @@ TMA_ARGS = ("TMA_A", "TMA_B", "C", "M", "N", "K")
 PERSISTENT = {"args": TMA_ARGS, "persistent": True}
 MAX_SPLITS = 8  # d_split_k's K slices, d_stream_k's segments of a tile at most: their workspace's M x N planes
 WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
-TMA_STORE_LAUNCH = {**PERSISTENT, "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK")}  # 12, 13
 
 # (name, file, launch options, what changed) in ladder order; a stage's position is its file's number. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
@@ -100,7 +99,7 @@ KERNELS = [
         {**PERSISTENT, "args": WORKSPACE_ARGS},
         "C^T = B^T A^T: tokens as wgmma's N (16, or 64 past M = 16) in 16-row A boxes, 1-8 K slices, a 12-deep ring",
     ),
-    # 11's, 12's and 13's plan is made on the host (host_plan.py) and passed as WIDTH, DP, SK; their workspace is the plan's.
+    # 11's and 12's plan is made on the host (host_plan.py) and passed as WIDTH, DP, SK; their workspace is the plan's.
     (
         "d_host_plan",
         "11_host_plan.cu",
@@ -111,16 +110,13 @@ KERNELS = [
     (
         "d_tma_store",
         "12_tma_store.cu",
-        {**TMA_STORE_LAUNCH, "planner": launch_plan},
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK"),
+            "planner": launch_plan,
+        },
         "11 with whole tiles' C staged in shared memory (64 x 32 swizzled chunks, two buffers a warpgroup past the ring) "
         "and written by TMA stores",
-    ),
-    (
-        "d_fine_stream_k",
-        "13_fine_stream_k.cu",
-        {**TMA_STORE_LAUNCH, "planner": fine_launch_plan},
-        "12 with tiles of 128 or 64 columns cut into up to 20 stream-K segments where their workspace is small (N = 512 "
-        "or 1024 at few tokens: every SM busy instead of 8-16), the fix-up's loads four planes at a time",
     ),
 ]
 
