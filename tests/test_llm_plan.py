@@ -1,6 +1,7 @@
 """plans/llm.toml and the report's LLM model rows (farm/data/llm_shapes.py): CPU only."""
 
 import math
+import re
 from pathlib import Path
 
 from farm.data.llm_shapes import MODELS, TOKENS, plan_shapes
@@ -29,6 +30,9 @@ def test_the_plan_runs_every_models_shapes_on_walk_d_and_both_vendor_libraries()
     assert {"cublas_bf16", "cublas_fp16", "cublaslt_bf16", "cublaslt_fp16"} <= names
     walk_d = [s for s in plan.stages() if s.family == "hopper_d"]
     assert {s.dtype for s in walk_d} == {"bf16", "fp16"} and {"d_split_k_bf16", "d_narrow_tiles_fp16"} <= names
+    assert {"d_host_plan_bf16", "d_host_plan_fp16", "d_tma_store_bf16", "d_tma_store_fp16"} <= names
+    stated = re.search(r"repeats = 1 +# (\d+) cells a GPU", PLAN.read_text())  # the plan's comment says its size
+    assert stated and int(stated.group(1)) == len(plan.sizes) * len(plan.stages())
     for stage in walk_d:  # no cell of the plan is skipped by walk D's shape rule on an H100 or H200
         assert all(stage.unsupported_reason(m, n, k, 90) is None for m, n, k in plan.sizes), stage.name
 
