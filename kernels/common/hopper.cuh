@@ -4,6 +4,7 @@
 //   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
+//   prefetch_tensormap   a __grid_constant__ tensor map's descriptor fetched before the first load needs it
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
 //   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 256), FP32 accumulators, A K-major, B MN-major (tnspB = 1)
@@ -69,6 +70,10 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uin
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
         ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
+}
+
+__device__ __forceinline__ void prefetch_tensormap(const TensorMap& map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
 }
 
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1, unsigned short mask) {
