@@ -239,7 +239,7 @@ for m, n, k in ((1, 4096, 4096), (16, 1024, 4096), (1, 8192, 28672)):  # E4M3, B
     node 0 head; sleep 3
     PLAN=plans/aa.toml sweep aa1 && PLAN=plans/aa.toml sweep aa2
     ray stop --force > /dev/null 2>&1
-    hist=datasets/h100-reference,datasets/h200-reference,datasets/cold-start
+    hist=datasets/h100-reference,datasets/h200-reference
     python3 -m farm compare aa1 aa2 --data "$RES" > "$OUT/compare-aa1-aa2.txt"
     python3 -m farm compare aa1 aa2 --data "$RES" --history "$hist" > "$OUT/compare-aa1-aa2-history.txt"
     python3 -m farm compare aa1 --aa --data "$RES" > "$OUT/compare-aa1-repeats.txt"

@@ -80,13 +80,11 @@ NOT_YET_IN_REFERENCE = {
 CROSSCHECKED = ("h100-reference", "h200-reference")
 
 
-def _plan_cells(plan_file: str, repeats: bool = True) -> set[tuple]:
+def _plan_cells(plan_file: str) -> set[tuple]:
+    """The plan's (stage, m, n, k) cells, repeats aside."""
     from farm.plan import load_plan
 
-    return {
-        (c.stage, c.m, c.n, c.k, c.repeat) if repeats else (c.stage, c.m, c.n, c.k)
-        for c in load_plan(ROOT / "plans" / plan_file).cells()
-    }
+    return {(c.stage, c.m, c.n, c.k) for c in load_plan(ROOT / "plans" / plan_file).cells()}
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)
@@ -98,46 +96,12 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run) for run in runs}
     assert all(r["status"] == "ok" and r["verified"] for r in rows)
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in rows)
-    for cell in _plan_cells("reference.toml", repeats=False):
+    for cell in _plan_cells("reference.toml"):
         if cell[0] not in NOT_YET_IN_REFERENCE:
             assert measured[cell] >= 3, (cell, measured[cell])
     assert not {r["stage"] for r in rows} & NOT_YET_IN_REFERENCE, "shipped now: drop them from NOT_YET_IN_REFERENCE"
     assert len({r["gpu_uuid"] for r in rows}) >= (2 if name == "h200x2-reference" else 1)
     assert {(r["launch_method"], r["baseline_launch_method"]) for r in rows} == {("cuda_graph", "cuda_graph")}
-
-
-def _runs_hold_the_default_plan(name: str, runs_expected: dict[str, list[str]]) -> None:
-    """Each run of dataset `name` measured the default plan once per GPU model (replicate: on each GPU; shard: over
-    its GPUs together), every cell ok; its runs records (the models of its GPUs, sorted) add up."""
-    from collections import Counter
-
-    from farm.data.dataset import RUNS
-
-    path = str(ROOT / "datasets" / name)
-    plan = _plan_cells("default.toml")
-    runs = read_table(path, RUNS).to_pylist()
-    assert {
-        r["run_id"]: sorted(x["gpu_model"] for x in runs if x["run_id"] == r["run_id"]) for r in runs
-    } == runs_expected
-    rows = read_table(path).to_pylist()
-    for run in runs:
-        scope = "gpu_uuid" if run["mode"] == "replicate" else "gpu_model"  # whose cells the plan's are
-        mine = [r for r in rows if r["run_id"] == run["run_id"] and r[scope] == run[scope]]
-        assert Counter((r["stage"], r["m"], r["n"], r["k"], r["repeat"]) for r in mine) == Counter(plan), run["run_id"]
-        assert {r["status"] for r in mine} == {"ok"} and not run["interrupted"] and run["cells_not_run"] == 0
-        assert run["cells_ok"] == sum(r["gpu_uuid"] == run["gpu_uuid"] for r in mine)
-        assert 0 < run["startup_seconds"] < run["first_row_seconds"] < run["wall_seconds"]
-        assert run["overhead_ratio"] == pytest.approx(
-            (run["wall_seconds"] - run["startup_seconds"]) / run["timed_seconds"]
-        )
-
-
-def test_cold_start_dataset_holds_the_default_plan_and_what_each_run_cost():
-    """The default plan as a new user runs it (cold caches, a Ray of its own): on an H100 twice and on both H200s of
-    one host."""
-    _runs_hold_the_default_plan(
-        "cold-start", {"cold6": ["H100-80GB-HBM3"], "cold7": ["H100-80GB-HBM3"], "cold-all": ["H200", "H200"]}
-    )
 
 
 @pytest.mark.parametrize("name", CROSSCHECKED)
@@ -150,7 +114,7 @@ def test_reference_dataset_ships_its_crosscheck(name):
     with (ROOT / "datasets" / name / "crosscheck.csv").open() as f:
         records = list(csv.DictReader(f))
     assert records and tuple(records[0]) == COLUMNS
-    sizes = {cell[1] for cell in _plan_cells("reference.toml", repeats=False)}
+    sizes = {cell[1] for cell in _plan_cells("reference.toml")}
     assert {(r["precision"], int(r["size"]), r["mode"]) for r in records} == {
         (p, s, m) for p in PRECISIONS for s in sizes for m in MODES
     }
