@@ -57,22 +57,6 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
     }
 }
 
-// Visits a warp's share of C^T the way the accumulators hold it: f(d index, offset in C) for tokens [0, TN) below M
-// and features n0 + [0, 64) below N.
-template <int TN, typename F>
-__device__ __forceinline__ void for_each_element(int M, int N, int n0, F f) {
-    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-#pragma unroll
-    for (int j = 0; j < TN / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int r = j * 8 + 2 * (lane % 4) + e, c = n0 + warp * 16 + lane / 4 + 8 * h;
-                if (r < M && c < N) f(4 * j + 2 * h + e, (size_t)r * N + c);
-            }
-}
-
 // Consumer warpgroup c (0 or 1): features [64c, 64c + 64) of every unit's tile, then C. A sliced unit (splits > 1)
 // first calls finish(acc, splits, tile, slice, c, n0), and C is stored only where it returns true (the slice that completes
 // the tile). With BNT = 64 warpgroup 1 has no features and returns.
@@ -102,7 +86,7 @@ __device__ __forceinline__ void consume(const Plan& plan, const unsigned char* s
         dequantise(acc, scale_a, scale_b);
         const int n0 = t * BNT + c * 64;
         if (plan.splits > 1 && !finish(acc, plan.splits, t, z, c, n0)) continue;
-        for_each_element<TN>(M, N, n0, [&](int i, size_t at) { C[at] = acc[i]; });
+        for_each_swapped<TN>(M, N, 0, n0, [&](int i, size_t at) { C[at] = acc[i]; });
     }
 }
 

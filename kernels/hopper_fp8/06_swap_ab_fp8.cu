@@ -66,12 +66,12 @@ template <int TN>
 __device__ __forceinline__ bool last_split_sums(float (&acc)[TN / 2], float* W, unsigned int* arrival, int splits, int z, int M, int N,
                                                 int n0) {
     const size_t plane = (size_t)M * N;
-    for_each_element<TN>(M, N, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
+    for_each_swapped<TN>(M, N, 0, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
     if (!split_k_fp8::last_arrival(arrival, splits)) return false;
 #pragma unroll
     for (int i = 0; i < TN / 2; ++i) acc[i] = 0.0f;
 #pragma unroll 1
-    for (int p = 0; p < splits; ++p) for_each_element<TN>(M, N, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
+    for (int p = 0; p < splits; ++p) for_each_swapped<TN>(M, N, 0, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
     return true;
 }
 
