@@ -175,7 +175,7 @@ for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tens
     # run id, and the logs' names in place of llmF and walkf-llm), PROFILE_SIZE (MxNxK), CROSSCHECK=0 to skip the
     # independent timer; 07 (swap_plan_fp8) beside 03 and 06:
     #   FP8_STAGES=f_mma_overlap_fp8,f_swap_ab_fp8,f_swap_plan_fp8 FP8_TESTS=f_swap_plan_fp8 LLM_RUN=llmF7 CROSSCHECK=0 \
-    #     bash .ci/gpu-session.sh walkf-llm        (about 2.5 minutes on a warm H100)
+    #     bash .ci/gpu-session.sh walkf-llm        (112 s on a warm H100)
     stages=${FP8_STAGES:-f_mma_overlap_fp8,f_split_k_fp8,f_swap_ab_fp8}; run=${LLM_RUN:-llmF}; tag=${LLM_RUN:-walkf-llm}
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
     prewarm --kernels "$stages"
