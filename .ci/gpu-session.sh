@@ -222,22 +222,29 @@ for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tens
     # 144 cells, max_time_s 0.5); per cell the % of cuBLASLt FP8, per M and model the geometric means; torch._scaled_mm
     # under Triton's do_bench_cudagraph as the independent timer at three of them; Nsight Compute at 1 x 4096 x 4096.
     # About 5 minutes on an H100. Read: gpu-tests-walkf-llm.log, llmF.txt, crosscheck-walkf-llm.txt, moves-walkf-llm.txt.
+    # Other stages: FP8_STAGES (the benched and profiled kernels, comma-separated), FP8_TESTS (pytest -k), LLM_RUN (the
+    # run id, and the logs' names in place of llmF and walkf-llm), PROFILE_SIZE (MxNxK), CROSSCHECK=0 to skip the
+    # independent timer; 07 (swap_plan_fp8) beside 03 and 06:
+    #   FP8_STAGES=f_mma_overlap_fp8,f_swap_ab_fp8,f_swap_plan_fp8 FP8_TESTS=f_swap_plan_fp8 LLM_RUN=llmF7 CROSSCHECK=0 \
+    #     bash .ci/gpu-session.sh walkf-llm        (112 s on a warm H100)
+    stages=${FP8_STAGES:-f_mma_overlap_fp8,f_split_k_fp8,f_swap_ab_fp8}; run=${LLM_RUN:-llmF}; tag=${LLM_RUN:-walkf-llm}
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
-    prewarm --kernels f_mma_overlap_fp8,f_split_k_fp8,f_swap_ab_fp8
-    timeout 240 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k "f_split_k_fp8 or f_swap_ab_fp8" \
-      > "$OUT/gpu-tests-walkf-llm.log" 2>&1; grep -E "passed|failed|error|FAIL" "$OUT/gpu-tests-walkf-llm.log" | tail -6
+    prewarm --kernels "$stages"
+    timeout 240 python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k "${FP8_TESTS:-f_split_k_fp8 or f_swap_ab_fp8}" \
+      > "$OUT/gpu-tests-$tag.log" 2>&1; grep -E "passed|failed|error|FAIL" "$OUT/gpu-tests-$tag.log" | tail -6
     python3 -c "
 from farm.data.llm_shapes import plan_shapes
 sizes = ', '.join(f'\"{m}x{n}x{k}\"' for m, n, k in plan_shapes() if m in (1, 16, 128))
-print(f'kernels = [\"f_mma_overlap_fp8\", \"f_split_k_fp8\", \"f_swap_ab_fp8\", \"cublaslt_fp8_e4m3\"]\nsizes = [{sizes}]')
+kernels = ', '.join(f'\"{s}\"' for s in '$stages'.split(','))
+print(f'kernels = [{kernels}, \"cublaslt_fp8_e4m3\"]\nsizes = [{sizes}]')
 print('repeats = 1\nmode = \"replicate\"\ncell_timeout_s = 120\n\n[measure]\nmax_time_s = 0.5\nwarmup_max_s = 0.5')" > /tmp/llm_fp8_small.toml
-    timeout "${DEADLINE:-300}" python3 -m farm bench --plan /tmp/llm_fp8_small.toml --run-id llmF --output "$RES" > "$OUT/bench-llmF.log" 2>&1
-    echo "bench rc=$?"; tail -2 "$OUT/bench-llmF.log"
+    timeout "${DEADLINE:-300}" python3 -m farm bench --plan /tmp/llm_fp8_small.toml --run-id "$run" --output "$RES" > "$OUT/bench-$run.log" 2>&1
+    echo "bench rc=$?"; tail -2 "$OUT/bench-$run.log"
     python3 -c "
 import math, pandas as pd
 from farm.data.dataset import read_table
 from farm.data.llm_shapes import MODELS
-t = read_table('$RES').to_pandas(); t = t[(t.run_id == 'llmF') & (t.status == 'ok') & t.verified.fillna(True)]
+t = read_table('$RES').to_pandas(); t = t[(t.run_id == '$run') & (t.status == 'ok') & t.verified.fillna(True)]
 pct = t[t.family == 'hopper_fp8'].pivot_table(index=['m', 'n', 'k'], columns='stage', values='pct_of_baseline')
 pct['best'] = pct.max(axis=1)
 pct['cublaslt_us'] = t[t.stage == 'cublaslt_fp8_e4m3'].set_index(['m', 'n', 'k'])['median_ms'] * 1e3
@@ -246,9 +253,9 @@ geo = lambda s: math.exp(s.map(math.log).mean())
 for m, g in pct.groupby(level=0): print(f'M = {m}:', {c: round(geo(g[c].dropna()), 1) for c in g.columns if c != 'cublaslt_us'})
 for llm in MODELS:
     g = pct[[s in set(llm.shapes()) for s in pct.index]]; print(llm.name, len(g), 'shapes, geo-mean % of cuBLASLt FP8:', {c: round(geo(g[c].dropna()), 1) for c in g.columns if c != 'cublaslt_us'})
-print(t.status.value_counts().to_dict())" 2>&1 | tee "$OUT/llmF.txt"
-    python3 -m farm report "$RES" --run-id llmF --headline > "$OUT/headline-llmF.md" 2>&1
-    python3 -c "
+print(t.status.value_counts().to_dict())" 2>&1 | tee "$OUT/$run.txt"
+    python3 -m farm report "$RES" --run-id "$run" --headline > "$OUT/headline-$run.md" 2>&1
+    [ "${CROSSCHECK:-1}" = 1 ] && python3 -c "
 import torch
 from triton.testing import do_bench_cudagraph
 for m, n, k in ((1, 4096, 4096), (16, 1024, 4096), (1, 8192, 28672)):  # E4M3, B stored N x K, FP32 out, fast accumulation off
@@ -259,10 +266,10 @@ for m, n, k in ((1, 4096, 4096), (16, 1024, 4096), (1, 8192, 28672)):  # E4M3, B
         print(f'torch._scaled_mm {m}x{n}x{k} under do_bench_cudagraph: {us:.2f} us')
     except RuntimeError as exc:
         print(f'torch._scaled_mm {m}x{n}x{k}: refused ({str(exc)[:120]})')" 2>&1 | tee "$OUT/crosscheck-walkf-llm.txt"
-    timeout 120 python3 -m farm profile --kernels f_mma_overlap_fp8,f_split_k_fp8,f_swap_ab_fp8 --sizes 1x4096x4096 --output "$RES" \
-      --run-id profile-walkf-llm --timeout 60 > "$OUT/profile-walkf-llm.log" 2>&1
+    timeout 120 python3 -m farm profile --kernels "$stages" --sizes "${PROFILE_SIZE:-1x4096x4096}" --output "$RES" \
+      --run-id "profile-$tag" --timeout 60 > "$OUT/profile-$tag.log" 2>&1
     python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      > "$OUT/moves-walkf-llm.txt" 2>&1; grep -E "fp8" "$OUT/moves-walkf-llm.txt" | head -8 ;;
+      > "$OUT/moves-$tag.txt" 2>&1; grep -E "fp8" "$OUT/moves-$tag.txt" | head -8 ;;
   reference)  # plans/reference.toml (or REF_PLAN) on every GPU here (DEADLINE=secs stops it early; call again to resume)
     shift; run=$1; shift
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 | tee "$OUT/libraries.txt"

@@ -13,6 +13,9 @@ kernels/hopper_fp8/06_swap_ab_fp8.cu's plan_for; above, and in 05, split_k_fp8.c
   64 x 136 x 528        06: 64 x 64, whole K, N off 64, K tail
   100 x 1000 x 2064     06: 05's path in 16- and 64-row boxes, 4 tiles x 8 slices over 17 k tiles, K tail
   128 x 4096 x 4096     06: 05's path, 16 tiles x 8 slices (05 the same in whole-tile boxes)
+07 (swap_plan_fp8) at every branch of its host plan (kernels/hopper_fp8/swap_plan.py, tests/test_fp8_swap_plan.py
+holds the same choices): tokens a tile (TN) 16, 64, 128 or 05's path above, features a tile 128 or 64, K whole or in
+slices, at N and K off the tile (SWAP_PLAN_SHAPES below).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -43,6 +46,28 @@ FEW_TOKENS = [
     (100, 1000, 2064),
     (128, 4096, 4096),
 ]
+# 07's plan on 132 SMs, (TN, features a tile, K slices); 0: 05's 128 x 256 tiles
+SWAP_PLAN_SHAPES = {
+    (1, 4096, 4096): (16, 128, 4),
+    (1, 1024, 4096): (16, 64, 8),
+    (2, 8, 48): (16, 64, 1),  # one tile of 8 features, one partial k tile
+    (3, 264, 1040): (16, 64, 5),  # 9 k tiles in 5 uneven slices, the last k tile partial, N off 64
+    (5, 3080, 1040): (16, 128, 5),  # N off 128
+    (16, 14336, 4096): (16, 128, 1),
+    (17, 520, 832): (64, 64, 7),  # 2 of 4 A boxes loaded
+    (33, 3080, 2064): (64, 128, 5),
+    (40, 9008, 48): (64, 128, 1),
+    (64, 136, 528): (64, 64, 1),
+    (97, 8, 48): (128, 64, 1),  # one tile, one partial k tile, 7 of 8 A boxes
+    (65, 8200, 1040): (128, 64, 1),
+    (90, 9008, 48): (128, 128, 1),
+    (100, 1000, 2064): (128, 64, 5),
+    (120, 2568, 3088): (128, 128, 5),
+    (128, 4096, 4096): (128, 128, 4),
+    (128, 1024, 4096): (128, 64, 8),
+    (129, 136, 48): (0, 256, 1),  # 05's path, whole K
+    (200, 1000, 2064): (0, 256, 8),  # 05's path, 8 slices
+}
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +149,12 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     )
 
 
-@pytest.mark.parametrize("shape", FEW_TOKENS, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("stage", ["f_split_k_fp8", "f_swap_ab_fp8"])
+@pytest.mark.parametrize(
+    "stage, shape",
+    [(stage, shape) for stage in ("f_split_k_fp8", "f_swap_ab_fp8") for shape in FEW_TOKENS]
+    + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES],
+    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
+)
 def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):
     row = measurer.measure(Cell(stage, *shape), "gpu-test")
     if not _hopper():

@@ -4,12 +4,14 @@
 //   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
+//   prefetch_tensormap   a __grid_constant__ tensor map's descriptor fetched before the first load needs it
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
 //   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 256), FP32 accumulators, A K-major, B MN-major (tnspB = 1)
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
 //   wgmma_k_tile         one BK-deep k tile of a warpgroup's 64 x N product, issued as one wgmma group
 //   store_acc            a warpgroup's 64 x N accumulators to C, guarded at the edges
+//   for_each_swapped     a swapped product's (C^T's) accumulators visited as elements of C, guarded at the edges
 //   grouped_tile         persistent kernels' tile order: GROUP tile rows at a time, down the rows first
 //
 // Shared-memory tiles are rows of 64 16-bit elements (128 bytes) with the 128-byte
@@ -69,6 +71,10 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uin
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
         ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
+}
+
+__device__ __forceinline__ void prefetch_tensormap(const TensorMap& map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
 }
 
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1, unsigned short mask) {
@@ -140,6 +146,23 @@ __device__ __forceinline__ void store_acc(const float (&d)[N / 2], float* C, int
 
 // Tile t of a persistent walk -> (tile row tm, tile column tn): GROUP tile rows at a time,
 // down the rows first, so the tiles resident at once share few A and B strips.
+// Visits a warp's share of a swapped product C^T (walk D's 10, walk F's 06 and 07: tokens are wgmma's N) the way the
+// accumulators hold it (lane l of warp w: features 16w + l/4 (+8), tokens 2(l%4) (+1) (+8j)): f(d index, offset in C)
+// for tokens m0 + [0, TN) below M and features n0 + [0, 64) below N.
+template <int TN, typename F>
+__device__ __forceinline__ void for_each_swapped(int M, int N, int m0, int n0, F f) {
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int j = 0; j < TN / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int r = m0 + j * 8 + 2 * (lane % 4) + e, c = n0 + warp * 16 + lane / 4 + 8 * h;
+                if (r < M && c < N) f(4 * j + 2 * h + e, (size_t)r * N + c);
+            }
+}
+
 template <int GROUP>
 __device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
     const int per_group = GROUP * tiles_n, first = t / per_group * GROUP;

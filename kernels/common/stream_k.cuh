@@ -19,10 +19,6 @@ enum : int {
 
 __device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
 
-__device__ __forceinline__ void prefetch_tensormap(const TensorMap& map) {
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
-}
-
 // Every block's work: tiles [0, dp) whole, blockIdx.x + i * gridDim.x; then the stream-K tiles [dp, dp + sk), whose
 // sk * KT k tiles block b takes [begin(b), begin(b + 1)) of.
 struct Schedule {

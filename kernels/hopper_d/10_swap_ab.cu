@@ -130,34 +130,18 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
     }
 }
 
-// Visits a warp's share of C^T the way the accumulators hold it: f(d index, offset in C) for tokens m0 + [0, TN) below
-// M and features n0 + [0, 64) below N.
-template <int TN, typename F>
-__device__ __forceinline__ void for_each_element(int M, int N, int m0, int n0, F f) {
-    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-#pragma unroll
-    for (int j = 0; j < TN / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int r = m0 + j * 8 + 2 * (lane % 4) + e, c = n0 + warp * 16 + lane / 4 + 8 * h;
-                if (r < M && c < N) f(4 * j + 2 * h + e, (size_t)r * N + c);
-            }
-}
-
 // 08's fix-up on C^T: store this slice's partial to plane z of W, count the warp's arrival; the last of the `splits`
 // sums every plane in z order into acc, zeroes the counter and returns true: it stores C.
 template <int TN>
 __device__ __forceinline__ bool last_split_sums(float (&acc)[TN / 2], float* W, unsigned int* arrivals, int splits, int z, int M,
                                                 int N, int m0, int n0) {
     const size_t plane = (size_t)M * N;
-    for_each_element<TN>(M, N, m0, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
+    for_each_swapped<TN>(M, N, m0, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
     if (!persistent_ws::last_arrival(arrivals, splits)) return false;
 #pragma unroll
     for (int i = 0; i < TN / 2; ++i) acc[i] = 0.0f;
 #pragma unroll 1
-    for (int p = 0; p < splits; ++p) for_each_element<TN>(M, N, m0, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
+    for (int p = 0; p < splits; ++p) for_each_swapped<TN>(M, N, m0, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
     return true;
 }
 
@@ -195,7 +179,7 @@ __device__ __forceinline__ void consume(const Walk& w, const unsigned char* smem
         if (w.splits > 1 && !last_split_sums<TN>(acc, W, &arrivals[t * persistent_ws::WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32],
                                                  w.splits, z, M, N, m0, n0))
             continue;
-        for_each_element<TN>(M, N, m0, n0, [&](int i, size_t at) { C[at] = acc[i]; });
+        for_each_swapped<TN>(M, N, m0, n0, [&](int i, size_t at) { C[at] = acc[i]; });
     }
 }
 

@@ -19,8 +19,10 @@
 // Above M = 64 it runs 05's split-K pipeline (kernels/common/split_k_fp8.cuh: 128 x 256 tiles, whole K while they
 // fill the grid), the tile's A and B read in the small boxes this launch's tensor maps have: 8 boxes of A and 4 of B
 // a k tile instead of 05's 2 (the class builds one box size per operand and launch).
-// N % 8 == 0, K % 16 == 0, any M.
+// N % 8 == 0, K % 16 == 0, any M. The swapped pipeline is kernels/common/swap_ab_fp8.cuh (shared with 07); the plan
+// and the fix-up below are this stage's.
 #include "split_k_fp8.cuh"
+#include "swap_ab_fp8.cuh"
 
 // The launch (kernels/sources.py): BM and BN are the rows of A's and B's TMA boxes (farm/measure/tma.py), 16 tokens
 // and 64 features; with the launch's splits they size the persistent grid for the most units the swap makes.
@@ -28,30 +30,14 @@ namespace f06 {
 enum : int {
     BM = 16,
     BN = 64,
-    A_BOX = 16 * 128,  // one 16 x 128 box of A (tokens x K bytes)
-    B_BOX = 64 * 128,  // one 64 x 128 box of B (features x K bytes)
-    MAX_STAGES = 12,
-    SMEM_BYTES = 12 * (16 * 128 + 2 * 64 * 128),  // dynamic: 12 x 18 KB (TN = 16), 9 x 24 KB (TN = 64), 4 x 48 KB (05's)
-    SWAP_MAX_M = 64,                              // tokens up to which the product is swapped
+    SMEM_BYTES = swap_ab_fp8::RING_BYTES,  // 12 x 18 KB (TN = 16), 9 x 24 KB (TN = 64), 4 x 48 KB (05's)
+    SWAP_MAX_M = 64,                       // tokens up to which the product is swapped
 };
 }  // namespace f06
 
 __device__ unsigned int f06_arrivals[split_k_fp8::ARRIVALS];  // one per (tile, consumer warp), zero between launches
 
 namespace swap_ab_fp8 {
-using persistent_fp8::BK;
-using persistent_fp8::cdiv;
-
-// The ring for TN tokens a tile: a stage holds TN / 16 boxes of A, then two of B (1 KB aligned), as many as fit.
-template <int TN>
-struct Ring {
-    enum : int { A_BYTES = TN / 16 * f06::A_BOX, STAGE_BYTES = A_BYTES + 2 * f06::B_BOX, STAGES = f06::SMEM_BYTES / STAGE_BYTES };
-};
-
-struct Plan {
-    int bnt, splits;
-};
-
 // The estimated k-tile times in tiles of TN tokens (one tile: M <= TN) x `bnt` features, each tile's K in `s` slices,
 // on `ctas` blocks, or -1 where that plan may not run. The fix-up in k-tile times: the last slice writes its partial
 // and reads all s back ((1 + s) x min(M, tn) x bnt FP32 values) against a k tile's (tn + bnt) x BK bytes of FP8; plus
@@ -74,125 +60,30 @@ __device__ __forceinline__ Plan plan_for(int M, int N, int K, int ctas, int max_
     return Plan{128 >> (best / 8), best % 8 + 1};
 }
 
-// The producer thread: every unit's k tiles, the A boxes holding tokens below M and the tile's BNT / 64 boxes of B.
-template <int TN, int BNT>
-__device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap& tma_b, const Plan& plan, int M, int N, int KT,
-                                        unsigned char* smem, uint64_t* full, uint64_t* empty) {
-    using R = Ring<TN>;
-    const int a_boxes = min(TN / 16, cdiv(M, 16)), units = cdiv(N, BNT) * plan.splits;  // rows of A past M: never read
-    int it = 0;
-#pragma unroll 1
-    for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const int t = u / plan.splits, z = u % plan.splits, k0 = z * KT / plan.splits, k1 = (z + 1) * KT / plan.splits;
-#pragma unroll 1
-        for (int kt = k0; kt < k1; ++kt, ++it) {
-            const int s = it % R::STAGES;
-            if (it >= R::STAGES) mbar_wait(&empty[s], (it / R::STAGES - 1) & 1);
-            unsigned char* st = smem + s * R::STAGE_BYTES;
-            mbar_arrive_expect_tx(&full[s], a_boxes * f06::A_BOX + BNT / 64 * f06::B_BOX);
-#pragma unroll 1
-            for (int q = 0; q < a_boxes; ++q) tma_load_2d(st + q * f06::A_BOX, &tma_a, &full[s], kt * BK, q * 16);
-#pragma unroll
-            for (int p = 0; p < BNT / 64; ++p) tma_load_2d(st + R::A_BYTES + p * f06::B_BOX, &tma_b, &full[s], kt * BK, t * BNT + p * 64);
-        }
-    }
-}
-
-// Visits a warp's share of C^T the way the accumulators hold it: f(d index, offset in C) for tokens [0, TN) below M
-// and features n0 + [0, 64) below N.
-template <int TN, typename F>
-__device__ __forceinline__ void for_each_element(int M, int N, int n0, F f) {
-    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-#pragma unroll
-    for (int j = 0; j < TN / 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int r = j * 8 + 2 * (lane % 4) + e, c = n0 + warp * 16 + lane / 4 + 8 * h;
-                if (r < M && c < N) f(4 * j + 2 * h + e, (size_t)r * N + c);
-            }
-}
-
 // 05's fix-up on C^T: store this slice's partial to plane z of W, count the warp's arrival; the last of the `splits`
 // sums every plane in z order into acc (each plane's loads a lane issued together) and returns true: it stores C.
 template <int TN>
 __device__ __forceinline__ bool last_split_sums(float (&acc)[TN / 2], float* W, unsigned int* arrival, int splits, int z, int M, int N,
                                                 int n0) {
     const size_t plane = (size_t)M * N;
-    for_each_element<TN>(M, N, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
+    for_each_swapped<TN>(M, N, 0, n0, [&](int i, size_t at) { W[z * plane + at] = acc[i]; });
     if (!split_k_fp8::last_arrival(arrival, splits)) return false;
 #pragma unroll
     for (int i = 0; i < TN / 2; ++i) acc[i] = 0.0f;
 #pragma unroll 1
-    for (int p = 0; p < splits; ++p) for_each_element<TN>(M, N, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
+    for (int p = 0; p < splits; ++p) for_each_swapped<TN>(M, N, 0, n0, [&](int i, size_t at) { acc[i] += __ldcg(W + p * plane + at); });
     return true;
 }
 
-// Consumer warpgroup c (0 or 1): features [64c, 64c + 64) of every unit's tile, one wgmma group a k tile kept in
-// flight (03's), then C (split: the fix-up first). With BNT = 64 warpgroup 1 has no features and returns.
-template <int TN, int BNT>
-__device__ __forceinline__ void consume(const Plan& plan, const unsigned char* smem, uint64_t* full, uint64_t* empty, float* __restrict__ C,
-                                        float* W, const float* scale_a, const float* scale_b, int M, int N, int KT, int c) {
-    using R = Ring<TN>;
-    if (c * 64 >= BNT) return;
-    const int units = cdiv(N, BNT) * plan.splits;
-    int it = 0;
-#pragma unroll 1
-    for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const int t = u / plan.splits, z = u % plan.splits, k0 = z * KT / plan.splits, k1 = (z + 1) * KT / plan.splits;
-        float acc[TN / 2] = {};
-#pragma unroll 1
-        for (int kt = k0; kt < k1; ++kt, ++it) {
-            const int s = it % R::STAGES;
-            mbar_wait(&full[s], (it / R::STAGES) & 1);
-            const unsigned char* st = smem + s * R::STAGE_BYTES;
-            wgmma_fp8_k_tile<TN, BK>(acc, st + R::A_BYTES + c * f06::B_BOX, st);  // this warpgroup's 64 features . TN tokens
-            wgmma_wait<1>();  // kt's group stays pending; kt-1's is done: release its stage
-            if (kt > k0) persistent_fp8::release<1>(&empty[(it - 1) % R::STAGES]);
-        }
-        wgmma_wait<0>();
-        fence_acc(acc);
-        persistent_fp8::release<1>(&empty[(it - 1) % R::STAGES]);
-        dequantise(acc, scale_a, scale_b);
-        const int n0 = t * BNT + c * 64;
-        if (plan.splits > 1 &&
-            !last_split_sums<TN>(acc, W, &f06_arrivals[t * persistent_fp8::WARPS + c * 4 + threadIdx.x % 128 / 32], plan.splits, z, M, N, n0))
-            continue;
-        for_each_element<TN>(M, N, n0, [&](int i, size_t at) { C[at] = acc[i]; });
-    }
-}
-
-// The block: warp 0 plans (the block reads the plan after the barrier), warpgroup 0's first thread loads, warpgroups
-// 1 and 2 multiply and store.
+// The swapped pipeline with this stage's plan (made by warp 0) and fix-up.
 template <int TN>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, float* W, const float* scale_a,
                                     const float* scale_b, int M, int N, int K, int max_splits) {
-    extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ uint64_t full[f06::MAX_STAGES], empty[f06::MAX_STAGES];
-    __shared__ Plan planned;
-    const int tid = threadIdx.x, wg = tid / 128, KT = cdiv(K, BK);
-    if (tid < 32) {
-        const Plan p = plan_for(M, N, K, gridDim.x, max_splits, TN);
-        if (tid == 0) {
-            planned = p;
-            ring_init<Ring<TN>::STAGES>(full, empty, 4 * (p.bnt / 64));  // every consumer warp with features
-        }
-    }
-    __syncthreads();
-    const Plan plan = planned;
-
-    if (wg == 0) {
-        setmaxnreg_dec<40>();
-        if (tid == 0) {
-            if (plan.bnt == 128) produce<TN, 128>(tma_a, tma_b, plan, M, N, KT, smem, full, empty);
-            else produce<TN, 64>(tma_a, tma_b, plan, M, N, KT, smem, full, empty);
-        }
-    } else {
-        setmaxnreg_inc<232>();
-        if (plan.bnt == 128) consume<TN, 128>(plan, smem, full, empty, C, W, scale_a, scale_b, M, N, KT, wg - 1);
-        else consume<TN, 64>(plan, smem, full, empty, C, W, scale_a, scale_b, M, N, KT, wg - 1);
-    }
+    swap_ab_fp8::run<TN>(
+        tma_a, tma_b, C, scale_a, scale_b, M, N, K, [&] { return plan_for(M, N, K, gridDim.x, max_splits, TN); },
+        [&](float(&acc)[TN / 2], int splits, int t, int z, int c, int n0) {
+            return last_split_sums<TN>(acc, W, &f06_arrivals[t * persistent_fp8::WARPS + c * 4 + threadIdx.x % 128 / 32], splits, z, M, N, n0);
+        });
 }
 }  // namespace swap_ab_fp8
 

@@ -10,6 +10,7 @@ boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the de
 
 from pathlib import Path
 
+from kernels.hopper_fp8.swap_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -28,12 +29,20 @@ SPLIT_K = {
     "persistent": True,
     "splits": MAX_SPLITS,
 }
+# 07: its plan made on the host (swap_plan.py) and passed as TN, BNT, SLICES; the workspace is the plan's.
+SWAP_PLAN = {
+    "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "TN", "BNT", "SLICES"),
+    "persistent": True,
+    "splits": MAX_SPLITS,
+    "planner": launch_plan,
+}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
 # cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body; 05: in
 # kernels/common/split_k_fp8.cuh). 06's declared tile (BM 16, BN 64) is the rows of its A and B boxes (farm/measure/tma.py
-# makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel.
+# makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel
+# (07: the same boxes and grid, its tile picked on the host).
 _KERNELS = [
     (
         "f_wgmma_fp8",
@@ -79,6 +88,13 @@ _KERNELS = [
         "M <= 64: C^T = B^T A^T, tokens as wgmma's N (16 or 64) in 16-row A boxes, 1-8 K slices, a 12-deep ring; "
         "above, 05's path in small boxes",
     ),
+    (
+        "f_swap_plan_fp8",
+        "07_swap_plan_fp8.cu",
+        SWAP_PLAN,
+        "06 swapped up to M = 128 (m64n128k32), its plan (tokens, features, K slices) made on the host, partials stored "
+        "and summed in the accumulators' order (float4, every slice's loads in flight), tensor maps prefetched",
+    ),
 ]
 
 STAGES = [
@@ -96,7 +112,7 @@ STAGES = [
         shapes=SHAPES,
         min_cc=90,
         requires_arch=ARCH,
-        workspace_floats_per_mn=launch.get("splits", 1) if "W" in launch["args"] else 0,
+        workspace_floats_per_mn=launch.get("splits", 1) if "W" in launch["args"] and "planner" not in launch else 0,
     )
     for position, (name, file, launch, what) in enumerate(_KERNELS)
 ]

@@ -1,0 +1,93 @@
+"""Walk F 07's host plan (kernels/hopper_fp8/swap_plan.py): its choices on an H100's 132 SMs (the shapes its GPU tests
+run, tests/test_gpu_fp8.py, and the M = 1, 16 and 128 LLM layers), what the kernel walks from it (replayed here as
+kernels/common/swap_ab_fp8.cuh and 07's fix-up index it), and the workspace it sizes."""
+
+import pytest
+from test_gpu_fp8 import SWAP_PLAN_SHAPES
+
+from kernels.hopper_fp8.swap_plan import BK, MAX_SLICES, SPLIT_TILES, WARPS, plan, split_k_slices, tokens
+from kernels.registry import catalog
+from kernels.stage import cdiv
+
+H100_SMS = 132
+STAGE = next(s for s in catalog() if s.name == "f_swap_plan_fp8")
+LAUNCH = STAGE.launches[0]
+
+
+def blocks(m: int, n: int) -> int:
+    return LAUNCH.grid(m, n, H100_SMS)[0]
+
+
+@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_plan_at_the_gpu_tests_shapes(shape):
+    p = plan(*shape, blocks(*shape[:2]))
+    assert (p.tn, p.bnt, p.slices) == SWAP_PLAN_SHAPES[shape]
+
+
+def test_the_gpu_tests_reach_every_branch():
+    branches = {(tn, bnt, slices > 1) for tn, bnt, slices in SWAP_PLAN_SHAPES.values()}
+    assert branches == {(tn, bnt, s) for tn in (16, 64, 128) for bnt in (128, 64) for s in (False, True)} | {
+        (0, 256, False),
+        (0, 256, True),
+    }
+
+
+# The LLM layers at M = 1 and 16 (decode) and 128 on 132 SMs: (TN, features a tile, K slices)
+LLM = {
+    (1, 4096, 4096): (16, 128, 4),  # 32 tiles x 4 slices
+    (16, 1024, 4096): (16, 64, 8),  # 16 tiles x 8 on a grid of 128
+    (1, 512, 3584): (16, 64, 7),  # 8 tiles x 7 on a grid of 64 (N / 64 x 8)
+    (1, 28672, 8192): (16, 128, 1),  # 224 tiles: whole K
+    (128, 4096, 4096): (128, 128, 4),
+    (128, 1024, 4096): (128, 64, 8),
+    (128, 14336, 4096): (128, 128, 1),  # 112 tiles
+    (128, 8192, 8192): (128, 128, 2),
+}
+
+
+@pytest.mark.parametrize("shape", LLM, ids=lambda s: "x".join(map(str, s)))
+def test_the_plan_at_llm_layers(shape):
+    p = plan(*shape, blocks(*shape[:2]))
+    assert (p.tn, p.bnt, p.slices) == LLM[shape]
+
+
+def test_the_launch_passes_the_plan_by_name_and_sizes_the_workspace_from_it():
+    assert LAUNCH.args[-3:] == ("TN", "BNT", "SLICES") and "W" in LAUNCH.args
+    assert LAUNCH.plan(1, 4096, 4096, H100_SMS).args == {"TN": 16, "BNT": 128, "SLICES": 4}
+    assert STAGE.workspace_floats(1, 4096, 4096, H100_SMS) == 4 * 32 * WARPS * 16 * 16  # slices x tiles x warps x 16 TN
+    assert STAGE.workspace_floats(16, 14336, 4096, H100_SMS) == 0  # K whole: none
+    assert STAGE.workspace_floats(200, 1000, 2064, H100_SMS) == 8 * 200 * 1000  # 05's planes of M x N
+
+
+SHAPES = [
+    (m, n, k)
+    for m in (1, 7, 16, 17, 64, 65, 128, 129, 1000)
+    for n in (8, 520, 1000, 4096, 14336, 65544)
+    for k in (16, 832, 4104, 28672)
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_every_plan_runs_within_the_kernels_limits(shape):
+    m, n, k = shape
+    g = blocks(m, n)
+    p = plan(m, n, k, g)
+    kt = cdiv(k, BK)
+    assert 1 <= p.slices <= min(MAX_SLICES, kt)
+    if p.tn == 0:  # 05's path: the kernel's slices_for gives the same count
+        assert m > 128 and p.slices == split_k_slices(m, n, k, g)
+        assert STAGE.workspace_floats(m, n, k, H100_SMS) == (p.slices * m * n if p.slices > 1 else 0)
+        return
+    assert p.tn == tokens(m) >= m and p.bnt in (64, 128)
+    tiles = cdiv(n, p.bnt)
+    ranges = [(z * kt // p.slices, (z + 1) * kt // p.slices) for z in range(p.slices)]
+    assert all(k0 < k1 for k0, k1 in ranges) and ranges[-1][1] == kt  # no empty slice, every k tile once
+    if p.slices == 1:
+        assert STAGE.workspace_floats(m, n, k, H100_SMS) == 0
+        return
+    assert tiles < g and tiles <= SPLIT_TILES  # split tiles' arrival counters: tile x 8 warps
+    # the highest float4 07's fix-up touches: slice slices-1, tile tiles-1, warp 7, quad tn/8 - 1, lane 31
+    q = p.tn // 8
+    plane = tiles * WARPS * q * 32
+    last = (p.slices - 1) * plane + ((tiles - 1) * WARPS + WARPS - 1) * q * 32 + (q - 1) * 32 + 31
+    assert 4 * (last + 1) == STAGE.workspace_floats(m, n, k, H100_SMS)
