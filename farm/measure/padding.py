@@ -4,7 +4,8 @@ must be a multiple of 16 bytes, and B, K x N in 16 bits, has 2N: kernels/hopper_
 For such an N the stage's launch sequence gains two launches of the harness's own (checks.cu): before the stage's
 launches, `pad_columns` copies B into a K x P buffer (P = N rounded up to `pad_n_to`, columns N..P-1 zero); the
 stage's launches then run unchanged at M x P x K on it into an M x P C; after them, `unpad_columns` copies the first N
-columns of each row into the caller's M x N C. All three run in the one callable the timer captures and replays, so
+columns of each row into the caller's M x N C (the padded C is poisoned with NaN once, so an element the stage never
+writes fails the check as it would unpadded). All three run in the one callable the timer captures and replays, so
 the copies' cost is in every timed launch, and the verification reads the caller's C; the baseline library gets the
 unpadded layout as always. The row's status_reason says that the stage ran padded.
 """
@@ -41,6 +42,7 @@ def padded_launcher(
     b, c = operands["B"], operands["C"]
     wide_b = cupy.empty((k, padded), dtype=b.dtype)  # every element written by each pad, zeros too
     wide_c = cupy.empty((m, padded), dtype=c.dtype)
+    checks.poison(wide_c)  # as the caller's C is: an element no launch writes reaches C as NaN
     run = launcher({**operands, "B": wide_b, "C": wide_c}, m, padded, k)
 
     def padded_run() -> None:
