@@ -125,35 +125,39 @@ __global__ void compare(const float* __restrict__ out, const Ref* __restrict__ r
 // contiguous; threads stride over the chunks of a row along x and over rows along y.
 template <typename T>
 union Chunk {
+    static constexpr int V = 16 / sizeof(T);  // elements
     uint4 bits;
-    T e[16 / sizeof(T)];
+    T e[V];
 };
+
+// move(r, c) for the chunk of row r that starts at column c, for every chunk of a rows x padded_cols matrix of T.
+template <typename T, typename Move>
+__device__ __forceinline__ void for_each_chunk(long long rows, long long padded_cols, Move move) {
+    for (long long r = blockIdx.y * (long long)blockDim.y + threadIdx.y; r < rows; r += (long long)gridDim.y * blockDim.y)
+        for (long long c = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * Chunk<T>::V; c < padded_cols;
+             c += (long long)gridDim.x * blockDim.x * Chunk<T>::V)
+            move(r, c);
+}
 
 template <typename T>
 __global__ void pad_columns(const T* __restrict__ x, T* __restrict__ padded, long long rows, long long cols,
                             long long padded_cols) {
-    constexpr int V = 16 / sizeof(T);
-    for (long long r = blockIdx.y * (long long)blockDim.y + threadIdx.y; r < rows; r += (long long)gridDim.y * blockDim.y)
-        for (long long c = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * V; c < padded_cols;
-             c += (long long)gridDim.x * blockDim.x * V) {
-            Chunk<T> chunk;
+    for_each_chunk<T>(rows, padded_cols, [&](long long r, long long c) {
+        Chunk<T> chunk;
 #pragma unroll
-            for (int j = 0; j < V; ++j) chunk.e[j] = c + j < cols ? x[r * cols + c + j] : T(0);
-            *reinterpret_cast<uint4*>(padded + r * padded_cols + c) = chunk.bits;
-        }
+        for (int j = 0; j < Chunk<T>::V; ++j) chunk.e[j] = c + j < cols ? x[r * cols + c + j] : T(0);
+        *reinterpret_cast<uint4*>(padded + r * padded_cols + c) = chunk.bits;
+    });
 }
 
 template <typename T>
 __global__ void unpad_columns(const T* __restrict__ padded, T* __restrict__ x, long long rows, long long cols,
                               long long padded_cols) {
-    constexpr int V = 16 / sizeof(T);
-    for (long long r = blockIdx.y * (long long)blockDim.y + threadIdx.y; r < rows; r += (long long)gridDim.y * blockDim.y)
-        for (long long c = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * V; c < padded_cols;
-             c += (long long)gridDim.x * blockDim.x * V) {
-            Chunk<T> chunk;
-            chunk.bits = *reinterpret_cast<const uint4*>(padded + r * padded_cols + c);
+    for_each_chunk<T>(rows, padded_cols, [&](long long r, long long c) {
+        Chunk<T> chunk;
+        chunk.bits = *reinterpret_cast<const uint4*>(padded + r * padded_cols + c);
 #pragma unroll
-            for (int j = 0; j < V; ++j)
-                if (c + j < cols) x[r * cols + c + j] = chunk.e[j];
-        }
+        for (int j = 0; j < Chunk<T>::V; ++j)
+            if (c + j < cols) x[r * cols + c + j] = chunk.e[j];
+    });
 }
