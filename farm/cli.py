@@ -72,7 +72,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             else (f"{p.ms} ms, {p.device} {p.m}^3" if p else "")
         )
         print(
-            f"{s.name:<26} {s.family:<12} {s.position:>3} {s.group:<16} {s.dtype:<5} {s.shapes.describe():<28} {published:<34} {s.what_changed}"
+            f"{s.name:<26} {s.family:<12} {s.position:>3} {s.group:<16} {s.dtype:<5} {s.describe_shapes():<28} {published:<34} {s.what_changed}"
         )
     return 0
 

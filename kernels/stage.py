@@ -168,6 +168,13 @@ class Measured:
         """Floats of workspace W an m x n x k cell needs on a chip of `sm_count` SMs."""
         return 0
 
+    def padded_n(self, n: int) -> int:
+        """The N its launches run at for an N-column product (a Stage's `pad_n_to`; a library: N itself)."""
+        return n
+
+    def describe_shapes(self) -> str:
+        return self.shapes.describe()
+
     def unsupported_reason(self, m: int, n: int, k: int, cc: int) -> str | None:
         if cc < self.min_cc:
             return f"needs compute capability {self.min_cc / 10:.1f}, device has {cc / 10:.1f}"
@@ -194,6 +201,9 @@ class Stage(Measured):
     launches: tuple[Launch, ...]
     workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats (a planned launch: its plan's)
     requires_arch: str | None = None  # e.g. "sm_90a": compiled for that arch-specific target alone
+    # N not a multiple of this runs padded: the harness copies B into a zero-padded K x padded_n(N) buffer before the
+    # launches and C out of an M x padded_n(N) one after, both inside the timed sequence (farm/measure/padding.py)
+    pad_n_to: int = 1
 
     @property
     def source(self) -> str:
@@ -205,8 +215,18 @@ class Stage(Measured):
         return tuple(dict.fromkeys(l.kernel for l in self.launches))
 
     def workspace_floats(self, m: int, n: int, k: int, sm_count: int) -> int:
+        n = self.padded_n(n)  # what the launches see
         planned = [l.plan(m, n, k, sm_count).workspace_floats for l in self.launches if l.planner is not None]
         return max(planned) if planned else self.workspace_floats_per_mn * m * n
+
+    def padded_n(self, n: int) -> int:
+        return cdiv(n, self.pad_n_to) * self.pad_n_to
+
+    def describe_shapes(self) -> str:
+        rule = self.shapes.describe()
+        if self.pad_n_to == 1:
+            return rule
+        return f"{rule}, any N (pad to {self.pad_n_to})"  # farm/measure/padding.py
 
     @property
     def takes_workspace(self) -> bool:
@@ -235,7 +255,7 @@ class Stage(Measured):
             "grid": first.describe_grid(),
             "launches": len(self.launches),
             "dynamic_smem_bytes": first.dynamic_smem,
-            "shapes": self.shapes.describe(),
+            "shapes": self.describe_shapes(),
             "min_compute_capability": self.min_cc / 10,
             "requires_arch": self.requires_arch,
             "what_changed": self.what_changed,

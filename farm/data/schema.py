@@ -126,7 +126,7 @@ _F = [
     (
         "status_reason",
         pa.string(),
-        "why skipped / failed / errored; empty when ok, unless the row's baseline stood in for the catalog's (then why)",
+        "why skipped / failed / errored; empty when ok, unless the row's baseline stood in for the catalog's (then why) or the stage ran at N padded to its multiple (then how: farm/measure/padding.py; walk D at N % 8 != 0)",
     ),
     # compilation
     ("compile_options", pa.string(), "NVRTC options, space separated"),

@@ -1,7 +1,8 @@
 // The harness's own kernels: a cell's random inputs in their storage precision, their exact FP64 values, and the
 // element-wise check of an output against its reference. Compiled like every stage (NVRTC, cached on disk,
 // in the background when a worker starts), so that no cell waits for CuPy to generate and compile its generic
-// element-wise kernels, seconds of a fresh machine's first cell. All take a grid-stride loop over n elements.
+// element-wise kernels, seconds of a fresh machine's first cell. All but the last two (a padded stage's copies) take a
+// grid-stride loop over n elements.
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
@@ -116,4 +117,47 @@ __global__ void compare(const float* __restrict__ out, const Ref* __restrict__ r
         atomicMax(&stats[1], (unsigned long long)__double_as_longlong(worst));
         atomicMax(&stats[2], (unsigned long long)__double_as_longlong(worst_scaled));
     }
+}
+
+// A stage that runs N padded (farm/measure/padding.py): `padded` (rows x padded_cols, rows of whole 16-byte chunks)
+// from `x` (rows x cols), zeros in columns cols..padded_cols-1, and back. A thread moves one 16-byte chunk of a padded
+// row, so its access to the padded side is one vector load or store and a warp's accesses to either side are
+// contiguous; threads stride over the chunks of a row along x and over rows along y.
+template <typename T>
+union Chunk {
+    static constexpr int V = 16 / sizeof(T);  // elements
+    uint4 bits;
+    T e[V];
+};
+
+// move(r, c) for the chunk of row r that starts at column c, for every chunk of a rows x padded_cols matrix of T.
+template <typename T, typename Move>
+__device__ __forceinline__ void for_each_chunk(long long rows, long long padded_cols, Move move) {
+    for (long long r = blockIdx.y * (long long)blockDim.y + threadIdx.y; r < rows; r += (long long)gridDim.y * blockDim.y)
+        for (long long c = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * Chunk<T>::V; c < padded_cols;
+             c += (long long)gridDim.x * blockDim.x * Chunk<T>::V)
+            move(r, c);
+}
+
+template <typename T>
+__global__ void pad_columns(const T* __restrict__ x, T* __restrict__ padded, long long rows, long long cols,
+                            long long padded_cols) {
+    for_each_chunk<T>(rows, padded_cols, [&](long long r, long long c) {
+        Chunk<T> chunk;
+#pragma unroll
+        for (int j = 0; j < Chunk<T>::V; ++j) chunk.e[j] = c + j < cols ? x[r * cols + c + j] : T(0);
+        *reinterpret_cast<uint4*>(padded + r * padded_cols + c) = chunk.bits;
+    });
+}
+
+template <typename T>
+__global__ void unpad_columns(const T* __restrict__ padded, T* __restrict__ x, long long rows, long long cols,
+                              long long padded_cols) {
+    for_each_chunk<T>(rows, padded_cols, [&](long long r, long long c) {
+        Chunk<T> chunk;
+        chunk.bits = *reinterpret_cast<const uint4*>(padded + r * padded_cols + c);
+#pragma unroll
+        for (int j = 0; j < Chunk<T>::V; ++j)
+            if (c + j < cols) x[r * cols + c + j] = chunk.e[j];
+    });
 }

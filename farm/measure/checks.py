@@ -13,7 +13,8 @@ read through pointers (so a captured graph picks up the scales of fresh inputs).
 those. Operand layout: both operands K-major, as wgmma and cuBLASLt need FP8 on Hopper ("TN"): A is M x K and B is
 stored N x K (row n holds column n of the product's B), so C = A . B_stored^T.
 
-All of it is our own kernels (checks.cu: a counter-based generator, conversions, the comparison), compiled like the
+All of it is our own kernels (checks.cu: a counter-based generator, conversions, the comparison, and the copies of a
+stage that runs N padded, farm/measure/padding.py), compiled like the
 stages: CuPy's generic element-wise kernels and generators would each be generated and compiled the first time a
 process uses them, which cost a fresh H100's first cell 6 s. Poisoning is a memset: all-ones bits are a NaN in FP32.
 """
@@ -41,6 +42,8 @@ KERNELS = (
     "amax",
     "to_fp8<__NV_E4M3>",
     "widen_fp8<__NV_E4M3>",
+    "pad_columns<unsigned short>",
+    "unpad_columns<float>",
 )
 # Each input precision's storage from FP32 normals: none (FP32 itself), or the kernel and the array dtype.
 _NARROWING = {"fp32": None, "tf32": None, "fp16": ("to_half", "float16"), "bf16": ("to_bf16_bits", "uint16")}
@@ -49,6 +52,7 @@ FP8 = {"fp8_e4m3": ("__NV_E4M3", "__NV_E4M3")}
 SCALE_SLOT = 64  # floats (256 bytes) between the two dequantisation factors of a `scales` array
 _BLOCK = 256
 _BLOCKS_PER_SM = 32  # grid-stride loops: enough blocks to fill any chip, one atomic per warp at the end
+_MAX_GRID_Y = 65535
 
 
 def new_scales():
@@ -143,6 +147,28 @@ class Checks:
         kernel = {"fp32": "widen<float>", "tf32": "widen<float>", "fp16": "widen<__half>", "bf16": "widen_bf16"}[dtype]
         self._launch(kernel, x.size, x, y, np.int64(x.size))
         return y
+
+    def pad_columns(self, x, padded) -> None:
+        """`padded` (rows x P, P a multiple of 8) := the 16-bit `x` (rows x cols, cols <= P), zeros past its columns."""
+        self._launch_rows("pad_columns<unsigned short>", (x, padded), x, padded, 2)
+
+    def unpad_columns(self, padded, x) -> None:
+        """The FP32 `x` (rows x cols) := the first cols columns of `padded` (rows x P, P a multiple of 4)."""
+        self._launch_rows("unpad_columns<float>", (padded, x), x, padded, 4)
+
+    def _launch_rows(self, name: str, pointers: tuple, x, padded, itemsize: int) -> None:
+        """A pad or unpad kernel between `x` and `padded`: one thread a 16-byte chunk of a padded row, a block's 256
+        threads over a row's chunks (up to 256 of them) times as many rows as that leaves."""
+        (rows, cols), padded_cols = x.shape, padded.shape[1]
+        if {x.itemsize, padded.itemsize} != {itemsize} or padded.shape[0] != rows or not cols <= padded_cols:
+            raise ValueError(f"{name}: {x.dtype}{x.shape} and padded {padded.dtype}{padded.shape} do not match")
+        if padded_cols * itemsize % 16:
+            raise ValueError(f"{name}: padded rows of {padded_cols * itemsize} bytes are not whole 16-byte chunks")
+        per_row = padded_cols * itemsize // 16
+        across = min(_BLOCK, 1 << (per_row - 1).bit_length())
+        block = (across, _BLOCK // across)
+        grid = (min(math.ceil(per_row / across), self._max_grid), min(math.ceil(rows / block[1]), _MAX_GRID_Y))
+        self._kernels[name](grid, block, (*pointers, np.int64(rows), np.int64(cols), np.int64(padded_cols)))
 
     @staticmethod
     def poison(c) -> None:

@@ -26,6 +26,7 @@ from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError, co
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import LIBRARIES, launcher, unavailable_reason
+from farm.measure.padding import padded_launcher, padding_note
 from farm.measure.sizing import check_fp64, memory_skip_reason, reference_plan
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
@@ -385,7 +386,7 @@ class GpuMeasurer:
                     operands["W"] = cupy.empty(
                         s.workspace_floats(m, n, k, self._device["sm_count"]), dtype=cupy.float32
                     )
-                outputs[i], runs[i] = c, kernels[i].launcher(operands, m, n, k)
+                outputs[i], runs[i] = c, padded_launcher(s, checks, kernels[i].launcher, operands, m, n, k)
             began = time.perf_counter()
 
             def compare_with_reference(c):  # the kernel's output against the baseline library's on the same inputs
@@ -410,15 +411,11 @@ class GpuMeasurer:
             outs = [
                 {
                     **kernel.columns,
-                    "grid_blocks": int(np.prod(s.launches[0].grid(m, n, self._device["sm_count"]))),
+                    "grid_blocks": int(np.prod(s.launches[0].grid(m, s.padded_n(n), self._device["sm_count"]))),
                     "baseline": baseline.name,
                     **check_of[name](),
                     "verify_reference": f"{baseline.name} output for the same inputs",
-                    **(
-                        {"status_reason": f"measured against {baseline.name}: {passed_over}"[:4000]}
-                        if passed_over
-                        else {}
-                    ),
+                    **_notes(passed_over and f"measured against {baseline.name}: {passed_over}", padding_note(s, n)),
                 }
                 for kernel, (name, _, s) in zip(kernels, arms)
             ]
@@ -433,6 +430,12 @@ class GpuMeasurer:
 
     def _seed(self) -> int:
         return int(self._rng.integers(2**63))
+
+
+def _notes(*notes: str | None) -> dict:
+    """An ok row's status_reason where it has something to say (a stand-in baseline, a padded N), else nothing."""
+    said = "; ".join(note for note in notes if note)
+    return {"status_reason": said[:4000]} if said else {}
 
 
 def _untimed(out: dict, elements: int, arms: int) -> dict:

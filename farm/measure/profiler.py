@@ -148,6 +148,9 @@ class Profiler:
             if cc
             else stage.shapes.rejects(cell.m, cell.n, cell.k)
         )
+        if not reason and stage.padded_n(cell.n) != cell.n:  # the range would hold the harness's copies too
+            padded = stage.padded_n(cell.n)
+            reason = f"N={cell.n} runs padded to {padded} (farm/measure/padding.py): profile N={padded} for its kernels"
         if reason:
             return self.status_records(stage, cell, run_id, "skipped", reason)
         if self._host_failure:

@@ -112,9 +112,11 @@ def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_
 
 def bytes_needed(stage: Measured, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
     """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace (as
-    the stage's plan sizes it for the device's SM count), a baseline's FP64 check (reference_plan), and cold mode's
-    L2 flush buffer."""
-    fp32 = 4 * (m * k + k * n + 2 * m * n + stage.workspace_floats(m, n, k, device["sm_count"]))
+    the stage's plan sizes it for the device's SM count), a padded stage's copies of B and C (farm/measure/padding.py),
+    a baseline's FP64 check (reference_plan), and cold mode's L2 flush buffer."""
+    padded = stage.padded_n(n)
+    copies = (k + m) * padded if padded != n else 0
+    fp32 = 4 * (m * k + k * n + 2 * m * n + copies + stage.workspace_floats(m, n, k, device["sm_count"]))
     fp64 = reference_plan(m, n, k, device).device_bytes if stage.is_baseline else 0
     return fp32 + fp64 + flush_bytes
 
