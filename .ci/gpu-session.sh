@@ -53,8 +53,8 @@ aafull_report() {  # aafull_report [T0 BUDGET]: the aafull step's verdicts, comp
   # (runs pa-a/pa-b and pb-a/pb-b); alone as the aafull-report step on an earlier call's results (.resume/results.tgz)
   local t0=${1:-$(date +%s)} budget=${2:-0} exp="$FINAL/h100-paired-aa" ref d
   python3 -m farm compare pa-a pa-b --data "$RES" --cross-fit > "$OUT/compare-pa.txt" 2>&1
-  PYTHONPATH=. python3 .ci/paired_report.py pairs "$RES" pa > "$OUT/pairs-pa.txt" 2>&1
-  PYTHONPATH=. python3 .ci/paired_report.py split "$RES" pa --cross-fit > "$OUT/split-pa.txt" 2>&1
+  PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/paired_report.py pairs "$RES" pa > "$OUT/pairs-pa.txt" 2>&1
+  PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/paired_report.py split "$RES" pa --cross-fit > "$OUT/split-pa.txt" 2>&1
   python3 -m farm compare aa1 aa2 --data datasets/h100-aa --cross-fit > "$OUT/compare-before.txt" 2>&1
   python3 -m farm compare aa1 aa2 --data datasets/h100-aa --cross-fit --plant 1,2,3,5 > "$OUT/plant-before.txt" 2>&1
   python3 -m farm compare pb-a pb-b --data "$RES" > "$OUT/compare-base.txt" 2>&1  # the A/A's pairs the history
@@ -333,8 +333,8 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit > "$OUT/compare-pa.txt"
     python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --json > "$OUT/compare-pa.json"
     python3 -m farm compare "$run-a" "$run-b" --data "$RES" $fit --plant 1,2,3,5 > "$OUT/plant-pa.txt"
-    PYTHONPATH=. python3 .ci/paired_report.py pairs "$RES" "$run" > "$OUT/pairs-pa.txt"; cat "$OUT/pairs-pa.txt"
-    PYTHONPATH=. python3 .ci/paired_report.py split "$RES" "$run" $fit | tee "$OUT/split-pa.txt"
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/paired_report.py pairs "$RES" "$run" > "$OUT/pairs-pa.txt"; cat "$OUT/pairs-pa.txt"
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/paired_report.py split "$RES" "$run" $fit | tee "$OUT/split-pa.txt"
     for f in compare-pa plant-pa; do echo "== $f"; sed -n '/^Noise model\|^ planted/,$p' "$OUT/$f.txt"; done ;;
   aafull)  # issue 26, one call of about 330 s on an H100 (DEADLINE, default 310, bounds the whole step: each part
     # gets what is left less what the later parts need; NO prewarm, the workers compile while cells run):
