@@ -392,19 +392,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.analysis.crosscheck import PRECISIONS, as_csv, as_table, crosscheck
+    from farm.analysis.crosscheck import MODES, PRECISIONS, as_csv, as_table, crosscheck
     from farm.plan import load_plan, parse_size
 
-    if args.plan:
-        sizes = sorted({c.m for c in load_plan(args.plan).cells() if c.m == c.n == c.k})
+    if args.plan:  # every shape of the plan, cubes and M x N x K alike
+        shapes = sorted({(c.m, c.n, c.k) for c in load_plan(args.plan).cells()})
     else:
-        sizes = [parse_size(s)[0] for s in _split(args.sizes) or ["256", "1024", "4096"]]
+        shapes = [parse_size(s) for s in _split(args.sizes) or ["256", "1024", "4096"]]
     precisions = tuple(_split(args.precisions) or PRECISIONS)
     unknown = sorted(set(precisions) - set(PRECISIONS))
     if unknown:
         print(f"unknown precision {', '.join(unknown)}; valid: {', '.join(PRECISIONS)}", file=sys.stderr)
         return 2
-    records = crosscheck(sizes, precisions)
+    modes = tuple(_split(args.modes) or MODES)
+    if set(modes) - set(MODES):
+        print(f"unknown mode {', '.join(sorted(set(modes) - set(MODES)))}; valid: {', '.join(MODES)}", file=sys.stderr)
+        return 2
+    records = crosscheck(shapes, precisions, args.max_time_s, modes)
     print(as_table(records))
     if args.csv:
         Path(args.csv).write_text(as_csv(records))
@@ -669,13 +673,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "crosscheck",
         help="the farm's cuBLAS and cuBLASLt medians (hot and cold) against torch.mm under "
-        "triton.testing.do_bench_cudagraph / do_bench, per precision and size (needs torch, triton)",
+        "triton.testing.do_bench_cudagraph / do_bench, per precision and shape (needs torch, triton)",
     )
     given = p.add_mutually_exclusive_group()
-    given.add_argument("--sizes", help="comma-separated cube edges (default 256,1024,4096)")
-    given.add_argument("--plan", help="take the cube sizes from this plan file instead")
+    given.add_argument("--sizes", help="comma-separated cube edges or MxNxK shapes (default 256,1024,4096)")
+    given.add_argument("--plan", help="take every shape of this plan file instead (cubes and MxNxK)")
     p.add_argument(
         "--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)"
+    )
+    p.add_argument("--modes", help="comma-separated, of hot,cold (default both)")
+    p.add_argument(
+        "--max-time-s", type=_above_zero, default=2.0, help="seconds of timed batches a farm cell gets at most (default 2)"
     )
     p.add_argument("--csv", help="also write the records to this CSV file")
     p.set_defaults(func=cmd_crosscheck)

@@ -211,6 +211,8 @@ def test_validate_counts_a_missing_dataset_as_a_problem(tmp_path, capsys):
         (["compare", "aa1"], "give two runs, or one run with --aa or --gpu-to-gpu"),
         (["compile", "--families", "baseline"], "nothing to compile"),
         (["compile", "--kernels", "naive", "--tuning"], "none of the selected kernels is tunable"),
+        (["crosscheck", "--sizes", "256", "--modes", "hot,warm"], "unknown mode warm; valid: hot, cold"),
+        (["crosscheck", "--sizes", "256", "--precisions", "fp8"], "unknown precision fp8"),
     ],
 )
 def test_options_a_mode_would_ignore_are_refused(argv, message, capsys):
@@ -222,6 +224,7 @@ def test_options_a_mode_would_ignore_are_refused(argv, message, capsys):
     "argv, message",
     [
         (["crosscheck", "--plan", "quick", "--sizes", "256"], "not allowed with argument"),
+        (["crosscheck", "--max-time-s", "0"], "--max-time-s: 0 is not above 0"),
         (["compare", "a", "b", "--tolerance", "0"], "--tolerance: 0 is not above 0"),
         (["compare", "a", "b", "--tolerance", "x"], "--tolerance: 'x' is not a number"),
         (["validate", "x", "--max-problems", "-1"], "--max-problems: -1 is below 0"),

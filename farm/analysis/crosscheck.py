@@ -1,6 +1,6 @@
 """The farm's vendor baselines against an independent harness: torch.mm under Triton's benchmarkers.
 
-For every precision class and size, the farm measures cublas_<p> and cublaslt_<p> as it measures any
+For every precision class and shape (a cube edge, or M x N x K as the LLM plans have), the farm measures cublas_<p> and cublaslt_<p> as it measures any
 cell (verified, interleaved batches, CUDA graphs), in hot and in cold mode; PyTorch computes the same
 product with the same output dtype (FP32; FP16/BF16 inputs through `out_dtype`), timed by
 `triton.testing.do_bench_cudagraph` (hot: a graph of back-to-back calls) and `do_bench` (cold: it
@@ -38,14 +38,19 @@ COLUMNS = (
 )
 
 
-def _torch_call(precision: str, n: int):
+def shape_label(m: int, n: int, k: int) -> str:
+    """The CSV's `size`: the edge of a cube ("4096"), else "MxNxK" (as plans write sizes)."""
+    return str(m) if m == n == k else f"{m}x{n}x{k}"
+
+
+def _torch_call(precision: str, m: int, n: int, k: int):
     """torch.mm on fresh N(0,1) operands of the precision class, FP32 output, TF32 as the class says."""
     import torch
 
     dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
-    a = torch.randn(n, n, device="cuda").to(dtype)
-    b = torch.randn(n, n, device="cuda").to(dtype)
-    c = torch.empty(n, n, device="cuda", dtype=torch.float32)
+    a = torch.randn(m, k, device="cuda").to(dtype)
+    b = torch.randn(k, n, device="cuda").to(dtype)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float32)
     if dtype == torch.float32:
         from farm.measure.extra_baselines import _set_tf32
 
@@ -62,8 +67,14 @@ def _torch_call(precision: str, n: int):
     return run
 
 
-def crosscheck(sizes: list[int], precisions: tuple[str, ...] = PRECISIONS, max_time_s: float = 2.0) -> list[dict]:
-    """One record per (precision, size, mode); the farm's side stops each cell after `max_time_s` of batches."""
+def crosscheck(
+    shapes: list[tuple[int, int, int]],
+    precisions: tuple[str, ...] = PRECISIONS,
+    max_time_s: float = 2.0,
+    modes: tuple[str, ...] = MODES,
+) -> list[dict]:
+    """One record per (precision, shape (m, n, k), mode); the farm's side stops each cell after `max_time_s` of
+    batches."""
     import triton.testing
 
     from farm.measure.gpu import GpuMeasurer
@@ -72,21 +83,22 @@ def crosscheck(sizes: list[int], precisions: tuple[str, ...] = PRECISIONS, max_t
         mode: GpuMeasurer(
             options=MeasureOptions(timing=TimingConfig(mode=mode, stopping=StoppingRule(max_time_s=max_time_s)))
         )
-        for mode in MODES
+        for mode in modes
     }
     out = []
     for precision in precisions:
-        for n in sizes:
-            run = _torch_call(precision, n)
-            theirs = {
-                "hot": triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median"),
-                "cold": triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median"),
+        for m, n, k in shapes:
+            run = _torch_call(precision, m, n, k)
+            bench = {
+                "hot": lambda: triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median"),
+                "cold": lambda: triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median"),
             }
-            for mode in MODES:
-                rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", n, n, n), "crosscheck") for lib in LIBRARIES}
+            theirs = {mode: bench[mode]() for mode in modes}
+            for mode in modes:
+                rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", m, n, k), "crosscheck") for lib in LIBRARIES}
                 record = {
                     "precision": precision,
-                    "size": n,
+                    "size": shape_label(m, n, k),
                     "mode": mode,
                     "torch_ms": theirs[mode],
                     "torch_timer": "do_bench_cudagraph" if mode == "hot" else "do_bench",
