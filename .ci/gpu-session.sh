@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -406,6 +406,27 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     python3 -m farm report "$RES" --run-id walkd11 > "$OUT/report-walkd11.md" 2>&1
     timeout 90 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 > "$OUT/crosscheck-walkd11.md" 2>&1
     tail -12 "$OUT/crosscheck-walkd11.md" ;;
+  llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
+    # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
+    # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the
+    # context), and the shapes of the M that fail are left out, saying so.
+    shift; run=$1; ok=""
+    for m in $(python3 -c "from farm.plan import load_plan; print(*sorted({c.m for c in load_plan('plans/llm.toml').cells()}))"); do
+      if timeout 60 python3 -c "
+import sys, torch
+from farm.plan import load_plan
+for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells() if c.m == $m}):
+    a, b = torch.randn(m, k, device='cuda').bfloat16(), torch.randn(k, n, device='cuda').bfloat16()
+    c = torch.empty(m, n, device='cuda')
+    torch.mm(a, b, out_dtype=torch.float32, out=c); torch.cuda.synchronize()
+    assert torch.allclose(c, a.float() @ b.float(), rtol=1e-2, atol=1e-1), (m, n, k)" > "$OUT/probe-m$m.log" 2>&1
+      then ok="$ok $m"; else echo "torch.mm out_dtype at M = $m failed: $(grep -m1 -E 'Error|assert' "$OUT/probe-m$m.log")"; fi
+    done
+    sizes=$(python3 -c "import sys; from farm.plan import load_plan; ok = {int(m) for m in sys.argv[1:]}
+print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells()}) if m in ok))" $ok)
+    timeout "${DEADLINE:-300}" python3 -m farm crosscheck --sizes "$sizes" --precisions bf16 --modes hot --max-time-s 0.5 \
+      --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
+    echo "llm crosscheck rc=$? at M in:$ok"; tail -80 "$OUT/crosscheck-$run.md" | cut -c1-110 ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
