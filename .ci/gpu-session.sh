@@ -58,7 +58,7 @@ aafull_report() {  # aafull_report [T0 BUDGET]: the aafull step's verdicts, comp
   python3 -m farm compare aa1 aa2 --data datasets/h100-aa --cross-fit > "$OUT/compare-before.txt" 2>&1
   python3 -m farm compare aa1 aa2 --data datasets/h100-aa --cross-fit --plant 1,2,3,5 > "$OUT/plant-before.txt" 2>&1
   python3 -m farm compare pb-a pb-b --data "$RES" > "$OUT/compare-base.txt" 2>&1  # the A/A's pairs the history
-  for ref in h100-reference/h100-ref3 h100-reference/h100-walkd h200-reference/h200-ref3 h200-reference/h200-walkd; do
+  for ref in h100-reference/h100-ref3 h100-reference/h100-walkd2 h200-reference/h200-ref3 h200-reference/h200-walkd; do
     echo "$ref $(python3 -m farm compare "${ref#*/}" --aa --data "datasets/${ref%/*}" 2>&1 | tail -1)"
   done > "$OUT/aa-shipped.txt"
   rm -rf "$exp"

@@ -934,14 +934,15 @@ def test_llm_page_without_llm_rows_names_the_plan(farm_dataset, monkeypatch):
 
 
 def test_llm_page_on_the_shipped_data_says_the_plan_has_not_run(monkeypatch):
-    """The H100 reference shares one shape with Llama-3-8B (4096³, q_proj at M = 4096): the page shows it and says
-    that the geometric mean covers one shape of 24, naming the plan."""
+    """The H100 reference shares two shapes with Llama-3-8B (4096³, q_proj at M = 4096; walk D's tail 1x4096x4096,
+    q_proj in decoding): the page shows them and says that the geometric mean covers two shapes of 24, naming the
+    plan."""
     at = app(monkeypatch, str(SHIPPED / "h100-reference"))
     at.switch_page("views/llm.py").run()
     assert not at.exception, [e.message for e in at.exception]
     warning = next(w.value for w in at.warning if "plans/llm.toml" in w.value)
-    assert "Only 1 of 24 shapes of Llama-3-8B measured (4096x4096x4096)" in warning
-    assert at.dataframe[0].value["shapes_measured"].eq(1).all()
+    assert "Only 2 of 24 shapes of Llama-3-8B measured (1x4096x4096, 4096x4096x4096)" in warning
+    assert at.dataframe[0].value["shapes_measured"].eq(2).all()
 
 
 def test_ladder_puts_every_tf32_family_in_one_ladder(tmp_path, monkeypatch):

@@ -247,8 +247,11 @@ def test_change_points_on_the_shipped_series_mark_card_changes_as_environment(tm
     # power-cap change named; 4 moved beyond the run noise learned over all of them with nothing else differing
     # (triton_fp16 1024^3 +18 %, regblock 1024^3 -4.5 %...): heavy-tailed run-level noise, 1.3 % of the series
     assert (aa & (marked["environment"] == "")).sum() <= 0.02 * 316
-    per_series = hist.groupby(history.SERIES, dropna=False)["verdict"].apply(lambda v: (v != "").sum())
-    assert isinstance(per_series, pd.Series) and per_series.max() <= 2
+    # no series flaps: at most one step a series with nothing but the run differing (a series of four cards may step
+    # at each, as H200 cuBLAS BF16 4096^3 does, 14 %, 14 % and 3 % between four hosts' cards, each step so marked)
+    steps = hist[(hist["verdict"] != "") & hist["change"]]
+    per_series = steps.groupby(history.SERIES, dropna=False)["verdict"].size()
+    assert isinstance(per_series, pd.Series) and per_series.max() <= 1
 
 
 def _write(tmp_path: Path, name: str, rows: list[dict]) -> str:
