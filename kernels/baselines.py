@@ -59,9 +59,24 @@ _FP8 = Baseline(
     min_cc=90,
     library="cuBLASLt",
 )
+# FP8 with B in E5M2 (A E4M3): cuBLASLt takes E4M3 x E5M2 and E5M2 x E4M3 on Hopper, not E5M2 x E5M2
+# (kernels/hopper_fp8/README.md). Its A is the class's B (the operand swap), so it is asked for E5M2 x E4M3.
+_FP8_E5M2_B = Baseline(
+    name="cublaslt_fp8_e4m3_e5m2",
+    group="baseline",
+    position=9,
+    what_changed="cublasLtMatmul, heuristic's best algorithm, E4M3 A (M x K) and E5M2 B (stored N x K) as TN, "
+    "per-tensor scale pointers, FP32 out, CUBLAS_COMPUTE_32F, FAST_ACCUM off",
+    dtype="fp8_e4m3_e5m2",
+    baseline="cublaslt_fp8_e4m3_e5m2",
+    compute_type="CUBLAS_COMPUTE_32F",
+    min_cc=90,
+    library="cuBLASLt",
+)
 VENDOR_BASELINES = [
     *(_vendor(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)),
     _FP8,
+    _FP8_E5M2_B,
 ]
 
 
@@ -130,6 +145,15 @@ EXTRA_BASELINES: list[Baseline] = [
         "fp8_e4m3",
         90,
         "torch._scaled_mm, E4M3 A (M x K) and B (stored N x K, passed as its column-major transpose), per-tensor "
+        "scales, FP32 out, use_fast_accum=False",
+    ),
+    _extra(
+        18,
+        "torch_fp8_e4m3_e5m2",
+        "PyTorch",
+        "fp8_e4m3_e5m2",
+        90,
+        "torch._scaled_mm, E4M3 A (M x K) and E5M2 B (stored N x K, passed as its column-major transpose), per-tensor "
         "scales, FP32 out, use_fast_accum=False",
     ),
 ]

@@ -1,5 +1,6 @@
-"""E4M3 on the host, written from the OCP 8-bit floating point spec (no CUDA header): the value of each of the 256
-codes, and round-to-nearest-even with saturation, for tests that check the harness's FP8 kernels and baselines."""
+"""E4M3 and E5M2 on the host, written from the OCP 8-bit floating point spec (no CUDA header): the value of each of
+the 256 codes, and E4M3's round-to-nearest-even with saturation, for tests that check the harness's FP8 kernels and
+baselines."""
 
 import numpy as np
 
@@ -15,6 +16,18 @@ def e4m3_values() -> np.ndarray:
     magnitude = np.where(exponent == 0, mantissa / 8 * 2.0**-6, (1 + mantissa / 8) * 2.0 ** (exponent - 7.0))
     values = sign * magnitude
     values[(exponent == 15) & (mantissa == 7)] = np.nan
+    return values
+
+
+def e5m2_values() -> np.ndarray:
+    """float64 value of every E5M2 code (sign bit 7, exponent bits 6-2 with bias 15, 2 mantissa bits, IEEE-like:
+    exponent 31 is infinity with mantissa 0, else NaN)."""
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent, mantissa = (codes >> 2) & 0x1F, codes & 0x3
+    magnitude = np.where(exponent == 0, mantissa / 4 * 2.0**-14, (1 + mantissa / 4) * 2.0 ** (exponent - 15.0))
+    values = sign * magnitude
+    values[exponent == 31] = np.where(mantissa[exponent == 31] == 0, sign[exponent == 31] * np.inf, np.nan)
     return values
 
 
