@@ -5,6 +5,7 @@ baselines."""
 import numpy as np
 
 E4M3_MAX = 448.0
+E5M2_MAX = 57344.0
 
 
 def e4m3_values() -> np.ndarray:
@@ -33,10 +34,20 @@ def e5m2_values() -> np.ndarray:
 
 def e4m3_round(x: np.ndarray) -> np.ndarray:
     """The E4M3 codes nearest to x (ties to the even code), saturating at +-448."""
-    values = e4m3_values()
+    return _round_to_codes(x, e4m3_values())
+
+
+def e5m2_round(x: np.ndarray) -> np.ndarray:
+    """The E5M2 codes nearest to x (ties to the even code), saturating at +-57344 (the conversion's SATFINITE)."""
+    return _round_to_codes(x, e5m2_values())
+
+
+def _round_to_codes(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The codes of a format (`values`: each code's value) nearest to x, ties to the even code (the even mantissa),
+    saturating at its largest finite value."""
     finite = np.flatnonzero(np.isfinite(values) & ((np.arange(256) & 0x80) == 0))  # non-negative codes, ascending
     grid = values[finite]
-    mag = np.minimum(np.abs(x).astype(np.float64), E4M3_MAX)
+    mag = np.minimum(np.abs(x).astype(np.float64), grid[-1])
     hi = np.clip(np.searchsorted(grid, mag), 1, len(grid) - 1)
     lo = hi - 1
     d_lo, d_hi = mag - grid[lo], grid[hi] - mag
