@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkf|walkf-llm|walkf-e5m2|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -427,6 +427,40 @@ print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in lo
     timeout "${DEADLINE:-300}" python3 -m farm crosscheck --sizes "$sizes" --precisions bf16 --modes hot --max-time-s 0.5 \
       --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
     echo "llm crosscheck rc=$? at M in:$ok"; tail -80 "$OUT/crosscheck-$run.md" | cut -c1-110 ;;
+  walkf-e5m2)  # issue 32, FP8 with B in E5M2 (fp8_e4m3_e5m2: 03, 04, 07 built with FP8_B_E5M2): its GPU tests (B's E5M2
+    # inputs against a host E5M2, the stages and both baselines at tile-multiple and odd shapes, 07 at each plan branch,
+    # cuBLASLt's E5M2 x E5M2 refusal); then the three stages and cuBLASLt FP8 of both classes at 4096^3, 8192^3 and two
+    # LLM shapes, two repeats; torch._scaled_mm E4M3 x E5M2 under Triton's do_bench_cudagraph as the independent timer.
+    # Read gpu-tests-walkf-e5m2.log and walkFe5m2.txt (% of cuBLASLt FP8 E4M3 x E5M2 per cell and repeat).
+    stages=f_mma_overlap_fp8_e4m3_e5m2,f_multicast_fp8_e4m3_e5m2,f_swap_plan_fp8_e4m3_e5m2
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    prewarm --kernels "$stages"
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k e5m2 \
+      > "$OUT/gpu-tests-walkf-e5m2.log" 2>&1; grep -E "passed|failed|error|FAIL" "$OUT/gpu-tests-walkf-e5m2.log" | tail -8
+    printf '%s\n' "kernels = [\"${stages//,/\", \"}\", \"cublaslt_fp8_e4m3_e5m2\", \"cublaslt_fp8_e4m3\"]" \
+      'sizes = [4096, 8192, "1x8192x8192", "4096x14336x4096"]' 'repeats = 2' 'mode = "replicate"' \
+      'cell_timeout_s = 120' '' '[measure]' 'max_time_s = 0.5' 'warmup_max_s = 0.5' > /tmp/walkf_e5m2.toml
+    timeout "${DEADLINE:-300}" python3 -m farm bench --plan /tmp/walkf_e5m2.toml --run-id walkFe5m2 --output "$RES" \
+      > "$OUT/bench-walkFe5m2.log" 2>&1
+    echo "bench rc=$?"; tail -2 "$OUT/bench-walkFe5m2.log"
+    python3 -c "
+import pandas as pd
+from farm.data.dataset import read_table
+t = read_table('$RES').to_pandas(); t = t[t.run_id == 'walkFe5m2']
+print(t[['gpu_name', 'driver_version']].drop_duplicates().to_string(index=False)); print(t.status.value_counts().to_dict())
+t['shape'] = t.m.astype(str) + 'x' + t.n.astype(str) + 'x' + t.k.astype(str)
+cols = ['shape', 'stage', 'repeat', 'status', 'median_ms', 'tflops', 'pct_of_baseline', 'baseline', 'max_scaled_error']
+pd.set_option('display.width', 250); print(t.sort_values(['m', 'n', 'k', 'stage', 'repeat'])[cols].round(4).to_string(index=False))" \
+      2>&1 | tee "$OUT/walkFe5m2.txt"
+    python3 -c "
+import torch
+from triton.testing import do_bench_cudagraph
+for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 out, fast accumulation off
+    a, bt = torch.randn(n, n, device='cuda').div(8).to(torch.float8_e4m3fn), torch.randn(n, n, device='cuda').to(torch.float8_e5m2)
+    s = torch.tensor(0.01, device='cuda')
+    ms = do_bench_cudagraph(lambda: torch._scaled_mm(a, bt.t(), scale_a=s, scale_b=s, out_dtype=torch.float32, use_fast_accum=False), rep=200)
+    print(f'torch._scaled_mm E4M3 x E5M2 {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" \
+      2>&1 | tee "$OUT/crosscheck-walkf-e5m2.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

@@ -157,7 +157,14 @@ def stage_scale(df: pd.DataFrame, stages: list[str]) -> alt.Scale:
     return alt.Scale(domain=stages, range=rng)
 
 
-DTYPE_COLORS = {"fp32": "#4c78a8", "tf32": "#f58518", "fp16": "#54a24b", "bf16": "#b279a2", "fp8_e4m3": "#e45756"}
+DTYPE_COLORS = {
+    "fp32": "#4c78a8",
+    "tf32": "#f58518",
+    "fp16": "#54a24b",
+    "bf16": "#b279a2",
+    "fp8_e4m3": "#e45756",
+    "fp8_e4m3_e5m2": "#ff9da6",
+}
 
 
 def dtype_color(dtypes: set[str]) -> alt.Color:

@@ -78,11 +78,16 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def _compile_one(
-    stage_name: str, source_path, arch: str, kernel_names: tuple[str, ...], dynamic_smem: dict[str, int]
+    stage_name: str,
+    source_path,
+    arch: str,
+    kernel_names: tuple[str, ...],
+    dynamic_smem: dict[str, int],
+    options: tuple[str, ...] = (),
 ) -> list[dict]:
     """One stage for one arch: a result per kernel, or one failure (runs in a worker process with --jobs)."""
     try:
-        compiled = compile_source(source_path, arch, kernel_names)
+        compiled = compile_source(source_path, arch, kernel_names, options)
     except CompileError as exc:
         return [{"stage": stage_name, "arch": arch, "ok": False, "error": str(exc)}]
     missing = [k for k in kernel_names if k not in compiled.resources]
@@ -137,7 +142,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
             smem = {}
             for launch in stage.launches:
                 smem[launch.kernel] = max(smem.get(launch.kernel, 0), launch.dynamic_smem)
-            work.append((stage.name, stage.source_path, stage.compile_arch(arch), stage.kernel_names, smem))
+            work.append(
+                (
+                    stage.name,
+                    stage.source_path,
+                    stage.compile_arch(arch),
+                    stage.kernel_names,
+                    smem,
+                    stage.compile_options,
+                )
+            )
     if args.jobs == 1:
         per_stage = [_compile_one(*w) for w in work]
     else:

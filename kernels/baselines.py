@@ -45,23 +45,30 @@ def _vendor(
     )
 
 
+def _cublaslt_fp8(dtype: str, position: int, b_format: str) -> Baseline:
+    """cuBLASLt for an FP8 class: E4M3 A, B in `b_format` ("" where it is E4M3 too), per-tensor scales, FP32 out."""
+    return Baseline(
+        name=f"cublaslt_{dtype}",
+        group="baseline",
+        position=position,
+        what_changed=f"cublasLtMatmul, heuristic's best algorithm, E4M3 A (M x K) and {b_format}B (stored N x K) as TN, "
+        "per-tensor scale pointers, FP32 out, CUBLAS_COMPUTE_32F, FAST_ACCUM off",
+        dtype=dtype,
+        baseline=f"cublaslt_{dtype}",
+        compute_type="CUBLAS_COMPUTE_32F",
+        min_cc=90,
+        library="cuBLASLt",
+    )
+
+
 # FP8 (E4M3 A and B, per-tensor scales, FP32 out): cuBLASLt alone (cublasGemmEx has no FP8), Hopper on. Operand layout
 # of the class: B stored N x K, both operands K-major, the "TN" cuBLASLt and wgmma need (farm/measure/checks.py).
-_FP8 = Baseline(
-    name="cublaslt_fp8_e4m3",
-    group="baseline",
-    position=8,
-    what_changed="cublasLtMatmul, heuristic's best algorithm, E4M3 A (M x K) and B (stored N x K) as TN, per-tensor "
-    "scale pointers, FP32 out, CUBLAS_COMPUTE_32F, FAST_ACCUM off",
-    dtype="fp8_e4m3",
-    baseline="cublaslt_fp8_e4m3",
-    compute_type="CUBLAS_COMPUTE_32F",
-    min_cc=90,
-    library="cuBLASLt",
-)
+# With B in E5M2 (A E4M3): cuBLASLt takes E4M3 x E5M2 and E5M2 x E4M3 on Hopper, not E5M2 x E5M2
+# (kernels/hopper_fp8/README.md). Its A is the class's B (the operand swap), so it is asked for E5M2 x E4M3.
+_FP8 = (_cublaslt_fp8("fp8_e4m3", 8, ""), _cublaslt_fp8("fp8_e4m3_e5m2", 9, "E5M2 "))
 VENDOR_BASELINES = [
     *(_vendor(*lib, i, *precision) for lib in _LIBRARIES for i, precision in enumerate(_PRECISIONS)),
-    _FP8,
+    *_FP8,
 ]
 
 
@@ -130,6 +137,15 @@ EXTRA_BASELINES: list[Baseline] = [
         "fp8_e4m3",
         90,
         "torch._scaled_mm, E4M3 A (M x K) and B (stored N x K, passed as its column-major transpose), per-tensor "
+        "scales, FP32 out, use_fast_accum=False",
+    ),
+    _extra(
+        18,
+        "torch_fp8_e4m3_e5m2",
+        "PyTorch",
+        "fp8_e4m3_e5m2",
+        90,
+        "torch._scaled_mm, E4M3 A (M x K) and E5M2 B (stored N x K, passed as its column-major transpose), per-tensor "
         "scales, FP32 out, use_fast_accum=False",
     ),
 ]

@@ -204,6 +204,14 @@ class Stage(Measured):
     # N not a multiple of this runs padded: the harness copies B into a zero-padded K x padded_n(N) buffer before the
     # launches and C out of an M x padded_n(N) one after, both inside the timed sequence (farm/measure/padding.py)
     pad_n_to: int = 1
+    # preprocessor defines its compile passes (NAME or NAME=VALUE): one source built as several stages (walk F's
+    # fp8_e4m3_e5m2 stages are its E4M3 files with FP8_B_E5M2 defined)
+    defines: tuple[str, ...] = ()
+
+    @property
+    def compile_options(self) -> tuple[str, ...]:
+        """NVRTC options of this stage's own, beside the farm's (farm/measure/compiler.py)."""
+        return tuple(f"-D{d}" for d in self.defines)
 
     @property
     def source(self) -> str:
@@ -258,6 +266,7 @@ class Stage(Measured):
             "shapes": self.describe_shapes(),
             "min_compute_capability": self.min_cc / 10,
             "requires_arch": self.requires_arch,
+            "defines": list(self.defines),
             "what_changed": self.what_changed,
             "published": None if self.published is None else self.published.__dict__,
         }

@@ -24,7 +24,7 @@ def main() -> int:
 
     from farm.measure.cell_timer import CellTimer, MeasureOptions
     from farm.measure.checks import Checks, compile_checks
-    from farm.measure.compiler import compile_timed
+    from farm.measure.compiler import compile_stage
     from farm.measure.gpu import _Kernel
     from farm.measure.timing import TimingConfig
     from kernels.registry import stage_named
@@ -34,9 +34,7 @@ def main() -> int:
     stage, s = stage_named("naive"), args.size
     a, b = Checks(compile_checks(arch).module, sms).random_operands("fp32", s, s, s, seed=7)
     c = cupy.empty((s, s), dtype=cupy.float32)
-    run = _Kernel(stage, compile_timed(stage.source_path, arch, stage.kernel_names), sms).launcher(
-        {"A": a, "B": b, "C": c}, s, s, s
-    )
+    run = _Kernel(stage, compile_stage(stage, arch), sms).launcher({"A": a, "B": b, "C": c}, s, s, s)
     timer = CellTimer(
         MeasureOptions(timing=TimingConfig(mode="cold"), telemetry=False), cupy.cuda.Device(0).pci_bus_id, l2
     )

@@ -148,6 +148,30 @@ def _compiles_for_sm90a_alone(family: str, capsys) -> list:
     return stages
 
 
+def test_fp8_e4m3_e5m2_stages_are_their_e4m3_files_with_b_in_e5m2(capsys):
+    """The B-in-E5M2 class is no copy: each of its stages is an E4M3 stage's file and kernel, compiled with FP8_B_E5M2
+    defined (wgmma's B type .e5m2), so its machine code differs from the E4M3 stage's while the E4M3 stage's own
+    compile carries no define (its CUBIN is what it was before the class existed)."""
+    stages = {s.name: s for s in catalog() if s.family == "hopper_fp8"}
+    mixed = [s for s in stages.values() if s.dtype == "fp8_e4m3_e5m2"]
+    assert [s.name for s in mixed] == [
+        "f_mma_overlap_fp8_e4m3_e5m2",
+        "f_multicast_fp8_e4m3_e5m2",
+        "f_swap_plan_fp8_e4m3_e5m2",
+    ]
+    assert main(["compile", "--arch", "sm_90", "--families", "hopper_fp8", "--json"]) == 0
+    code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
+    for stage in mixed:
+        e4m3 = stages[stage.name.removesuffix("_e4m3_e5m2")]
+        assert (stage.source_path, stage.kernel_names, stage.position) == (
+            e4m3.source_path,
+            e4m3.kernel_names,
+            e4m3.position,
+        )
+        assert stage.compile_options == ("-DFP8_B_E5M2",) and e4m3.compile_options == ()
+        assert code[stage.name] != code[e4m3.name]
+
+
 def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
     """Walk D (hopper_d) is in the catalog as BF16/FP16 pairs, sm_90a alone."""
     walk_d = _compiles_for_sm90a_alone("hopper_d", capsys)
@@ -158,9 +182,11 @@ def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
 def test_hopper_fp8_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
     """The FP8 family (hopper_fp8), sm_90a alone (Ada's FP8 included among the skipped); odd shapes outside TMA's
     16-byte strides are refused before anything runs."""
-    fp8 = _compiles_for_sm90a_alone("hopper_fp8", capsys)
-    assert fp8 and {(s.dtype, s.baseline) for s in fp8} == {("fp8_e4m3", "cublaslt_fp8_e4m3")}
+    stages = _compiles_for_sm90a_alone("hopper_fp8", capsys)
+    classes = {(s.dtype, s.baseline) for s in stages}
+    assert classes == {("fp8_e4m3", "cublaslt_fp8_e4m3"), ("fp8_e4m3_e5m2", "cublaslt_fp8_e4m3_e5m2")}
+    fp8 = [s for s in stages if s.dtype == "fp8_e4m3"]
     assert [s.position for s in fp8] == list(range(len(fp8)))
-    for stage in fp8:
+    for stage in stages:
         assert stage.unsupported_reason(1001, 264, 272, 90) is None  # any M
         assert stage.unsupported_reason(1024, 1024, 1000, 90) == "K=1000 is not a multiple of 16"

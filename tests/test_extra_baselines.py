@@ -23,6 +23,7 @@ def test_entries_state_library_and_precision():
         "triton_fp16",
         "triton_bf16",
         "torch_fp8_e4m3",
+        "torch_fp8_e4m3_e5m2",
     }
     for s in EXTRA_BASELINES:
         assert isinstance(s, Baseline) and s.is_baseline and s.family == "baseline" and s.group == "baseline_extra"
@@ -34,15 +35,18 @@ def test_entries_state_library_and_precision():
     assert by_name["torch_tf32"].dtype == "tf32" and by_name["torch_tf32"].min_cc == 80
     assert "ieee" in by_name["triton_fp32"].compute_type
     assert all("FP32 out" in by_name[n].compute_type for n in ("torch_fp16", "torch_bf16", "torch_fp8_e4m3"))
-    assert "_scaled_mm" in by_name["torch_fp8_e4m3"].compute_type and by_name["torch_fp8_e4m3"].min_cc == 90
+    for fp8 in ("torch_fp8_e4m3", "torch_fp8_e4m3_e5m2"):
+        assert "_scaled_mm" in by_name[fp8].compute_type and by_name[fp8].min_cc == 90
+    assert "E5M2 B" in by_name["torch_fp8_e4m3_e5m2"].compute_type
     from kernels.registry import catalog
 
     names = [s.name for s in catalog()]
     # In the catalog right after the vendor (cuBLAS, cuBLASLt) entries, so an unfiltered plan runs them too.
     vendor = [f"{lib}_{p}" for lib in ("cublas", "cublaslt") for p in ("fp32", "tf32", "fp16", "bf16")] + [
-        "cublaslt_fp8_e4m3"
+        "cublaslt_fp8_e4m3",
+        "cublaslt_fp8_e4m3_e5m2",
     ]
-    assert names[:17] == [*vendor, *by_name]
+    assert names[:19] == [*vendor, *by_name]
 
 
 def test_missing_libraries_give_a_skip_reason(monkeypatch):

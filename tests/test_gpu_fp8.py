@@ -1,6 +1,7 @@
-"""On a real GPU: the FP8 class end to end. The harness's FP8 inputs and scales against a host E4M3 written from
-the spec; cuBLASLt FP8, torch._scaled_mm and the hopper_fp8 stages verified and timed at tile-multiple and odd
-shapes; a planted kernel that ignores the scales caught.
+"""On a real GPU: the FP8 classes end to end. The harness's FP8 inputs and scales against a host E4M3 and E5M2
+written from the spec; cuBLASLt FP8, torch._scaled_mm and the hopper_fp8 stages of both classes (fp8_e4m3, and
+fp8_e4m3_e5m2 with B in E5M2) verified and timed at tile-multiple and odd shapes; a planted kernel that ignores the
+scales caught. cuBLASLt's refusal of E5M2 x E5M2 on Hopper, why the second class is E4M3 x E5M2, is checked too.
 
 05 (split_k_fp8) and 06 (swap_ab_fp8) also at few tokens, every branch of their plans on 132 SMs (06 swaps to M = 64:
 kernels/hopper_fp8/06_swap_ab_fp8.cu's plan_for; above, and in 05, split_k_fp8.cuh's slices_for), C poisoned:
@@ -15,7 +16,8 @@ kernels/hopper_fp8/06_swap_ab_fp8.cu's plan_for; above, and in 05, split_k_fp8.c
   128 x 4096 x 4096     06: 05's path, 16 tiles x 8 slices (05 the same in whole-tile boxes)
 07 (swap_plan_fp8) at every branch of its host plan (kernels/hopper_fp8/swap_plan.py, tests/test_fp8_swap_plan.py
 holds the same choices): tokens a tile (TN) 16, 64, 128 or 05's path above, features a tile 128 or 64, K whole or in
-slices, at N and K off the tile (SWAP_PLAN_SHAPES below).
+slices, at N and K off the tile (SWAP_PLAN_SHAPES below); its B-in-E5M2 build at one shape of each branch, both of
+wgmma's operand orders (swapped: .e5m2.e4m3; 05's path: .e4m3.e5m2).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -24,15 +26,16 @@ Run with `pytest -m gpu`; skipped cleanly where no GPU is present (and the Hoppe
 
 import numpy as np
 import pytest
-from fp8_host import E4M3_MAX, e4m3_round, e4m3_values
+from fp8_host import E4M3_MAX, E5M2_MAX, e4m3_round, e4m3_values, e5m2_round, e5m2_values
 from test_gpu import QUICK
 
 from farm.cells import Cell
-from kernels.registry import catalog
+from farm.measure.checks import FP8
+from kernels.registry import catalog, stage_named
 
 pytestmark = pytest.mark.gpu
 
-FP8_STAGES = [s.name for s in catalog() if s.dtype == "fp8_e4m3"]
+FP8_STAGES = [s.name for s in catalog() if s.dtype in FP8]
 TILE_MULTIPLE = [(256, 256, 256), (512, 768, 384), (1024, 1024, 1024)]
 ODD = [(1000, 264, 272), (129, 136, 48), (257, 1000, 528)]  # M any, N % 8, K % 16: what the class's kernels take
 FEW_TOKENS = [
@@ -68,6 +71,15 @@ SWAP_PLAN_SHAPES = {
     (129, 136, 48): (0, 256, 1),  # 05's path, whole K
     (200, 1000, 2064): (0, 256, 8),  # 05's path, 8 slices
 }
+# 07 with B in E5M2: one shape of each branch (TN 16, 64 and 128, sliced and whole; 05's path whole and sliced)
+SWAP_PLAN_E5M2_SHAPES = [
+    (1, 4096, 4096),
+    (3, 264, 1040),
+    (17, 520, 832),
+    (100, 1000, 2064),
+    (129, 136, 48),
+    (200, 1000, 2064),
+]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +130,51 @@ def test_fp8_operands_are_scaled_normals_rounded_to_nearest_even(checks):
     assert np.array_equal(again.get(), a.get())
 
 
+def test_e5m2_operand_is_scaled_normals_rounded_to_nearest_even(checks):
+    """fp8_e4m3_e5m2: A as fp8_e4m3's (same seed, same codes), B the normals scaled so that amax lands on 57344 and
+    rounded to E5M2 (2 mantissa bits), dequantised exactly."""
+    import cupy
+
+    from farm.measure.checks import new_scales
+
+    e4m3_scales, scales = new_scales(), new_scales()
+    a4, _ = checks.random_operands("fp8_e4m3", 300, 200, 500, seed=7, scales=e4m3_scales)
+    a, b = checks.random_operands("fp8_e4m3_e5m2", 300, 200, 500, seed=7, scales=scales)
+    assert a.shape == (300, 500) and b.shape == (200, 500) and b.dtype == cupy.uint8  # B stored N x K
+    assert np.array_equal(a.get(), a4.get()) and float(scales[0, 0]) == float(e4m3_scales[0, 0])
+    b32 = cupy.empty((200, 500), dtype=cupy.float32)
+    checks._normals_into(b32, 2 * 7 + 1)  # the FP32 normals B was made from
+    b32 = b32.get()
+    scale_b = float(scales[1, 0].get())
+    assert scale_b == np.float32(np.abs(b32).max()) / np.float32(E5M2_MAX)
+    expected = e5m2_round(b32 / np.float32(scale_b))
+    assert np.array_equal(b.get(), expected)
+    wide = checks.to_float64(b, "fp8_e4m3_e5m2", scales, operand=1).get()
+    assert np.array_equal(wide, e5m2_values()[expected] * scale_b)
+    assert np.abs(wide - b32).max() <= 2.0**-3 * np.abs(b32).max()  # within E5M2's half-ulp at the top binade
+
+
+def test_cublaslt_refuses_e5m2_times_e5m2_on_hopper(checks, monkeypatch):
+    """Why the second FP8 class is E4M3 x E5M2: cuBLASLt's FP8 matmul has no E5M2 x E5M2 (its docs' FP8 type table;
+    PyTorch's _scaled_mm refuses the pair for that reason). Asked for it, the heuristic finds nothing."""
+    if not _hopper():
+        pytest.skip("FP8 baselines need Hopper")
+    from farm.measure import cublas
+    from farm.measure.checks import new_scales
+
+    monkeypatch.setitem(cublas.FP8_DATA_TYPES, "e5m2_x_e5m2", (29, 29))
+    with pytest.raises(cublas.Unavailable, match="no algorithm for e5m2_x_e5m2 4096x4096x4096"):
+        cublas.CublasLtGemm(
+            cublas.VendorContext.on_current_device(),
+            "CUBLAS_COMPUTE_32F",
+            "e5m2_x_e5m2",
+            4096,
+            4096,
+            4096,
+            new_scales(),
+        )
+
+
 def test_fp8_operands_need_their_scales(checks):
     with pytest.raises(ValueError, match="scales"):
         checks.random_operands("fp8_e4m3", 16, 16, 16, seed=1)
@@ -140,8 +197,8 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     if row["family"] == "baseline":
         assert row["verify_reference"].startswith("fp64 product")
     else:
-        assert row["baseline"] == "cublaslt_fp8_e4m3" and row["spill_bytes"] in (0, None)
-    if stage == "cublaslt_fp8_e4m3":
+        assert row["baseline"] == stage_named(stage).baseline and row["spill_bytes"] in (0, None)
+    if stage.startswith("cublaslt_"):
         assert row["library_algorithm"].startswith("cuBLASLt ")
     print(
         f"{stage} {shape}: max scaled error {row['max_scaled_error']:.3g}, max abs error {row['max_abs_error']:.3g}, "
@@ -152,7 +209,8 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
 @pytest.mark.parametrize(
     "stage, shape",
     [(stage, shape) for stage in ("f_split_k_fp8", "f_swap_ab_fp8") for shape in FEW_TOKENS]
-    + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES],
+    + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES]
+    + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES],
     ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
 )
 def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):
@@ -162,14 +220,15 @@ def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):
         return
     assert row["status"] == "ok", (row["status"], row["status_reason"])
     assert row["verified"] and row["mismatches"] == 0 and row["max_scaled_error"] <= 1.0
-    assert row["post_checked"] and row["spill_bytes"] in (0, None) and row["baseline"] == "cublaslt_fp8_e4m3"
+    assert row["post_checked"] and row["spill_bytes"] in (0, None) and row["baseline"] == stage_named(stage).baseline
     print(
         f"{stage} {shape}: max scaled error {row['max_scaled_error']:.3g}, {row['median_ms'] * 1e3:.1f} us, "
         f"{row['pct_of_baseline']:.1f} % of {row['baseline']}"
     )
 
 
-def test_a_kernel_that_ignores_the_scales_fails_verification(checks):
+@pytest.mark.parametrize("dtype", ["fp8_e4m3", "fp8_e4m3_e5m2"])
+def test_a_kernel_that_ignores_the_scales_fails_verification(checks, dtype):
     """The tolerance is far tighter than a dropped scale: the cuBLASLt product with its scale pointers aimed at
     ones is off by 1/(scale_a scale_b), ~1e4, and every element fails against the FP64 product."""
     import cupy
@@ -183,18 +242,18 @@ def test_a_kernel_that_ignores_the_scales_fails_verification(checks):
 
     m = n = k = 512
     scales = new_scales()
-    a, b = checks.random_operands("fp8_e4m3", m, n, k, seed=3, scales=scales)
+    a, b = checks.random_operands(dtype, m, n, k, seed=3, scales=scales)
     ones = new_scales() + 1
     c = cupy.empty((m, n), dtype=cupy.float32)
-    CublasLtGemm(VendorContext.on_current_device(), "CUBLAS_COMPUTE_32F", "fp8_e4m3", m, n, k, scales=ones)(a, b, c)
+    CublasLtGemm(VendorContext.on_current_device(), "CUBLAS_COMPUTE_32F", dtype, m, n, k, scales=ones)(a, b, c)
     device = {"arch": "sm_90", "sm_count": 132, "memory_bytes": 80 << 30, "max_sm_clock_mhz": 1980}
     got = check_fp64(
         checks,
         c,
         a,
         b,
-        "fp8_e4m3",
-        tolerance("fp8_e4m3", k),
+        dtype,
+        tolerance(dtype, k),
         reference_plan(m, n, k, device),
         np.random.default_rng(0),
         scales,

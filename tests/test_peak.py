@@ -30,6 +30,7 @@ PUBLISHED = [
     ("sm_90", "fp32", "NVIDIA H100 80GB HBM3", 132, 1980, 66.9),
     ("sm_90", "fp8_e4m3", "NVIDIA H100 80GB HBM3", 132, 1830, 1978.9),  # dense; 3957.8 with 2:4 sparsity
     ("sm_90", "fp8_e4m3", "NVIDIA H200", 132, 1830, 1978.9),  # its data sheet: 3,958 with sparsity
+    ("sm_90", "fp8_e4m3_e5m2", "NVIDIA H100 80GB HBM3", 132, 1830, 1978.9),  # the whitepaper's FP8: E4M3 and E5M2
     ("sm_80", "fp16", "NVIDIA A100-SXM4-80GB", 108, 1410, 312.0),
     ("sm_80", "tf32", "NVIDIA A100-SXM4-80GB", 108, 1410, 156.0),
     ("sm_80", "fp32", "NVIDIA A100-SXM4-80GB", 108, 1410, 19.5),
@@ -128,3 +129,4 @@ def test_the_dataset_card_shows_the_table_in_the_code():
             assert cell == (f"{r.flop} (GeForce {r.geforce})" if r.geforce else str(r.flop)), (arch, dtype)
         fp8 = line.split("|")[6].strip()
         assert fp8 == (str(rates["fp8_e4m3"].flop) if "fp8_e4m3" in rates else "-"), arch
+        assert rates.get("fp8_e4m3") == rates.get("fp8_e4m3_e5m2"), arch  # one FP8 rate, whatever B's format

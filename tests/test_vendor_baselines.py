@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from fp8_host import e4m3_values
+from fp8_host import e4m3_values, e5m2_values
 
 from farm.measure.checks import SCALE_SLOT
 from farm.measure.cublas import COMPUTE_TYPES, DATA_TYPES, CublasGemm, CublasLtGemm, Unavailable, VendorContext
@@ -41,6 +41,8 @@ class _Memory:
 def _values(flat: np.ndarray, dtype: int) -> np.ndarray:
     if dtype == 28:  # CUDA_R_8F_E4M3 codes
         return e4m3_values()[flat]
+    if dtype == 29:  # CUDA_R_8F_E5M2 codes
+        return e5m2_values()[flat]
     if dtype == 14:
         return (flat.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return flat.astype(np.float64)
@@ -226,10 +228,12 @@ class _Slots:
         return SimpleNamespace(data=SimpleNamespace(ptr=self.base + 4 * SCALE_SLOT * operand))
 
 
+@pytest.mark.parametrize("dtype", ["fp8_e4m3", "fp8_e4m3_e5m2"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_cublaslt_fp8_is_tn_with_each_operands_scale(shape):
-    """The FP8 class: A (M x K) and B stored N x K, E4M3 codes, C = scale_a scale_b A.B^T; cuBLASLt is asked for its
-    TN form (its A, our B, transposed), each scale pointer aimed at the right operand's factor, fast accumulation off."""
+def test_cublaslt_fp8_is_tn_with_each_operands_scale(shape, dtype):
+    """The FP8 classes: A (M x K) and B stored N x K, E4M3 codes (B's E5M2 in fp8_e4m3_e5m2), C = scale_a scale_b
+    A.B^T; cuBLASLt is asked for its TN form (its A, our B, transposed, in B's format), each scale pointer aimed at the
+    right operand's factor, fast accumulation off."""
     memory = _Memory()
     ctx = VendorContext(blas=None, lt=FakeCublasLt(memory), workspace_ptr=0xAAAA, workspace_bytes=32 << 20)
     m, n, k = shape
@@ -238,15 +242,18 @@ def test_cublaslt_fp8_is_tn_with_each_operands_scale(shape):
     def codes(rows):
         return (rng.integers(0, 0x7F, size=(rows, k)) | rng.choice([0, 0x80], size=(rows, k))).astype(np.uint8)
 
-    a, b = codes(m), codes(n)  # 0x7F and 0xFF are NaN: never drawn
+    a, b = codes(m), codes(n)  # 0x7F and 0xFF are NaN in E4M3, 0x7C-0x7F infinity and NaN in E5M2: never drawn
+    if dtype == "fp8_e4m3_e5m2":
+        b = np.where((b & 0x7F) >= 0x7C, b & 0x80, b).astype(np.uint8)
     c = np.full((m, n), np.nan, dtype=np.float32)
     slots = np.zeros((2, SCALE_SLOT), dtype=np.float32)
     slots[:, 0] = 0.011, 0.0173
     base = memory.array(slots.ravel()).data.ptr
     scales = _Slots(base)
-    gemm = CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", "fp8_e4m3", m, n, k, scales=scales)
+    gemm = CublasLtGemm(ctx, "CUBLAS_COMPUTE_32F", dtype, m, n, k, scales=scales)
     gemm(memory.array(a.ravel()), memory.array(b.ravel()), memory.array(c.ravel()), stream=5)
-    expected = np.float32(0.011) * np.float32(0.0173) * (e4m3_values()[a] @ e4m3_values()[b].T)
+    b_values = e5m2_values() if dtype == "fp8_e4m3_e5m2" else e4m3_values()
+    expected = np.float32(0.011) * np.float32(0.0173) * (e4m3_values()[a] @ b_values[b].T)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
     (attributes,) = ctx.lt.attributes.values()
     assert attributes["TRANSA"] == 1 and attributes["FAST_ACCUM"] == 0
@@ -284,7 +291,7 @@ def test_each_library_names_the_algorithm_it_ran():
 def test_fp8_baselines_skip_before_hopper_with_the_reason():
     from kernels.registry import stage_named
 
-    for name in ("cublaslt_fp8_e4m3", "torch_fp8_e4m3"):
+    for name in ("cublaslt_fp8_e4m3", "torch_fp8_e4m3", "cublaslt_fp8_e4m3_e5m2", "torch_fp8_e4m3_e5m2"):
         stage = stage_named(name)
-        assert stage.dtype == "fp8_e4m3" and stage.unsupported_reason(4096, 4096, 4096, 90) is None
+        assert stage.dtype == name.split("_", 1)[1] and stage.unsupported_reason(4096, 4096, 4096, 90) is None
         assert stage.unsupported_reason(4096, 4096, 4096, 89) == "needs compute capability 9.0, device has 8.9"

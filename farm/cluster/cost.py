@@ -31,7 +31,14 @@ UNTIMED_LAUNCHES = 4
 TIMED_LAUNCHES = 10
 MIN_TIMED_S, MAX_TIMED_S = 0.2, 7.0
 # Sustained FLOP/s of the vendor baseline per input precision on a current datacenter GPU (H100/H200 class).
-BASELINE_RATE = {"fp32": 50e12, "tf32": 350e12, "fp16": 600e12, "bf16": 600e12, "fp8_e4m3": 1200e12}
+BASELINE_RATE = {
+    "fp32": 50e12,
+    "tf32": 350e12,
+    "fp16": 600e12,
+    "bf16": 600e12,
+    "fp8_e4m3": 1200e12,
+    "fp8_e4m3_e5m2": 1200e12,
+}
 # Stages with no published figure: their family's typical share of the baseline (walk D: its seven
 # stages' mean at 8192^3 in the reference runs, 0.37 to 1.02; walk D in TF32: its four stages' mean at
 # 8192^3 on an H100, 0.51 to 0.95, kernels/hopper_tf32/README.md; hopper_fp8: its five stages on an H100 at

@@ -91,6 +91,7 @@ RATES: dict[str, dict[str, Rate]] = {
         "fp16": Rate(4096, HOPPER),
         "bf16": Rate(4096, HOPPER),
         "fp8_e4m3": Rate(8192, HOPPER_FP8),
+        "fp8_e4m3_e5m2": Rate(8192, HOPPER_FP8),  # the whitepaper's FP8 rate is for E4M3 and E5M2 alike
     },
     "sm_100": {
         "fp32": Rate(256, CUDA_GUIDE),
@@ -111,6 +112,7 @@ UNIT = {
     "fp16": "tensor cores",
     "bf16": "tensor cores",
     "fp8_e4m3": "tensor cores",
+    "fp8_e4m3_e5m2": "tensor cores",
 }
 
 # Rows carry no memory bus width, so the memory roof comes from the data sheets, keyed by NVML's device name.
@@ -125,7 +127,7 @@ BANDWIDTH_TBS: dict[str, tuple[float, str]] = {
     "NVIDIA GeForce RTX 5090": (1.792, RTX_BLACKWELL),
 }
 
-OPERAND_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1}
+OPERAND_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e4m3_e5m2": 1}
 OUTPUT_BYTES = 4  # C is FP32 for every precision
 
 

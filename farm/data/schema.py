@@ -106,7 +106,8 @@ _F = [
     (
         "dtype",
         pa.string(),
-        "input precision (fp32, tf32, fp16, bf16, fp8_e4m3: E4M3 A and B with a per-tensor scale each, B stored N x K); output is fp32",
+        "input precision (fp32, tf32, fp16, bf16, fp8_e4m3: E4M3 A and B with a per-tensor scale each, B stored N x K; "
+        "fp8_e4m3_e5m2: the same with B in E5M2); output is fp32",
     ),
     (
         "baseline",

@@ -41,14 +41,16 @@ KERNELS = (
     "compare<double>",
     "amax",
     "to_fp8<__NV_E4M3>",
+    "to_fp8<__NV_E5M2>",
     "widen_fp8<__NV_E4M3>",
+    "widen_fp8<__NV_E5M2>",
     "pad_columns<unsigned short>",
     "unpad_columns<float>",
 )
 # Each input precision's storage from FP32 normals: none (FP32 itself), or the kernel and the array dtype.
 _NARROWING = {"fp32": None, "tf32": None, "fp16": ("to_half", "float16"), "bf16": ("to_bf16_bits", "uint16")}
 # FP8 classes: each operand's format (A's, B's) as checks.cu's template argument.
-FP8 = {"fp8_e4m3": ("__NV_E4M3", "__NV_E4M3")}
+FP8 = {"fp8_e4m3": ("__NV_E4M3", "__NV_E4M3"), "fp8_e4m3_e5m2": ("__NV_E4M3", "__NV_E5M2")}
 SCALE_SLOT = 64  # floats (256 bytes) between the two dequantisation factors of a `scales` array
 _BLOCK = 256
 _BLOCKS_PER_SM = 32  # grid-stride loops: enough blocks to fill any chip, one atomic per warp at the end

@@ -276,16 +276,23 @@ class Compiled:
     seconds: float
 
 
-def compile_timed(source: Path, arch: str, name_expressions: tuple[str, ...]) -> Compiled:
+def compile_timed(
+    source: Path, arch: str, name_expressions: tuple[str, ...], extra_options: tuple[str, ...] = ()
+) -> Compiled:
     began = time.perf_counter()
-    module = compile_source(source, arch, name_expressions)
+    module = compile_source(source, arch, name_expressions, extra_options)
     return Compiled(module, 0.0 if module.cache_hit else time.perf_counter() - began)
 
 
 def stage_key(stage) -> tuple:
-    """What a stage's compilation depends on: its source file and kernels (a paired sweep's arm b may hold another
-    tree's stage of the same name)."""
-    return (stage.source_path, stage.kernel_names)
+    """What a stage's compilation depends on: its source file, kernels and own options (a paired sweep's arm b may
+    hold another tree's stage of the same name; one source may be two stages under different defines)."""
+    return (stage.source_path, stage.kernel_names, stage.compile_options)
+
+
+def compile_stage(stage, arch: str) -> Compiled:
+    """A kernel stage compiled for the target it takes on a chip of `arch` (Stage.compile_arch), with its options."""
+    return compile_timed(stage.source_path, stage.compile_arch(arch), stage.kernel_names, stage.compile_options)
 
 
 class BackgroundCompiler:
@@ -308,17 +315,11 @@ class BackgroundCompiler:
         self._futures: dict[tuple, Future] = {}
         for stage in stages:  # (a stage with no target on this arch is skipped by its cells, never compiled)
             if not stage.is_baseline and stage_key(stage) not in self._futures and stage.compile_arch(arch):
-                self._futures[stage_key(stage)] = self._pool.submit(
-                    compile_timed, stage.source_path, stage.compile_arch(arch), stage.kernel_names
-                )
+                self._futures[stage_key(stage)] = self._pool.submit(compile_stage, stage, arch)
 
     def result(self, stage) -> Compiled:
         future = self._futures.pop(stage_key(stage), None)
-        return (
-            future.result()
-            if future is not None
-            else compile_timed(stage.source_path, stage.compile_arch(self._arch), stage.kernel_names)
-        )
+        return future.result() if future is not None else compile_stage(stage, self._arch)
 
     def source(self, name: str) -> Compiled:
         """The compiled source submitted as `name` (waits for it)."""

@@ -13,13 +13,15 @@ capture once the handle has a workspace of its own (it may not allocate one duri
 Each worker process owns one cuBLAS handle, one cuBLASLt handle and one workspace, bound to the
 stream of every call (the timer gives each series its own stream).
 
-FP8 (fp8_e4m3; cuBLASLt only, cublasGemmEx has no FP8): cuBLASLt on Hopper takes FP8 only as "TN", its A
-transposed and its B not, i.e. both operands K-major. The farm's FP8 class stores B as N x K (farm/measure/checks.py),
+FP8 (fp8_e4m3 and fp8_e4m3_e5m2; cuBLASLt only, cublasGemmEx has no FP8): cuBLASLt on Hopper takes FP8 only as
+"TN", its A transposed and its B not, i.e. both operands K-major. The farm's FP8 class stores B as N x K (farm/measure/checks.py),
 so the same operand swap gives exactly that: column-major C^T (N x M) = op_T(B_stored read as K x N, ld K) .
 (A read as K x M, ld K). Each operand's dequantisation factor is a device pointer (A_SCALE_POINTER for B's,
 B_SCALE_POINTER for A's), read when the matmul runs, so a captured graph uses the scales of whatever inputs the
 buffers hold. FAST_ACCUM is set off explicitly: cuBLASLt then promotes its tensor-core partial sums to FP32 at
 intervals instead of keeping the whole K in Hopper's ~13-bit FP8 accumulator (farm/measure/tolerance.py).
+fp8_e4m3_e5m2 (A E4M3, B E5M2) is the same call with each layout's own type: cuBLASLt's A is the class's B, so it is
+asked for E5M2 x E4M3, a pair its FP8 table lists for Hopper (E5M2 x E5M2 it does not: kernels/hopper_fp8/README.md).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ WORKSPACE_BYTES = 32 * 2**20
 COMPUTE_TYPES = {"CUBLAS_COMPUTE_32F": 68, "CUBLAS_COMPUTE_32F_FAST_TF32": 77}
 DATA_TYPES = {"fp32": 0, "tf32": 0, "fp16": 2, "bf16": 14}  # TF32 is FP32 storage, a compute mode
 # FP8 classes: cudaDataType_t of A and of B (CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29)
-FP8_DATA_TYPES = {"fp8_e4m3": (28, 28)}
+FP8_DATA_TYPES = {"fp8_e4m3": (28, 28), "fp8_e4m3_e5m2": (28, 29)}
 _CUDA_R_32F = 0
 _OP_N = 0
 _OP_T = 1

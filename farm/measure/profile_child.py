@@ -39,7 +39,7 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
             run = library_call(stage, a, b, c, m, n, k, scales=scales)
             launches: list[str] = []
         else:
-            from farm.measure.compiler import compile_timed
+            from farm.measure.compiler import compile_stage
             from farm.measure.gpu import _Kernel
 
             operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
@@ -47,7 +47,7 @@ def run(stage_name: str, m: int, n: int, k: int, arch: str, seed: int) -> int:
                 operands["W"] = cupy.empty(
                     stage.workspace_floats(m, n, k, props["multiProcessorCount"]), dtype=cupy.float32
                 )
-            compiled = compile_timed(stage.source_path, stage.compile_arch(arch), stage.kernel_names)
+            compiled = compile_stage(stage, arch)
             run = _Kernel(stage, compiled, props["multiProcessorCount"]).launcher(operands, m, n, k)
             launches = [launch.kernel for launch in stage.launches]
         stream = cupy.cuda.get_current_stream()

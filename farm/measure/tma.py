@@ -26,6 +26,7 @@ _TYPES = {
     "fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
     "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
     "fp8_e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "fp8_e4m3_e5m2": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
     "fp32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",  # C
 }  # FP8 bytes: TMA copies them, never converts
 

@@ -76,7 +76,7 @@ __device__ __forceinline__ void consume(const Plan& plan, const unsigned char* s
             const int s = it % R::STAGES;
             mbar_wait(&full[s], (it / R::STAGES) & 1);
             const unsigned char* st = smem + s * R::STAGE_BYTES;
-            wgmma_fp8_k_tile<TN, BK>(acc, st + R::A_BYTES + c * B_BOX, st);  // this warpgroup's 64 features . TN tokens
+            wgmma_fp8_k_tile<TN, BK, true>(acc, st + R::A_BYTES + c * B_BOX, st);  // this warpgroup's 64 features . TN tokens
             wgmma_wait<1>();  // kt's group stays pending; kt-1's is done: release its stage
             if (kt > k0) persistent_fp8::release<1>(&empty[(it - 1) % R::STAGES]);
         }

@@ -6,6 +6,11 @@ and computes C = scale_a * scale_b * A . B^T (farm/measure/checks.py makes the i
 cuBLASLt (cublasGemmEx has no FP8), then torch._scaled_mm where cuBLASLt offers no algorithm. Built for sm_90a
 alone, so on any other chip the cells are skipped with the reason. Tensor maps TMA_A / TMA_B: farm/measure/tma.py,
 boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the dequantisation factors, device floats.
+
+A second class, `fp8_e4m3_e5m2` (A E4M3, B E5M2: the training backward pass's gradient operand, E5M2's range for its
+2 mantissa bits), runs 03, 04 and 07 again: the same files compiled with FP8_B_E5M2 defined, which makes wgmma's type
+pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands; kernels/common/hopper_fp8.cuh), named <stage>_e4m3_e5m2,
+against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hopper_fp8/README.md.
 """
 
 from pathlib import Path
@@ -18,6 +23,11 @@ FAMILY = "hopper_fp8"
 ORDER = 55
 DTYPE = "fp8_e4m3"
 BASELINE = "cublaslt_fp8_e4m3"
+# A E4M3, B E5M2: the stages of MIXED again, their compile defining MIXED_DEFINE (wgmma's B type .e5m2)
+MIXED_DTYPE = "fp8_e4m3_e5m2"
+MIXED_BASELINE = "cublaslt_fp8_e4m3_e5m2"
+MIXED_DEFINE = "FP8_B_E5M2"
+MIXED = ("f_mma_overlap_fp8", "f_multicast_fp8", "f_swap_plan_fp8")  # the best stages at the cubes and LLM shapes
 ARCH = "sm_90a"
 # K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
@@ -97,22 +107,27 @@ _KERNELS = [
     ),
 ]
 
-STAGES = [
-    Stage(
-        name=name,
+
+def _stage(position: int, name: str, file: str, launch: dict, what: str, mixed: bool) -> Stage:
+    return Stage(
+        name=f"{name}_e4m3_e5m2" if mixed else name,
         family=FAMILY,
         walk="F",
         group="ladder",
         position=position,
         source_path=HERE / file,
         launches=(declared_launch(HERE / file, name, **launch),),
-        what_changed=what,
-        dtype=DTYPE,
-        baseline=BASELINE,
+        what_changed=f"{what}; B in E5M2 (FP8_B_E5M2: wgmma's B-operand type .e5m2)" if mixed else what,
+        dtype=MIXED_DTYPE if mixed else DTYPE,
+        baseline=MIXED_BASELINE if mixed else BASELINE,
         shapes=SHAPES,
         min_cc=90,
         requires_arch=ARCH,
         workspace_floats_per_mn=launch.get("splits", 1) if "W" in launch["args"] and "planner" not in launch else 0,
+        defines=(MIXED_DEFINE,) if mixed else (),
     )
-    for position, (name, file, launch, what) in enumerate(_KERNELS)
+
+
+STAGES = [_stage(position, *kernel, mixed=False) for position, kernel in enumerate(_KERNELS)] + [
+    _stage(position, *kernel, mixed=True) for position, kernel in enumerate(_KERNELS) if kernel[0] in MIXED
 ]
