@@ -217,7 +217,7 @@ for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tens
       > "$OUT/profile-walkf.log" 2>&1
     python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
       | tee "$OUT/moves-walkf.txt" | grep -E "fp8|stage" ;;
-  walkf-llm)  # walk F's 05 (split_k_fp8) and 06 (swap_ab_fp8), never run before: their GPU tests (every branch of their
+  walkf-llm)  # walk F's 05 (split_k_fp8) and 06 (swap_ab_fp8), first run 2026-11-25 on an H100: their GPU tests (every branch of their
     # plans, C poisoned), then 03, 05, 06 and cuBLASLt FP8 at plans/llm_fp8.toml's shapes with M = 1, 16 and 128 (36 shapes,
     # 144 cells, max_time_s 0.5); per cell the % of cuBLASLt FP8, per M and model the geometric means; torch._scaled_mm
     # under Triton's do_bench_cudagraph as the independent timer at three of them; Nsight Compute at 1 x 4096 x 4096.

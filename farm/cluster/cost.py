@@ -41,7 +41,7 @@ BASELINE_RATE = {
 }
 # Stages with no published figure: their family's typical share of the baseline (walk D: its seven
 # stages' mean at 8192^3 in the reference runs, 0.37 to 1.02; walk D in TF32: its four stages' mean at
-# 8192^3 on an H100, 0.51 to 0.95, kernels/hopper_tf32/README.md; hopper_fp8: its five stages on an H100 at
+# 8192^3 on an H100, 0.51 to 0.95, kernels/hopper_tf32/README.md; hopper_fp8: its first five stages on an H100 at
 # 4096^3 and 8192^3, 0.66 to 1.02 of cuBLASLt FP8, mean 0.90, kernels/hopper_fp8/README.md).
 FAMILY_SHARE = {
     "baseline": 1.0,
