@@ -697,7 +697,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--modes", help="comma-separated, of hot,cold (default both)")
     p.add_argument(
-        "--max-time-s", type=_above_zero, default=2.0, help="seconds of timed batches a farm cell gets at most (default 2)"
+        "--max-time-s",
+        type=_above_zero,
+        default=2.0,
+        help="seconds of timed batches a farm cell gets at most (default 2)",
     )
     p.add_argument("--csv", help="also write the records to this CSV file")
     p.set_defaults(func=cmd_crosscheck)

@@ -100,7 +100,9 @@ def test_reference_dataset_holds_the_whole_plan_three_times(name):
     # every row ok and verified, but walk D's cells at a K no TMA tensor map can describe (plans/walkd.toml's 3x5x7)
     ok = [r for r in rows if r["status"] == "ok"]
     assert all(r["verified"] for r in ok)
-    assert all(r["stage"].startswith("d_") and r["k"] % 8 and "K" in r["status_reason"] for r in rows if r["status"] != "ok")
+    assert all(
+        r["stage"].startswith("d_") and r["k"] % 8 and "K" in r["status_reason"] for r in rows if r["status"] != "ok"
+    )
     measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in ok)
     later = NOT_YET_IN_REFERENCE[name]
     for cell in _plan_cells("reference.toml"):

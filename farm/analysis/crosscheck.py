@@ -89,11 +89,12 @@ def crosscheck(
     for precision in precisions:
         for m, n, k in shapes:
             run = _torch_call(precision, m, n, k)
-            bench = {
-                "hot": lambda: triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median"),
-                "cold": lambda: triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median"),
+            theirs = {
+                mode: triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median")
+                if mode == "hot"
+                else triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+                for mode in modes
             }
-            theirs = {mode: bench[mode]() for mode in modes}
             for mode in modes:
                 rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", m, n, k), "crosscheck") for lib in LIBRARIES}
                 record = {
