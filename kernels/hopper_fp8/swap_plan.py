@@ -1,6 +1,6 @@
 """Stage 07's plan (f_swap_plan_fp8), made once per shape on the host and passed to the kernel as TN, BNT and SLICES.
 
-Up to 128 tokens the product is swapped (C^T = B^T A^T, kernels/common/swap_ab_fp8.cuh): TN is the fewest tokens of
+Up to 128 tokens the product is swapped (C^T = B^T A^T, kernels/common/swapped.cuh): TN is the fewest tokens of
 16, 64 or 128 that hold M (wgmma's N); each tile is BNT = 128 or 64 features, its K cut into 1 to 8 slices. Each
 candidate is costed as 06's in-kernel plan does (`plan_cost` in 06_swap_ab_fp8.cu), in estimated k-tile times a block:
 waves x (k tiles a unit + fix-up) x (BNT + TN + 32), the 32 a k tile's fixed costs. The fix-up term is 07's: two
