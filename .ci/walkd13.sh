@@ -12,7 +12,7 @@ export RAY_AUTH_MODE=token
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
 python3 -m farm compile --arch sm_90 --jobs "$(nproc)" --kernels d_swap_ab_bf16,d_swap_ab_fp16,d_tma_store_bf16,d_tma_store_fp16,d_swap_plan_bf16,d_swap_plan_fp16 > "$OUT/compile.log" 2>&1
 echo "compile rc=$?"
-timeout "${TESTS_S:-110}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_swap_plan 2>&1 | tee "$OUT/gpu-tests-walkd13.log" | tail -4
+timeout "${TESTS_S:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_swap_plan 2>&1 | tee "$OUT/gpu-tests-walkd13.log" | tail -4
 timeout "${BENCH_S:-170}" python3 -m farm bench --plan .ci/walkd13.toml --run-id walkd13 --output "$RES" > "$OUT/bench-walkd13.log" 2>&1
 echo "bench rc=$?"; tail -2 "$OUT/bench-walkd13.log"
 python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd13.txt"
@@ -38,7 +38,7 @@ print(g.groupby(["m", "dtype"]).agg(geo).round(1).to_string())
 print(g.groupby("dtype").agg(geo).round(1).to_string())
 print("all", g.agg(geo).round(1).to_dict())
 PY
-timeout "${PROFILE_S:-80}" python3 -m farm profile --kernels d_tma_store_bf16,d_swap_plan_bf16 --sizes 128x1024x8192 --output "$RES" \
+timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_tma_store_bf16,d_swap_plan_bf16 --sizes 128x1024x8192 --output "$RES" \
   --run-id profile-walkd13 --timeout 40 > "$OUT/profile-walkd13.log" 2>&1
 echo "profile rc=$?"
 python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
