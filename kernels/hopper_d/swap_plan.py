@@ -24,4 +24,6 @@ def launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
         args = {"TN": p.tn, "BNT": p.bnt, "SLICES": p.slices, "WIDTH": 0, "DP": 0, "SK": 0}
         return LaunchPlan(args, p.workspace_floats(m, n))
     h = host_plan.plan(m, n, k, blocks)
-    return LaunchPlan({"TN": 0, "BNT": 0, "SLICES": 0, "WIDTH": h.width, "DP": h.dp, "SK": h.sk}, h.workspace_floats(m, n))
+    return LaunchPlan(
+        {"TN": 0, "BNT": 0, "SLICES": 0, "WIDTH": h.width, "DP": h.dp, "SK": h.sk}, h.workspace_floats(m, n)
+    )
