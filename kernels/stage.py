@@ -82,8 +82,9 @@ class Launch:
     """One kernel launch of a stage. Arguments are named, resolved by the harness:
 
     A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints;
-    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py); SCALE_A, SCALE_B: FP8 stages' per-tensor
-    dequantisation factors, one float each on the device; any other name: an int of the launch's plan.
+    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py; TMA_C over C, TMA_A128 over A in 128-row boxes);
+    SCALE_A, SCALE_B: FP8 stages' per-tensor dequantisation factors, one float each on the device; any other name: an
+    int of the launch's plan.
     A launch with a `planner` has its choices (tile width, K slices...) made once per shape on the host, not by
     every block: planner(m, n, k, blocks) -> LaunchPlan, blocks being the grid's size (`plan`).
     The grid covers C in tiles: (cdiv(N, tile_n), cdiv(M, tile_m), splits); a persistent

@@ -1,6 +1,6 @@
 """Walk F 07's host plan (kernels/hopper_fp8/swap_plan.py): its choices on an H100's 132 SMs (the shapes its GPU tests
 run, tests/test_gpu_fp8.py, and the M = 1, 16 and 128 LLM layers), what the kernel walks from it (replayed here as
-kernels/common/swap_ab_fp8.cuh and 07's fix-up index it), and the workspace it sizes."""
+kernels/common/swapped.cuh and its fix-up index it), and the workspace it sizes."""
 
 import pytest
 from test_gpu_fp8 import SWAP_PLAN_SHAPES

@@ -32,6 +32,10 @@ with the workspace sized from the plan: where nothing is shared (1024^3, 2048^3,
 null pointer, so a stray write faults the cell; 3000 x 2056 x 2048 needs 3 planes, 2500 x 1000 x 2048 7. 12 stores
 whole tiles by TMA (clipped at M and N: 1000^3, 3000 x 2056, the M = 1 to 129 tails) and stream-K's fixed-up tiles
 from registers (STREAM_K_BRANCHES mix both).
+Stage 13 (swap_plan) at every branch of its host plan (kernels/hopper_d/swap_plan.py, 132 SMs; tests/test_walkd_swap_plan.py
+checks the choices): SWAP_PLAN_SHAPES, each of 16, 64 and 128 tokens a tile by 64 and 128 features, with K whole and
+in slices, at odd M, N off the 64-feature box and K off the 64-deep k tile; and past 128 tokens 12's path over
+TMA_A128, in whole waves and stream-K, once (200 x 8 x 832) on a grid larger than 12's (13 blocks where 12 has 2).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -53,6 +57,7 @@ PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_",
 STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
 SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
 HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_"))]
+SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [
@@ -146,6 +151,36 @@ def test_host_plan_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
 @pytest.mark.parametrize("stage", SWAP_AB)
 def test_swap_ab_verifies_swapped_and_on_08s_path(measurer, stage, shape):
     _ok_or_not_hopper(measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes"))
+
+
+# 13's plan on 132 SMs: (TN, BNT, SLICES) swapped, (0, WIDTH, SK) on 12's path
+SWAP_PLAN_SHAPES = {
+    (3, 520, 40): (16, 64, 1),
+    (1, 200, 832): (16, 64, 5),
+    (16, 14336, 832): (16, 128, 1),
+    (1, 4096, 4104): (16, 128, 4),
+    (40, 520, 40): (64, 64, 1),
+    (17, 520, 832): (64, 64, 7),
+    (33, 14336, 832): (64, 128, 1),
+    (64, 4096, 4096): (64, 128, 4),
+    (100, 520, 40): (128, 64, 1),
+    (127, 264, 832): (128, 64, 5),
+    (128, 1024, 4096): (128, 64, 8),
+    (65, 14336, 832): (128, 128, 1),
+    (128, 4096, 4104): (128, 128, 4),
+    (129, 4096, 4096): (0, 64, 0),
+    (200, 8, 832): (0, 64, 2),
+    (3000, 2056, 2048): (0, 256, 84),
+    (2500, 1000, 1000): (0, 64, 56),
+}
+
+
+@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", SWAP_PLAN)
+def test_swap_plan_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
+    if _ok_or_not_hopper(row):
+        assert row["spill_bytes"] == 0
 
 
 @pytest.mark.parametrize("shape", [(64, 64, 100), (3, 5, 7)], ids=lambda s: "x".join(map(str, s)))

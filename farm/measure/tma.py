@@ -1,5 +1,5 @@
-"""TMA tensor maps for the kernels that take them (walk D in 16-bit and TF32, hopper_fp8): launch args TMA_A, TMA_B
-and TMA_C.
+"""TMA tensor maps for the kernels that take them (walk D in 16-bit and TF32, hopper_fp8): launch args TMA_A, TMA_B,
+TMA_C and TMA_A128.
 
 Built on the host by the driver's cuTensorMapEncodeTiled through cuda-python, and passed
 by value: CuPy hands a NumPy structured scalar to a kernel as a struct of its bytes, so
@@ -8,7 +8,9 @@ kernels/common/hopper.cuh). A box's rows are one 128-byte swizzle row wide along
 dimension (64 16-bit, 32 FP32 or 128 FP8 elements); out-of-range elements arrive as zeros. A is
 read in boxes of tile_m rows x that width; B (K x N) in square boxes of that width, except FP8's
 B, stored N x K (K-major, farm/measure/checks.py), in boxes of tile_n rows x that width. C (FP32, written by TMA
-stores: walk D's 12) in boxes of C_BOX_ROWS rows, a consumer warpgroup's, x 32.
+stores: walk D's 12) in boxes of C_BOX_ROWS rows, a consumer warpgroup's, x 32. TMA_A128: A again, in boxes of
+A128_ROWS rows, for a kernel that runs walk D's 128-row tiles beside a path of its own tile_m (walk D's 13: 16-row
+boxes for its swapped product up to 128 tokens, 12's tiles above).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from farm.measure.checks import FP8
 SWIZZLE_BYTES = 128  # CU_TENSOR_MAP_SWIZZLE_128B: a box's inner extent is at most one 128-byte row
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
 C_BOX_ROWS = 64  # kernels/common/tma_store.cuh: ROWS
+A128_ROWS = 128  # kernels/common/persistent_ws.cuh: BM
 # tf32: FP32 storage; TMA moves it as FP32 and the tensor cores read what lands as TF32
 _TYPES = {
     "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
@@ -55,12 +58,13 @@ def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
 
 
 def tensor_map_args(launch, dtype: str, operands: dict) -> dict:
-    """TMA_A / TMA_B / TMA_C for a launch that names them, built over operands A, B and C."""
+    """TMA_A / TMA_B / TMA_C / TMA_A128 for a launch that names them, built over operands A, B and C."""
     width = SWIZZLE_BYTES // operands["A"].itemsize
     b_rows = launch.tile_n if dtype in FP8 else width  # FP8's B is stored N x K: its boxes run along K too
     boxes = {
         "TMA_A": ("A", dtype, launch.tile_m, width),
         "TMA_B": ("B", dtype, b_rows, width),
         "TMA_C": ("C", "fp32", C_BOX_ROWS, SWIZZLE_BYTES // 4),
+        "TMA_A128": ("A", dtype, A128_ROWS, width),
     }
     return {arg: tensor_map(operands[boxes[arg][0]], *boxes[arg][1:]) for arg in launch.args if arg in boxes}

@@ -19,10 +19,10 @@
 // Above M = 64 it runs 05's split-K pipeline (kernels/common/split_k_fp8.cuh: 128 x 256 tiles, whole K while they
 // fill the grid), the tile's A and B read in the small boxes this launch's tensor maps have: 8 boxes of A and 4 of B
 // a k tile instead of 05's 2 (the class builds one box size per operand and launch).
-// N % 8 == 0, K % 16 == 0, any M. The swapped pipeline is kernels/common/swap_ab_fp8.cuh (shared with 07); the plan
-// and the fix-up below are this stage's.
+// N % 8 == 0, K % 16 == 0, any M. The swapped pipeline is kernels/common/swapped.cuh (shared with 07 and walk D's 13);
+// the plan and the fix-up below are this stage's.
 #include "split_k_fp8.cuh"
-#include "swap_ab_fp8.cuh"
+#include "swapped.cuh"
 
 // The launch (kernels/sources.py): BM and BN are the rows of A's and B's TMA boxes (farm/measure/tma.py), 16 tokens
 // and 64 features; with the launch's splits they size the persistent grid for the most units the swap makes.
@@ -30,7 +30,7 @@ namespace f06 {
 enum : int {
     BM = 16,
     BN = 64,
-    SMEM_BYTES = swap_ab_fp8::RING_BYTES,  // 12 x 18 KB (TN = 16), 9 x 24 KB (TN = 64), 4 x 48 KB (05's)
+    SMEM_BYTES = swapped::RING_BYTES,  // 12 x 18 KB (TN = 16), 9 x 24 KB (TN = 64), 4 x 48 KB (05's)
     SWAP_MAX_M = 64,                       // tokens up to which the product is swapped
 };
 }  // namespace f06
@@ -38,6 +38,9 @@ enum : int {
 __device__ unsigned int f06_arrivals[split_k_fp8::ARRIVALS];  // one per (tile, consumer warp), zero between launches
 
 namespace swap_ab_fp8 {
+using persistent_fp8::BK;
+using swapped::cdiv, swapped::Plan;
+
 // The estimated k-tile times in tiles of TN tokens (one tile: M <= TN) x `bnt` features, each tile's K in `s` slices,
 // on `ctas` blocks, or -1 where that plan may not run. The fix-up in k-tile times: the last slice writes its partial
 // and reads all s back ((1 + s) x min(M, tn) x bnt FP32 values) against a k tile's (tn + bnt) x BK bytes of FP8; plus
@@ -79,8 +82,8 @@ __device__ __forceinline__ bool last_split_sums(float (&acc)[TN / 2], float* W, 
 template <int TN>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, float* W, const float* scale_a,
                                     const float* scale_b, int M, int N, int K, int max_splits) {
-    swap_ab_fp8::run<TN>(
-        tma_a, tma_b, C, scale_a, scale_b, M, N, K, [&] { return plan_for(M, N, K, gridDim.x, max_splits, TN); },
+    swapped::run<TN>(
+        swapped::Fp8{scale_a, scale_b}, tma_a, tma_b, C, M, N, K, [&] { return plan_for(M, N, K, gridDim.x, max_splits, TN); },
         [&](float(&acc)[TN / 2], int splits, int t, int z, int c, int n0) {
             return last_split_sums<TN>(acc, W, &f06_arrivals[t * persistent_fp8::WARPS + c * 4 + threadIdx.x % 128 / 32], splits, z, M, N, n0);
         });

@@ -1,12 +1,13 @@
 """Stage 07's plan (f_swap_plan_fp8), made once per shape on the host and passed to the kernel as TN, BNT and SLICES.
 
-Up to 128 tokens the product is swapped (C^T = B^T A^T, kernels/common/swap_ab_fp8.cuh): TN is the fewest tokens of
+Up to 128 tokens the product is swapped (C^T = B^T A^T, kernels/common/swapped.cuh): TN is the fewest tokens of
 16, 64 or 128 that hold M (wgmma's N); each tile is BNT = 128 or 64 features, its K cut into 1 to 8 slices. Each
 candidate is costed as 06's in-kernel plan does (`plan_cost` in 06_swap_ab_fp8.cu), in estimated k-tile times a block:
 waves x (k tiles a unit + fix-up) x (BNT + TN + 32), the 32 a k tile's fixed costs. The fix-up term is 07's: two
 for the fences, the count and the round trip of the last slice's loads (issued together), plus the partials moved
 through L2, (1 + slices) x TN x BNT FP32 values, at four times the rate of a k tile's (TN + BNT) x 128 FP8 bytes from
-DRAM. The cheapest wins; ties to the wider tile, then to fewer slices. Above 128 tokens TN is 0 and the kernel runs
+DRAM. The cheapest wins; ties to the wider tile, then to fewer slices. The swapped model (`swapped_plan`) also plans walk
+D's 13 (kernels/hopper_d/swap_plan.py): its 16-bit k tiles are 64 elements deep but move the same 128-byte rows. Above 128 tokens TN is 0 and the kernel runs
 05's split-K pipeline, whose slices (`slices_for` in kernels/common/split_k_fp8.cuh) are worked out here the same way.
 The workspace is sized from the plan: the swap's partials in the accumulators' order (slices x tiles x 128 x TN
 floats), 05's as planes of M x N, none where K is whole.
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from kernels.stage import LaunchPlan, cdiv
 
 BK = 128  # FP8 elements of K a k tile
+ROW_BYTES = 128  # a k tile's row of either operand, in bytes, in either precision (kernels/common/swapped.cuh)
 TOKENS = (16, 64, 128)  # the swapped tile's tokens (wgmma N), fewest first
 WIDTHS = (128, 64)  # features a swapped tile, widest first (the preferred on a tie)
-MAX_SLICES = 8  # K slices at most (07's f07::MAX_SLICES): its fix-up's registers and 05's workspace planes
+MAX_SLICES = 8  # K slices at most (swapped::MAX_SLICES): its fix-up's registers and 05's workspace planes
 WARPS = 8  # consumer warps a tile: one arrival counter each
 SPLIT_TILES = 8 * 1024 // WARPS  # tiles that may be sliced: arrival counters (split_k_fp8::ARRIVALS) over WARPS
 TILE_M, TILE_N = 128, 256  # 05's tile, above 128 tokens
@@ -50,12 +52,13 @@ def tokens(m: int) -> int:
     return next((t for t in TOKENS if m <= t), 0)
 
 
-def swap_cost(m: int, n: int, k: int, blocks: int, bnt: int, slices: int) -> int | None:
-    """Estimated k-tile times a block of the swapped plan, or None where it may not run."""
-    tn, tiles, kt = tokens(m), cdiv(n, bnt), cdiv(k, BK)
+def swap_cost(m: int, n: int, k: int, blocks: int, bnt: int, slices: int, bk: int = BK) -> int | None:
+    """Estimated k-tile times a block of the swapped plan with k tiles `bk` elements deep, or None where it may not
+    run."""
+    tn, tiles, kt = tokens(m), cdiv(n, bnt), cdiv(k, bk)
     if slices > kt or (slices > 1 and (tiles >= blocks or tiles > SPLIT_TILES)):
         return None
-    fixup = 0 if slices == 1 else 2 + cdiv((1 + slices) * tn * bnt * 4, 4 * (tn + bnt) * BK)
+    fixup = 0 if slices == 1 else 2 + cdiv((1 + slices) * tn * bnt * 4, 4 * (tn + bnt) * ROW_BYTES)
     return cdiv(tiles * slices, blocks) * (cdiv(kt, slices) + fixup) * (bnt + tn + 32)
 
 
@@ -71,11 +74,16 @@ def plan(m: int, n: int, k: int, blocks: int) -> Plan:
     """The plan for an m x n x k product on `blocks` persistent blocks."""
     if tokens(m) == 0:
         return Plan(0, TILE_N, split_k_slices(m, n, k, blocks), 0)
+    return swapped_plan(m, n, k, blocks, BK)
+
+
+def swapped_plan(m: int, n: int, k: int, blocks: int, bk: int) -> Plan:
+    """The cheapest swapped plan for m <= 128 tokens, k tiles `bk` elements deep."""
     found = [
         Plan(tokens(m), bnt, s, c)
         for bnt in WIDTHS
         for s in range(1, MAX_SLICES + 1)
-        if (c := swap_cost(m, n, k, blocks, bnt, s)) is not None
+        if (c := swap_cost(m, n, k, blocks, bnt, s, bk)) is not None
     ]
     return min(found, key=lambda p: p.cost)  # min keeps the first of equals; (128, 1) always runs
 
