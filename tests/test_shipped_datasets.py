@@ -79,7 +79,9 @@ LATER_STAGES = {
     )
 }
 NOT_YET_IN_REFERENCE = {  # walk D's 13 came after h100-walkd2
-    "h100-reference": {n for n in LATER_STAGES if stage_named(n).dtype.startswith("fp8") or n.startswith("d_swap_plan_")},
+    "h100-reference": {
+        n for n in LATER_STAGES if stage_named(n).dtype.startswith("fp8") or n.startswith("d_swap_plan_")
+    },
     "h200-reference": LATER_STAGES,
 }
 CROSSCHECKED = ("h100-reference", "h200-reference")
