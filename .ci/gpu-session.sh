@@ -276,7 +276,10 @@ for m, n, k in ((1, 4096, 4096), (16, 1024, 4096), (1, 8192, 28672)):  # E4M3, B
     # PREWARM=0 leaves compiling to the workers' background compiler (walk D's sm_90a stages are not in prewarm's set).
     [ "${PREWARM:-1}" = 1 ] && prewarm
     nodes
-    PLAN=${REF_PLAN:-plans/reference.toml} sweep "$run" "$@"
+    # A resumed run goes on in shard mode: each call is lent a fresh machine, most often another card of the model, and
+    # replicate mode would measure every cell again on it (2026-11-26: 190 cells of h100-llm twice); flags may override.
+    resume=(); [ -f .resume/results.tgz ] && [[ " $* " != *" --mode "* ]] && resume=(--mode shard)
+    PLAN=${REF_PLAN:-plans/reference.toml} sweep "$run" "${resume[@]}" "$@"
     ray stop --force > /dev/null 2>&1
     # Beside every reference run: its vendor baselines against torch.mm under Triton's timers (shipped with the dataset;
     # CROSSCHECK=0 leaves it to the call that finishes the run).
