@@ -1,7 +1,8 @@
 """The farm's vendor baselines against an independent harness: torch.mm under Triton's benchmarkers.
 
-For every precision class and shape (a cube edge, or M x N x K as the LLM plans have), the farm measures cublas_<p> and cublaslt_<p> as it measures any
-cell (verified, interleaved batches, CUDA graphs), in hot and in cold mode; PyTorch computes the same
+For every precision class and shape (a cube edge, or M x N x K as the LLM plans have), the farm measures cublas_<p>
+and cublaslt_<p> as it measures any cell (verified, interleaved batches, CUDA graphs), in hot and in cold mode (or
+the modes asked for); PyTorch computes the same
 product with the same output dtype (FP32; FP16/BF16 inputs through `out_dtype`), timed by
 `triton.testing.do_bench_cudagraph` (hot: a graph of back-to-back calls) and `do_bench` (cold: it
 clears the L2 with a 256 MB write before each call). A ratio near 1.0 says our harness times the
