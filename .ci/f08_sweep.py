@@ -13,7 +13,7 @@ from farm.measure.cell_timer import MeasureOptions
 from farm.measure.gpu import GpuMeasurer
 from farm.measure.stopping import StoppingRule, WarmupRule
 from farm.measure.timing import TimingConfig
-from kernels.hopper_fp8 import tile_plan
+from kernels.hopper_fp8 import swap_plan, tile_plan
 
 SHAPES = [  # the furthest below 0.9x first: a timeout cuts the tail
     (1024, 512, 3584),
@@ -29,7 +29,7 @@ SHAPES = [  # the furthest below 0.9x first: a timeout cuts the tail
     (1024, 14336, 4096),
     (1024, 3584, 18944),
 ]
-SLICES = (1, 2, 3, 4, 6, 8)
+SLICES = (1, 2, 3, 4, 5, 6, 7, 8)
 OPTIONS = MeasureOptions(
     timing=TimingConfig(
         target_batch_ms=1,
@@ -42,19 +42,26 @@ OPTIONS = MeasureOptions(
 def plans(m: int, n: int, k: int, blocks: int) -> list[tile_plan.Plan]:
     chosen = tile_plan.plan(m, n, k, blocks)
     found = [p for p in tile_plan.candidates(m, n, k, blocks) if p == chosen or _tried(p, m, n, blocks)]
-    if m <= 128:  # 128-row tiles at 128 tokens too
-        kt = -(-k // tile_plan.BK)
-        for bn, s in ((256, 4), (256, 8), (128, 4)):
-            c = tile_plan.cost(-(-n // bn), kt, blocks, 128, bn, s)
-            if c is not None:
-                found.append(tile_plan.Plan(0, bn, s, c))
+    if m <= 128:  # 07's swapped candidates (its cost model's), and 128-row tiles at 128 tokens too
+        found = [chosen] + [
+            tile_plan.Plan(swap_plan.tokens(m), bnt, s, c)
+            for bnt in swap_plan.WIDTHS
+            for s in SLICES
+            if (c := swap_plan.swap_cost(m, n, k, blocks, bnt, s)) is not None
+            and (bnt, s) != (chosen.bn, chosen.slices)
+            and _tried(tile_plan.Plan(swap_plan.tokens(m), bnt, s, c), m, n, blocks)
+        ]
+        found += [
+            p
+            for p in tile_plan.candidates(m, n, k, blocks)
+            if (p.bn, p.slices) in ((256, 4), (256, 8), (128, 2), (128, 4), (128, 8))
+        ]
     return found
 
 
 def _tried(p: tile_plan.Plan, m: int, n: int, blocks: int) -> bool:
     """Slices worth a cell: whole K only where the tiles alone give every other block work."""
-    tiles = -(-n // p.bn) * (1 if p.tn else -(-m // tile_plan.TILE_ROWS))
-    return p.slices in SLICES and (p.slices > 1 or 2 * tiles >= blocks)
+    return p.slices in SLICES and (p.slices > 1 or 2 * p.tiles(m, n) >= blocks)
 
 
 def main() -> None:

@@ -455,7 +455,7 @@ PY
     prewarm --kernels f_tile_plan_fp8,f_swap_plan_fp8,f_split_k_fp8
     timeout "${TESTS_S:-90}" python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k "${FP8_TESTS:-f_tile_plan_fp8}" \
       > "$OUT/gpu-tests-walkf08.log" 2>&1; grep -E "passed|failed|error|FAIL" "$OUT/gpu-tests-walkf08.log" | tail -8
-    [ "${SWEEP:-1}" = 1 ] && { timeout "${SWEEP_S:-120}" python3 .ci/f08_sweep.py > "$OUT/f08-sweep.csv" 2> "$OUT/f08-sweep.err"; echo "sweep rc=$?"; }
+    [ "${SWEEP:-1}" = 1 ] && { PYTHONPATH=.:${PYTHONPATH:-} timeout "${SWEEP_S:-120}" python3 .ci/f08_sweep.py > "$OUT/f08-sweep.csv" 2> "$OUT/f08-sweep.err"; echo "sweep rc=$?"; }
     timeout "${BENCH_S:-100}" python3 -m farm bench --plan plans/walkf08.toml --run-id walkf08 --output "$RES" > "$OUT/bench-walkf08.log" 2>&1
     echo "bench rc=$?"; tail -2 "$OUT/bench-walkf08.log"
     python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkf08.txt"

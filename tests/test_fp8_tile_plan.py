@@ -5,6 +5,7 @@ kernels/hopper_fp8/08_tile_plan_fp8.cu indexes its units and its fix-up's partia
 import pytest
 from test_gpu_fp8 import TILE_PLAN_SHAPES
 
+from kernels.hopper_fp8 import swap_plan
 from kernels.hopper_fp8.swap_plan import BK, SPLIT_TILES, WARPS, tokens
 from kernels.hopper_fp8.tile_plan import MAX_SLICES, TILE_ROWS, plan
 from kernels.registry import catalog
@@ -62,8 +63,10 @@ def test_every_plan_runs_within_the_kernels_limits(shape):
     assert 1 <= p.slices <= min(MAX_SLICES, kt)
     ranges = [(z * kt // p.slices, (z + 1) * kt // p.slices) for z in range(p.slices)]
     assert all(k0 < k1 for k0, k1 in ranges) and ranges[-1][1] == kt  # no empty slice, every k tile once
-    if p.tn:
+    if p.tn:  # 07's plan
         assert p.tn == tokens(m) >= m and p.bn in (64, 128)
+        seven = swap_plan.plan(m, n, k, g)
+        assert (p.tn, p.bn, p.slices) == (seven.tn, seven.bnt, seven.slices)
         tiles, lane_floats = cdiv(n, p.bn), p.tn // 2
     else:
         assert m > 128 and p.bn in (256, 128)
@@ -72,9 +75,8 @@ def test_every_plan_runs_within_the_kernels_limits(shape):
         assert STAGE.workspace_floats(m, n, k, H100_SMS) == 0
         return
     assert tiles < g and tiles <= SPLIT_TILES  # split tiles' arrival counters: tile x 8 warps
-    # the highest float4 08's fix-up stores: slice slices-2 (the last slice stores none), tile tiles-1, warp 7, its
-    # last quad, lane 31
+    # the highest float4 08's fix-up touches: slice slices-1, tile tiles-1, warp 7, its last quad, lane 31
     q = lane_floats // 4
     plane = tiles * WARPS * q * 32
-    last = (p.slices - 2) * plane + ((tiles - 1) * WARPS + WARPS - 1) * q * 32 + (q - 1) * 32 + 31
+    last = (p.slices - 1) * plane + ((tiles - 1) * WARPS + WARPS - 1) * q * 32 + (q - 1) * 32 + 31
     assert 4 * (last + 1) == STAGE.workspace_floats(m, n, k, H100_SMS)

@@ -72,8 +72,8 @@ SWAP_PLAN_SHAPES = {
     (200, 1000, 2064): (0, 256, 8),  # 05's path, 8 slices
 }
 # 08 (tile_plan_fp8) on 132 SMs, (TN, features a tile, K slices) from kernels/hopper_fp8/tile_plan.py
-# (tests/test_fp8_tile_plan.py holds the same choices): 07's swapped branches with 08's fix-up, and above 128 tokens
-# 128 x 256 and 128 x 128 tiles, K whole and in slices, at M, N and K off the tile (TN 0: 128-row tiles)
+# (tests/test_fp8_tile_plan.py holds the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and
+# 128 x 128 tiles, K whole and in slices, at M, N and K off the tile (TN 0: 128-row tiles)
 TILE_PLAN_SHAPES = {
     (1, 4096, 4096): (16, 128, 4),
     (1, 1024, 4096): (16, 64, 8),
@@ -81,17 +81,17 @@ TILE_PLAN_SHAPES = {
     (3, 264, 1040): (16, 64, 5),
     (5, 3080, 1040): (16, 128, 5),
     (16, 14336, 4096): (16, 128, 1),
-    (17, 520, 832): (64, 64, 4),
+    (17, 520, 832): (64, 64, 7),
     (33, 3080, 2064): (64, 128, 5),
     (40, 9008, 48): (64, 128, 1),
     (64, 136, 528): (64, 64, 1),
     (97, 8, 48): (128, 64, 1),
     (90, 9008, 48): (128, 128, 1),
-    (100, 1000, 2064): (128, 64, 6),
+    (100, 1000, 2064): (128, 64, 5),
     (128, 4096, 4096): (128, 128, 4),
     (129, 136, 48): (0, 128, 1),
-    (200, 1000, 2064): (0, 128, 6),
-    (1000, 264, 2064): (0, 128, 4),  # the last tile row 104 rows: 7 of 8 A boxes
+    (200, 1000, 2064): (0, 128, 5),
+    (1000, 264, 2064): (0, 128, 5),  # the last tile row 104 rows: 7 of 8 A boxes
     (1000, 3000, 400): (0, 256, 1),
     (1024, 512, 3584): (0, 128, 4),
     (1024, 1024, 8192): (0, 256, 4),

@@ -43,7 +43,7 @@ def test_the_fp8_plan_runs_the_same_shapes_on_walk_f_from_02_and_both_fp8_refere
     names = {s.name for s in plan.stages()}
     walk_f = [s for s in plan.stages() if s.family == "hopper_fp8"]
     assert {"cublaslt_fp8_e4m3", "torch_fp8_e4m3"} <= names and {s.dtype for s in plan.stages()} == {"fp8_e4m3"}
-    assert sorted(s.position for s in walk_f) == [2, 3, 4, 5, 6, 7] and "f_swap_plan_fp8" in names
+    assert sorted(s.position for s in walk_f) == [2, 3, 4, 5, 6, 7, 8] and "f_tile_plan_fp8" in names
     for stage in walk_f:  # no cell of the plan is skipped by walk F's shape rule on an H100 or H200
         assert all(stage.unsupported_reason(m, n, k, 90) is None for m, n, k in plan.sizes), stage.name
 

@@ -1,23 +1,24 @@
-// 08 tile_plan_fp8: 07 with a host plan above 128 tokens too, and a split-K fix-up that moves S - 1 partials, not S + 1.
-// Measured on an H100 (issue 32, run h100-llmf8, one repeat): 07 reached 53-82 % of cuBLASLt FP8 at M = 128 (128 x 4096
-// x 4096: 13.2 us against 7.0) and 33-47 % at M = 1024 with N = 512 or 1024 (1024 x 512 x 3584: 20.1 us against 6.7).
-// Where the time went, from 07's code: above 128 tokens 07 ran 05's 128 x 256 tiles with 05's plan (as many K slices as
-// idle blocks, up to 8) and 05's fix-up, which stores every slice's partial as a whole M x N FP32 plane and has the last
-// warp read all S of them back: at 1024 x 512 x 3584, 16 tiles x 8 slices, 16 MB of partials written and read through
-// L2 for 5.5 MB of operands (and 12 TMA issues a k tile in 07's small boxes). Up to 128 tokens 07's swapped fix-up moves
-// S + 1 partial tiles a tile (every slice stores, the last one loads all S back, its own included). Two changes:
-// - Above 128 tokens, tiles of 128 x BN with BN = 256 or 128 (consumer warpgroups of m64n256k32 or m64n128k32), K in 1
-//   to 8 slices, tile and slices chosen on the host (kernels/hopper_fp8/tile_plan.py) from the same kind of cost as 07's
-//   swapped plan; the partials kept in the accumulators' order (07's float4 rows), sized from the plan. A comes in 16-row
-//   boxes (only those holding rows below M are loaded), B in 64-row boxes: 07's launch geometry, so 07's grid.
-// - The fix-up, both paths: the last slice of a tile (z = S - 1, the highest unit of the tile, so it waits only on units
-//   walked before it: no deadlock however many waves) keeps its accumulators; slices 0 .. S - 2 store theirs and count
-//   their arrival (fence, then an atomic add on a counter per tile and consumer warp); the last slice's warp spins on
-//   the counter (ld.acquire) until S - 1 have arrived, resets it for the next launch, loads the S - 1 partials, all in
-//   flight at once, and adds them in slice order, its own last. S - 1 partials stored and loaded, where 07 stored S and
-//   loaded S, and no slice waits for the slowest to decide who sums.
-// Up to 128 tokens it is 07's swapped pipeline (kernels/common/swapped.cuh) with this fix-up. N % 8 == 0, K % 16 == 0,
-// any M.
+// 08 tile_plan_fp8: 07 with a host plan above 128 tokens too: 128 x 256 or 128 x 128 tiles, K in 1 to 8 slices, the
+// partials in the accumulators' order. Measured on an H100 (issue 32, run h100-llmf8, one repeat): 07 held 33-47 % of
+// cuBLASLt FP8 at M = 1024 with N = 512 or 1024 (1024 x 512 x 3584: 20.1 us against 6.7; on the H200, h200-llmf8: 39.7
+// against 6.8, below 03's 20.6). Where its time went, from its code: above 128 tokens 07 runs 05's path, 128 x 256 tiles
+// with as many K slices as idle blocks (1024 x 512 x 3584: 16 tiles x 8 slices of 3.5 k tiles), its fix-up storing
+// every slice's partial as a whole M x N FP32 plane and summing the planes 64 columns at a time (8 planes of 2 MB
+// written and read through L2 for 5.5 MB of operands), each k tile 12 TMA issues in 07's 16- and 64-row boxes. Nsight
+// Compute on the H200 at 1024 x 512 x 3584: 07 46.0 us, 16.8 MB of global loads and 19.0 MB of stores; cuBLASLt 8.6 us
+// (nvjet 64x64 tiles, whole K, 2x1 clusters). Changes:
+// - Above 128 tokens, tiles of 128 x BNT, BNT = 256 or 128 (each consumer warpgroup m64n256k32 or m64n128k32), K in
+//   `slices`, both chosen on the host (kernels/hopper_fp8/tile_plan.py) with 07's swapped cost model (waves x (k tiles
+//   a unit + fix-up) x bytes a k tile), so 1024 x 512 x 3584 is 32 tiles of 128 x 128 x 4 slices (7 k tiles each).
+// - The partials in the accumulators' order (07's fix-up for any accumulator count: float4 rows of 512 bytes a warp, the
+//   last warp to arrive loading every slice's quads at once), S x 64 KB a 128 x 128 tile where 05 wrote S planes of M x N.
+// A comes in 16-row boxes (only those holding rows below M), B in 64-row boxes (07's launch geometry and grid); the ring
+// as deep as 07's 216 KB allows (6 stages of 32 KB at BNT = 128, 4 of 48 KB at 256). Up to 128 tokens it is 07: the
+// same swapped pipeline (kernels/common/swapped.cuh), plan and fix-up.
+// Tried and not kept: the last slice of a tile keeping its accumulators and spinning (ld.acquire) until the other S - 1
+// had stored theirs, so S - 1 partials moved instead of S + 1: on the H200 it ran 1 x 4096 x 4096 in 7.6 us where 07's
+// last-arrival fix-up takes 6.5, and 128 x 4096 x 4096 in 15.1 us (07: 13.5).
+// N % 8 == 0, K % 16 == 0, any M.
 #include "split_k_fp8.cuh"
 #include "swapped.cuh"
 
@@ -30,68 +31,46 @@ enum : int {
     WARPS = persistent_fp8::WARPS,
 };
 
-__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// One consumer warp's fix-up of slice z of tile t (of `tiles`), R accumulators a lane in wgmma's order. Slices below
-// splits - 1 store theirs as R / 4 float4 a lane at ((z * tiles + t) * WARPS + w) * R / 4 * 32 + q * 32 + lane (512 bytes
-// a warp instruction), count the arrival and return false. The last slice waits for splits - 1 arrivals, zeroes the
-// counter, adds the stored slices in order and its own last, and returns true: it stores C.
+// One consumer warp's fix-up of slice z of tile t (of `tiles`), R accumulators a lane in wgmma's order: 07's
+// (swapped::fragment_fixup) for any R. The slice's partial goes to W as R / 4 float4 a lane at ((z * tiles + t) * WARPS +
+// w) * R / 4 * 32 + q * 32 + lane (512 bytes a warp instruction) and the arrival is counted (split_k_fp8::last_arrival).
+// The warp that arrives last loads every slice's float4s of CHUNK quads at once, adds them in slice order into acc and
+// returns true: it stores C. CHUNK: 4 quads as 07, 2 beside 128 accumulators (128 x 256 tiles).
 template <int R>
-__device__ __forceinline__ bool last_slice_sums(float (&acc)[R], float* W, unsigned int* counter, int splits, int tiles, int t, int z,
-                                                int w) {
-    enum : int { Q = R / 4, CHUNK = Q < 4 ? Q : (R >= 64 ? 1 : 4), MAX_STORED = swapped::MAX_SLICES - 1 };
-    const int lane = threadIdx.x % 32;
+__device__ __forceinline__ bool last_arrival_sums(float (&acc)[R], float* W, unsigned int* counter, int splits, int tiles, int t, int z,
+                                                  int w) {
+    enum : int { Q = R / 4, CHUNK = R >= 128 ? 2 : (Q < 4 ? Q : 4) };
     const size_t plane = (size_t)tiles * WARPS * Q * 32;  // float4s a slice
-    float4* mine = reinterpret_cast<float4*>(W) + ((size_t)t * WARPS + w) * Q * 32 + lane;
-    if (z < splits - 1) {
+    float4* mine = reinterpret_cast<float4*>(W) + ((size_t)t * WARPS + w) * Q * 32 + threadIdx.x % 32;
 #pragma unroll
-        for (int q = 0; q < Q; ++q) __stcg(mine + z * plane + q * 32, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
-        __threadfence();  // this lane's partial is visible device-wide before its warp's arrival is counted
-        __syncwarp();
-        if (lane == 0) atomicAdd(counter, 1u);
-        return false;
-    }
-    if (lane == 0) {
-        while (load_acquire(counter) < (unsigned int)splits - 1) {
-        }
-        *counter = 0;  // every other slice has arrived: nothing else touches it in this launch
-    }
-    __syncwarp();
-    __threadfence();
+    for (int q = 0; q < Q; ++q) __stcg(mine + z * plane + q * 32, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+    if (!split_k_fp8::last_arrival(counter, splits)) return false;
 #pragma unroll
     for (int q0 = 0; q0 < Q; q0 += CHUNK) {
-        float4 part[MAX_STORED][CHUNK];
+        float4 part[swapped::MAX_SLICES][CHUNK];
 #pragma unroll
-        for (int p = 0; p < MAX_STORED; ++p)
+        for (int p = 0; p < swapped::MAX_SLICES; ++p)
 #pragma unroll
             for (int j = 0; j < CHUNK; ++j)
-                if (p < splits - 1) part[p][j] = __ldcg(mine + p * plane + (q0 + j) * 32);  // through L2: other SMs wrote them
+                if (p < splits) part[p][j] = __ldcg(mine + p * plane + (q0 + j) * 32);  // through L2: other SMs wrote them
 #pragma unroll
         for (int j = 0; j < CHUNK; ++j) {
-            float* own = &acc[4 * (q0 + j)];
-            float4 sum = part[0][j];
+            float* sum = &acc[4 * (q0 + j)];
+            sum[0] = sum[1] = sum[2] = sum[3] = 0.0f;
 #pragma unroll
-            for (int p = 1; p < MAX_STORED; ++p)
-                if (p < splits - 1) {
-                    sum.x += part[p][j].x;
-                    sum.y += part[p][j].y;
-                    sum.z += part[p][j].z;
-                    sum.w += part[p][j].w;
+            for (int p = 0; p < swapped::MAX_SLICES; ++p)
+                if (p < splits) {
+                    sum[0] += part[p][j].x;
+                    sum[1] += part[p][j].y;
+                    sum[2] += part[p][j].z;
+                    sum[3] += part[p][j].w;
                 }
-            own[0] = sum.x + own[0];
-            own[1] = sum.y + own[1];
-            own[2] = sum.z + own[2];
-            own[3] = sum.w + own[3];
         }
     }
     return true;
 }
 
-// Up to 128 tokens: 07's swapped pipeline on its host plan, met by last_slice_sums.
+// Up to 128 tokens: 07's swapped pipeline on its host plan, met by last_arrival_sums.
 template <int TN>
 __device__ __forceinline__ void run_swapped(const swapped::Fp8& ops, const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C,
                                             float* W, unsigned int* arrivals, int M, int N, int K, int bnt, int slices) {
@@ -106,7 +85,7 @@ __device__ __forceinline__ void run_swapped(const swapped::Fp8& ops, const Tenso
         },
         [&](float(&acc)[TN / 2], int splits, int t, int z, int c, int n0) {
             const int w = c * 4 + threadIdx.x % 128 / 32;
-            return last_slice_sums<TN / 2>(acc, W, &arrivals[t * WARPS + w], splits, persistent_fp8::cdiv(N, bnt), t, z, w);
+            return last_arrival_sums<TN / 2>(acc, W, &arrivals[t * WARPS + w], splits, persistent_fp8::cdiv(N, bnt), t, z, w);
         });
 }
 
@@ -187,7 +166,7 @@ __device__ __forceinline__ void run_tiles(const TensorMap& tma_a, const TensorMa
             fence_acc(acc);
             release<1>(&empty[(it - 1) % T::STAGES]);
             dequantise(acc, scale_a, scale_b);
-            if (slices > 1 && !last_slice_sums<TBN / 2>(acc, W, &arrivals[t * WARPS + w], slices, tiles, t, z, w)) continue;
+            if (slices > 1 && !last_arrival_sums<TBN / 2>(acc, W, &arrivals[t * WARPS + w], slices, tiles, t, z, w)) continue;
             store_acc<TBN>(acc, C, M, N, tm * T::TBM + c * 64, tn * TBN);
         }
     }
