@@ -18,6 +18,9 @@ kernels/hopper_fp8/06_swap_ab_fp8.cu's plan_for; above, and in 05, split_k_fp8.c
 holds the same choices): tokens a tile (TN) 16, 64, 128 or 05's path above, features a tile 128 or 64, K whole or in
 slices, at N and K off the tile (SWAP_PLAN_SHAPES below); its B-in-E5M2 build at one shape of each branch, both of
 wgmma's operand orders (swapped: .e5m2.e4m3; 05's path: .e4m3.e5m2).
+08 (tile_plan_fp8) at every branch of its host plan (kernels/hopper_fp8/tile_plan.py, tests/test_fp8_tile_plan.py holds
+the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and 128 x 128 tiles with K whole and in slices,
+at M, N and K off the tile (TILE_PLAN_SHAPES below).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 

@@ -60,7 +60,8 @@ HERE = Path(__file__).resolve().parent
 # cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body; 05: in
 # kernels/common/split_k_fp8.cuh). 06's declared tile (BM 16, BN 64) is the rows of its A and B boxes (farm/measure/tma.py
 # makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel
-# (07: the same boxes and grid, its tile picked on the host).
+# (07: the same boxes and grid, its tile picked on the host; 08: the same again,
+# its 128-row tiles above 128 tokens stacking them).
 _KERNELS = [
     (
         "f_wgmma_fp8",
