@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkf|walkf-llm|walkf-e5m2|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -447,6 +447,37 @@ PY
     python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
       > "$OUT/moves-walkd13.txt" 2>&1; grep -E "hopper_d|rror" "$OUT/moves-walkd13.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkd13 > "$OUT/report-profile-walkd13.md" 2>&1 ;;
+  walkf08)  # issue 32, walk F 08 (f_tile_plan_fp8) on one H100: its GPU tests (every branch of its host plan, tails and odd
+    # shapes, C poisoned), then SWEEP=1 (default) every candidate plan at the small-work LLM shapes (.ci/f08_sweep.py: one
+    # CSV line a cell, verified, % of cuBLASLt FP8), then plans/walkf08.toml (08, 07, 05 with cuBLASLt FP8 interleaved, %
+    # per cell in walkf08.txt), then Nsight Compute for 07 and 08 at 1024 x 512 x 3584 (moves-walkf08.txt).
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    prewarm --kernels f_tile_plan_fp8,f_swap_plan_fp8,f_split_k_fp8
+    timeout "${TESTS_S:-90}" python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k "${FP8_TESTS:-f_tile_plan_fp8}" \
+      > "$OUT/gpu-tests-walkf08.log" 2>&1; grep -E "passed|failed|error|FAIL" "$OUT/gpu-tests-walkf08.log" | tail -8
+    [ "${SWEEP:-1}" = 1 ] && { PYTHONPATH=.:${PYTHONPATH:-} timeout "${SWEEP_S:-120}" python3 .ci/f08_sweep.py > "$OUT/f08-sweep.csv" 2> "$OUT/f08-sweep.err"; echo "sweep rc=$?"; }
+    timeout "${BENCH_S:-100}" python3 -m farm bench --plan plans/walkf08.toml --run-id walkf08 --output "$RES" > "$OUT/bench-walkf08.log" 2>&1
+    echo "bench rc=$?"; tail -2 "$OUT/bench-walkf08.log"
+    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkf08.txt"
+import sys
+import pandas as pd
+from farm.data.dataset import read_table
+t = read_table(sys.argv[1]).to_pandas()
+t = t[t.run_id == "walkf08"]
+print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0])
+ok = t[(t.status == "ok") & t.verified.fillna(True)]
+us = ok.pivot_table(index=["m", "n", "k"], columns="stage", values="median_ms") * 1e3
+pct = ok[ok.family == "hopper_fp8"].pivot_table(index=["m", "n", "k"], columns="stage", values="pct_of_baseline")
+pd.set_option("display.width", 250)
+print("median us"); print(us.round(2).to_string())
+print("% of cuBLASLt FP8 (interleaved in the same cell)"); print(pct.round(1).to_string())
+PY
+    timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels f_swap_plan_fp8,f_tile_plan_fp8 --sizes "${PROFILE_SIZE:-1024x512x3584}" \
+      --output "$RES" --run-id profile-walkf08 --timeout 40 > "$OUT/profile-walkf08.log" 2>&1
+    echo "profile rc=$?"
+    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
+      > "$OUT/moves-walkf08.txt" 2>&1; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
+    python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the

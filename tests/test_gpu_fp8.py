@@ -18,6 +18,9 @@ kernels/hopper_fp8/06_swap_ab_fp8.cu's plan_for; above, and in 05, split_k_fp8.c
 holds the same choices): tokens a tile (TN) 16, 64, 128 or 05's path above, features a tile 128 or 64, K whole or in
 slices, at N and K off the tile (SWAP_PLAN_SHAPES below); its B-in-E5M2 build at one shape of each branch, both of
 wgmma's operand orders (swapped: .e5m2.e4m3; 05's path: .e4m3.e5m2).
+08 (tile_plan_fp8) at every branch of its host plan (kernels/hopper_fp8/tile_plan.py, tests/test_fp8_tile_plan.py holds
+the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and 128 x 128 tiles with K whole and in slices,
+at M, N and K off the tile (TILE_PLAN_SHAPES below).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -70,6 +73,31 @@ SWAP_PLAN_SHAPES = {
     (128, 1024, 4096): (128, 64, 8),
     (129, 136, 48): (0, 256, 1),  # 05's path, whole K
     (200, 1000, 2064): (0, 256, 8),  # 05's path, 8 slices
+}
+# 08 (tile_plan_fp8) on 132 SMs, (TN, features a tile, K slices) from kernels/hopper_fp8/tile_plan.py
+# (tests/test_fp8_tile_plan.py holds the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and
+# 128 x 128 tiles, K whole and in slices, at M, N and K off the tile (TN 0: 128-row tiles)
+TILE_PLAN_SHAPES = {
+    (1, 4096, 4096): (16, 128, 4),
+    (1, 1024, 4096): (16, 64, 8),
+    (2, 8, 48): (16, 64, 1),
+    (3, 264, 1040): (16, 64, 5),
+    (5, 3080, 1040): (16, 128, 5),
+    (16, 14336, 4096): (16, 128, 1),
+    (17, 520, 832): (64, 64, 7),
+    (33, 3080, 2064): (64, 128, 5),
+    (40, 9008, 48): (64, 128, 1),
+    (64, 136, 528): (64, 64, 1),
+    (97, 8, 48): (128, 64, 1),
+    (90, 9008, 48): (128, 128, 1),
+    (100, 1000, 2064): (128, 64, 5),
+    (128, 4096, 4096): (128, 128, 4),
+    (129, 136, 48): (0, 128, 1),
+    (200, 1000, 2064): (0, 128, 5),
+    (1000, 264, 2064): (0, 128, 5),  # the last tile row 104 rows: 7 of 8 A boxes
+    (1000, 3000, 400): (0, 256, 1),
+    (1024, 512, 3584): (0, 128, 4),
+    (1024, 1024, 8192): (0, 256, 4),
 }
 # 07 with B in E5M2: one shape of each branch (TN 16, 64 and 128, sliced and whole; 05's path whole and sliced)
 SWAP_PLAN_E5M2_SHAPES = [
@@ -210,7 +238,8 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     "stage, shape",
     [(stage, shape) for stage in ("f_split_k_fp8", "f_swap_ab_fp8") for shape in FEW_TOKENS]
     + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES]
-    + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES],
+    + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES]
+    + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES],
     ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
 )
 def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):

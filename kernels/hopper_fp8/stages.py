@@ -15,6 +15,7 @@ against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hoppe
 
 from pathlib import Path
 
+from kernels.hopper_fp8 import tile_plan
 from kernels.hopper_fp8.swap_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
@@ -46,13 +47,21 @@ SWAP_PLAN = {
     "splits": MAX_SPLITS,
     "planner": launch_plan,
 }
+# 08: its plan (tile_plan.py) passed as TN, BNT, SLICES: swapped up to 128 tokens, 128-row tiles above.
+TILE_PLAN = {
+    "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "TN", "BNT", "SLICES"),
+    "persistent": True,
+    "splits": MAX_SPLITS,
+    "planner": tile_plan.launch_plan,
+}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
 # cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body; 05: in
 # kernels/common/split_k_fp8.cuh). 06's declared tile (BM 16, BN 64) is the rows of its A and B boxes (farm/measure/tma.py
 # makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel
-# (07: the same boxes and grid, its tile picked on the host).
+# (07: the same boxes and grid, its tile picked on the host; 08: the same again,
+# its 128-row tiles above 128 tokens stacking them).
 _KERNELS = [
     (
         "f_wgmma_fp8",
@@ -104,6 +113,13 @@ _KERNELS = [
         SWAP_PLAN,
         "06 swapped up to M = 128 (m64n128k32), its plan (tokens, features, K slices) made on the host, partials stored "
         "and summed in the accumulators' order (float4, every slice's loads in flight), tensor maps prefetched",
+    ),
+    (
+        "f_tile_plan_fp8",
+        "08_tile_plan_fp8.cu",
+        TILE_PLAN,
+        "07 with a host plan above 128 tokens too (128 x 256 or 128 x 128 tiles, 1-8 K slices, partials in the "
+        "accumulators' order) and a fix-up of S - 1 partials: the last slice keeps its own, waits for the others' count",
     ),
 ]
 
