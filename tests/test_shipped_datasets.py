@@ -83,7 +83,7 @@ LATER_STAGES = {
             "d_host_plan_",
             "d_tma_store_",
             "d_swap_plan_",
-            "d_pair_split_",
+            "d_cluster_pair_",
         )
     )
 }
@@ -91,7 +91,7 @@ NOT_YET_IN_REFERENCE = {  # walk D's 13 and 14 came after h100-walkd2
     "h100-reference": {
         n
         for n in LATER_STAGES
-        if stage_named(n).dtype.startswith("fp8") or n.startswith(("d_swap_plan_", "d_pair_split_"))
+        if stage_named(n).dtype.startswith("fp8") or n.startswith(("d_swap_plan_", "d_cluster_pair_"))
     },
     "h200-reference": LATER_STAGES,
 }

@@ -11,7 +11,7 @@ Notes and measurements: kernels/hopper_d/README.md.
 
 from pathlib import Path
 
-from kernels.hopper_d import pair_plan, swap_plan
+from kernels.hopper_d import cluster_plan, swap_plan
 from kernels.hopper_d.host_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
@@ -151,10 +151,11 @@ KERNELS = [
         "up to M = 128, 10's swap (C^T = B^T A^T) as walk F's 07: 16, 64 or 128 tokens a tile (m64n128k16), features and "
         "K slices planned on the host, the fix-up in the accumulators' order; above, 12 on its host plan",
     ),
-    # 14: clusters of 2 (its CLUSTER); PAIR (a split pair's tile width, or 0) from pair_plan.py, then 13's arguments.
+    # 14: clusters of 2 (its CLUSTER); SPLIT (a split pair's tile width, or 0), SHARE_A (0 or 1) from cluster_plan.py, then
+    # 13's arguments.
     (
-        "d_pair_split",
-        "14_pair_split.cu",
+        "d_cluster_pair",
+        "14_cluster_pair.cu",
         {
             **PERSISTENT,
             "args": (
@@ -167,7 +168,8 @@ KERNELS = [
                 "M",
                 "N",
                 "K",
-                "PAIR",
+                "SPLIT",
+                "SHARE_A",
                 "TN",
                 "BNT",
                 "SLICES",
@@ -175,10 +177,10 @@ KERNELS = [
                 "DP",
                 "SK",
             ),
-            "planner": pair_plan.launch_plan,
+            "planner": cluster_plan.launch_plan,
         },
-        "128 x 128 (or 64) tiles with K halved between the 2 CTAs of a cluster, the halves summed through distributed "
-        "shared memory (st.async into the peer's buffer), where those pairs fill the grid in one wave; else 13",
+        "2-CTA clusters: at 65-128 tokens a tile's K halved between the two, summed through distributed shared memory "
+        "(st.async into the peer); above, where 12 walks 128x64 tiles, adjacent tiles share A by TMA multicast; else 13",
     ),
 ]
 
