@@ -1,4 +1,4 @@
-// Walk D's 14 (cluster_pair): the two CTAs of a thread-block cluster share one product two ways.
+// Walk D's 14 (cluster_pair): the two CTAs of a thread-block cluster share each tile of the product.
 // run_split: 128 x WIDTH tiles whose K is split in two halves between the two CTAs, the halves summed through
 // distributed shared memory instead of a workspace in global memory. Both CTAs of a cluster walk the same tiles
 // (cluster i: tiles i, i + clusters, ..., grouped order); CTA rank r multiplies k tiles [r * (KT / 2), r ? KT : KT / 2)
@@ -15,8 +15,7 @@
 // it may have exited. The peer's barriers are initialised before anyone uses them: every thread arrives on the cluster
 // barrier after the local setup, and the consumers wait on it only before their first exchange (after the first
 // tile's k loop), so the wait costs nothing on the path to the first load.
-// run_shared_a (below): horizontally adjacent 128 x 64 tiles sharing A by TMA multicast.
-// N % 8 == 0, K % 8 == 0 (TMA), any M; run_split needs K of two k tiles at least (the plan's rule).
+// N % 8 == 0, K % 8 == 0 (TMA), any M, K of two k tiles at least (the plan's rule).
 #pragma once
 #include "stream_k.cuh"
 
@@ -154,89 +153,5 @@ __device__ __forceinline__ void run_split(const TensorMap& tma_a, const TensorMa
             }
         }
     }
-}
-// The other use of a pair (cuBLAS's own kernel at 1024^3 on the H200, nvjet_sm90_tss_128x64_64x8_1x2: 128 x 64 tiles,
-// 8 stages, clusters of 1 x 2): the two CTAs take horizontally adjacent 128 x 64 tiles (tile columns 2p and 2p + 1 of
-// one tile row), which need the same 128 rows of A. Each CTA's producer loads its own 64 x 64 box of B and half of A's
-// 128 x 64 (four 16-row boxes of `tma_a16`, 13's TMA_A: rows 64r.. of the tile for CTA r), multicast into both CTAs at
-// the same offsets, so A crosses L2 -> SM once for two tiles: 16 KB a k tile a CTA where 11 moves 24 KB (1024^3: 32 MB
-// through L2 in all, not 48). 06's protocol, along N: a stage may be refilled only when both CTAs' consumers are done
-// with it (the peer's multicast writes it too), so each consumer warp arrives on the empty barrier of both CTAs (16
-// arrivals a phase); both CTAs walk the same tile pairs in lockstep; the second tile of a pair past N loads zeros and
-// stores nothing. The cluster barrier before the first load (the peer's barriers initialised) is arrived at right after
-// the setup; the one at the end keeps each CTA alive while its peer may still write to it. 09's 8-deep ring.
-template <typename T>
-__device__ __forceinline__ void run_shared_a(const TensorMap& tma_a16, const TensorMap& tma_b, float* __restrict__ C, int M, int N, int K) {
-    constexpr int WIDTH = 64;
-    using Ring = stream_k::Ring<WIDTH>;
-    extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ uint64_t full[Ring::STAGES], empty[Ring::STAGES];
-    const int tid = threadIdx.x, wg = tid / 128;
-    const uint32_t rank = cluster_rank();
-    if (tid == 0) {
-        prefetch_tensormap(tma_a16);
-        prefetch_tensormap(tma_b);
-        ring_init<Ring::STAGES>(full, empty, 2 * 8);  // each consumer warp of both CTAs
-    }
-    __syncthreads();
-    cluster_arrive();
-    const int tiles_m = cdiv(M, BM), pairs_n = cdiv(cdiv(N, WIDTH), 2), units = tiles_m * pairs_n, KT = cdiv(K, BK);
-    const int cluster = blockIdx.x / 2, clusters = gridDim.x / 2;
-
-    if (wg == 0) {
-        setmaxnreg_dec<40>();
-        cluster_wait();  // the peer's barriers are initialised before our multicast completes bytes on them
-        if (tid == 0) {
-            int it = 0;
-#pragma unroll 1
-            for (int u = cluster; u < units; u += clusters) {
-                int tm, pn;
-                grouped_tile<GROUP>(u, tiles_m, pairs_n, tm, pn);
-                const int tn = 2 * pn + (int)rank;
-#pragma unroll 1
-                for (int kt = 0; kt < KT; ++kt, ++it) {
-                    const int st = it % Ring::STAGES;
-                    if (it >= Ring::STAGES) mbar_wait(&empty[st], (it / Ring::STAGES - 1) & 1);
-                    unsigned char* stage = smem + st * Ring::STAGE;
-                    mbar_arrive_expect_tx(&full[st], Ring::STAGE);  // all of A (half from the peer) and our B box
-#pragma unroll
-                    for (int q = 4 * (int)rank; q < 4 * (int)rank + 4; ++q)
-                        tma_load_2d_multicast(stage + q * 16 * 128, &tma_a16, &full[st], kt * BK, tm * BM + q * 16, 0b11);
-                    tma_load_2d(stage + A_BYTES, &tma_b, &full[st], tn * WIDTH, kt * BK);
-                }
-            }
-        }
-        __syncwarp();
-    } else {
-        setmaxnreg_inc<232>();
-        cluster_wait();  // the peer's empty barriers are initialised before we arrive on them
-        const int c = wg - 1;
-        int it = 0;
-        auto release = [&](int st) {
-            __syncwarp();
-            if (tid % 32 < 2) mbar_arrive_at(&empty[st], tid % 32);  // lane i arrives at CTA i
-        };
-#pragma unroll 1
-        for (int u = cluster; u < units; u += clusters) {
-            int tm, pn;
-            grouped_tile<GROUP>(u, tiles_m, pairs_n, tm, pn);
-            const int tn = 2 * pn + (int)rank;
-            float acc[WIDTH / 2] = {};
-#pragma unroll 1
-            for (int kt = 0; kt < KT; ++kt, ++it) {
-                const int st = it % Ring::STAGES;
-                mbar_wait(&full[st], (it / Ring::STAGES) & 1);
-                const unsigned char* stage = smem + st * Ring::STAGE;
-                wgmma_k_tile<WIDTH, BK, T>(acc, stage + c * 64 * 128, stage + A_BYTES, B_PANEL);
-                wgmma_wait<1>();
-                if (kt > 0) release((it - 1) % Ring::STAGES);
-            }
-            wgmma_wait<0>();
-            fence_acc(acc);
-            release((it - 1) % Ring::STAGES);
-            store_acc<WIDTH>(acc, C, M, N, tm * BM + c * 64, tn * WIDTH);
-        }
-    }
-    cluster_sync();  // no CTA exits while its peer may still multicast into it or arrive on its barriers
 }
 }  // namespace cluster_pair

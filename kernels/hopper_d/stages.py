@@ -151,8 +151,7 @@ KERNELS = [
         "up to M = 128, 10's swap (C^T = B^T A^T) as walk F's 07: 16, 64 or 128 tokens a tile (m64n128k16), features and "
         "K slices planned on the host, the fix-up in the accumulators' order; above, 12 on its host plan",
     ),
-    # 14: clusters of 2 (its CLUSTER); SPLIT (a split pair's tile width, or 0), SHARE_A (0 or 1) from cluster_plan.py, then
-    # 13's arguments.
+    # 14: clusters of 2 (its CLUSTER); SPLIT (a split pair's tile width, or 0) from cluster_plan.py, then 13's arguments.
     (
         "d_cluster_pair",
         "14_cluster_pair.cu",
@@ -169,7 +168,6 @@ KERNELS = [
                 "N",
                 "K",
                 "SPLIT",
-                "SHARE_A",
                 "TN",
                 "BNT",
                 "SLICES",
@@ -179,8 +177,8 @@ KERNELS = [
             ),
             "planner": cluster_plan.launch_plan,
         },
-        "2-CTA clusters: at 65-128 tokens a tile's K halved between the two, summed through distributed shared memory "
-        "(st.async into the peer); above, where 12 walks 128x64 tiles, adjacent tiles share A by TMA multicast; else 13",
+        "at 65-128 tokens, 128 x 128 or 128 x 64 tiles with K halved between the 2 CTAs of a cluster, the halves summed "
+        "through distributed shared memory (st.async into the peer's buffer); elsewhere 13, in clusters of 2",
     ),
 ]
 
