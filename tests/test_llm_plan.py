@@ -37,14 +37,23 @@ def test_the_plan_runs_every_models_shapes_on_walk_d_and_both_vendor_libraries()
         assert all(stage.unsupported_reason(m, n, k, 90) is None for m, n, k in plan.sizes), stage.name
 
 
+FP8_CLASSES = ("fp8_e4m3", "fp8_e4m3_e5m2")
+
+
 def test_the_fp8_plan_runs_the_same_shapes_on_walk_f_from_02_and_both_fp8_references():
+    """E4M3: walk F from 02 on; B in E5M2: the stages built for it (03, 04, 07); each class with its cuBLASLt and
+    torch._scaled_mm."""
     plan = load_plan(PLANS / "llm_fp8.toml")
     assert list(plan.sizes) == list(load_plan(PLAN).sizes)
     names = {s.name for s in plan.stages()}
-    walk_f = [s for s in plan.stages() if s.family == "hopper_fp8"]
-    assert {"cublaslt_fp8_e4m3", "torch_fp8_e4m3"} <= names and {s.dtype for s in plan.stages()} == {"fp8_e4m3"}
-    assert sorted(s.position for s in walk_f) == [2, 3, 4, 5, 6, 7] and "f_swap_plan_fp8" in names
-    for stage in walk_f:  # no cell of the plan is skipped by walk F's shape rule on an H100 or H200
+    walk_f = {c: [s for s in plan.stages() if s.family == "hopper_fp8" and s.dtype == c] for c in FP8_CLASSES}
+    assert {s.dtype for s in plan.stages()} == set(FP8_CLASSES)
+    assert {f"{lib}_{c}" for lib in ("cublaslt", "torch") for c in FP8_CLASSES} <= names
+    assert sorted(s.position for s in walk_f["fp8_e4m3"]) == [2, 3, 4, 5, 6, 7] and "f_swap_plan_fp8" in names
+    assert sorted(s.position for s in walk_f["fp8_e4m3_e5m2"]) == [3, 4, 7]
+    stated = re.search(r"# (\d+) cells a GPU", (PLANS / "llm_fp8.toml").read_text())
+    assert stated and int(stated.group(1)) == len(plan.sizes) * len(plan.stages()) * plan.repeats
+    for stage in walk_f["fp8_e4m3"] + walk_f["fp8_e4m3_e5m2"]:  # no cell skipped by walk F's shape rule on Hopper
         assert all(stage.unsupported_reason(m, n, k, 90) is None for m, n, k in plan.sizes), stage.name
 
 
