@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -478,6 +478,63 @@ PY
     python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
       > "$OUT/moves-walkf08.txt" 2>&1; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
+  walkd14)  # issue 31, walk D 14 (d_cluster_pair) on one GPU: its GPU tests (every branch of its host plan, the tails and
+    # odd N, C poisoned), then plans/walkd14.toml (11, 12, 13 and 14 with cuBLAS interleaved at 1024^3, 2048^3, 1024 x 1024
+    # x 4096 and the 12 LLM shapes with M = 128, BF16, 11 and 14 also FP16, two repeats: us and % of cuBLAS per cell and
+    # repeat, geometric means at M = 128, in walkd14.txt), then Nsight Compute for 11, 14 and cuBLAS at 1024^3 BF16
+    # (moves-walkd14.txt, profile-walkd14.txt).
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    prewarm --kernels "$(python3 -c "from farm.plan import load_plan; print(','.join(s.name for s in load_plan('plans/walkd14.toml').stages() if s.family == 'hopper_d'))")"
+    timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_cluster_pair 2>&1 | tee "$OUT/gpu-tests-walkd14.log" | tail -8
+    timeout "${BENCH_S:-130}" python3 -m farm bench --plan plans/walkd14.toml --run-id walkd14 --output "$RES" > "$OUT/bench-walkd14.log" 2>&1
+    echo "bench rc=$?"; tail -2 "$OUT/bench-walkd14.log"
+    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd14.txt"
+import sys
+import numpy as np
+import pandas as pd
+from farm.data.dataset import read_table
+t = read_table(sys.argv[1]).to_pandas()
+t = t[t.run_id == "walkd14"]
+print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0], t.driver_version.iloc[0] if "driver_version" in t else "")
+bad = t[t.status != "ok"]
+if len(bad):
+    print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
+ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
+pd.set_option("display.width", 250)
+idx = ["m", "n", "k", "dtype"]
+pct = ok.pivot_table(index=idx, columns=["kernel", "repeat"], values="pct_of_baseline")
+pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
+base = t[(t.status == "ok") & (t.family == "baseline")].groupby(idx).median_ms.median() * 1e3
+pct["cublas_us"] = base
+print("% of same-precision cuBLAS per repeat")
+print(pct.round(1).to_string())
+us = ok.groupby(idx + ["kernel"]).median_ms.median().unstack("kernel") * 1e3
+us["cublas"] = base
+print("median us over the repeats")
+print(us.round(2).to_string())
+g = ok[ok.dtype == "bf16"].groupby(["m", "n", "k", "kernel"]).pct_of_baseline.median().unstack("kernel")
+geo = lambda s: float(np.exp(np.log(s).mean()))
+m128 = g[g.index.get_level_values("m") == 128]
+print("BF16, geometric mean at M = 128 of the repeats' median % of cuBLAS:", m128.agg(geo).round(1).to_dict())
+print("best of 11-13 per cell:", round(geo(m128[["host_plan", "tma_store", "swap_plan"]].max(axis=1)), 1),
+      "best of 11-14:", round(geo(m128[["host_plan", "tma_store", "swap_plan", "cluster_pair"]].max(axis=1)), 1))
+PY
+    timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_host_plan_bf16,d_cluster_pair_bf16 --sizes 1024x1024x1024 \
+      --output "$RES" --run-id profile-walkd14 --timeout 40 > "$OUT/profile-walkd14.log" 2>&1
+    echo "profile rc=$?"
+    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
+      > "$OUT/moves-walkd14.txt" 2>&1; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
+    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/profile-walkd14.txt"
+import sys
+import pandas as pd
+import pyarrow.dataset as ds
+t = ds.dataset(sys.argv[1] + "/profile", format="parquet", partitioning="hive").to_table().to_pandas()
+t = t[t.run_id == "profile-walkd14"]
+print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=False))
+q = ["duration", "tensor_pipe_pct", "issue_slots_pct", "sm_throughput_pct", "memory_throughput_pct", "l2_hit_pct", "dram_read_bytes", "shared_wavefronts"]
+print(t[t.quantity.isin(q)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first").to_string())
+PY
+    python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the

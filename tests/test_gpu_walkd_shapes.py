@@ -36,6 +36,11 @@ Stage 13 (swap_plan) at every branch of its host plan (kernels/hopper_d/swap_pla
 checks the choices): SWAP_PLAN_SHAPES, each of 16, 64 and 128 tokens a tile by 64 and 128 features, with K whole and
 in slices, at odd M, N off the 64-feature box and K off the 64-deep k tile; and past 128 tokens 12's path over
 TMA_A128, in whole waves and stream-K, once (200 x 8 x 832) on a grid larger than 12's (13 blocks where 12 has 2).
+Stage 14 (cluster_pair) at every branch of its host plan (kernels/hopper_d/cluster_plan.py, 132 SMs;
+tests/test_walkd_cluster_plan.py checks the choices): CLUSTER_PAIR_SHAPES, K halved between a cluster's two CTAs in
+128 x 128 and 128 x 64 tiles (one round and two, an odd count of k tiles, one k tile each, odd M, K off 64), and 13's
+branches run in clusters of 2: the swapped product at 16, 64 and 128 tokens, 12's whole waves (one and two, M, N and K
+tails, once on a grid of 14, 13's 13 rounded up) and stream-K.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -58,6 +63,7 @@ STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
 SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
 HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_"))]
 SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
+CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [
@@ -178,6 +184,37 @@ SWAP_PLAN_SHAPES = {
 @pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("stage", SWAP_PLAN)
 def test_swap_plan_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
+    if _ok_or_not_hopper(row):
+        assert row["spill_bytes"] == 0
+
+
+# 14's plan on 132 SMs: ("split", width) or 13's branch as SWAP_PLAN_SHAPES writes it
+CLUSTER_PAIR_SHAPES = {
+    (128, 8192, 8192): ("split", 128),  # one round of 64 tiles
+    (100, 14336, 4104): ("split", 128),  # 112 tiles: two rounds (the receive buffer reused), odd M, K off 64
+    (128, 8192, 520): ("split", 128),  # 9 k tiles: 4 and 5
+    (128, 8192, 128): ("split", 128),  # one k tile each
+    (65, 14336, 832): ("split", 128),
+    (128, 4096, 4096): ("split", 64),
+    (100, 4000, 4104): ("split", 64),
+    (1024, 1024, 1024): (0, 64, 0),
+    (1000, 960, 1000): (0, 64, 0),
+    (1024, 1024, 64): (0, 64, 0),
+    (3000, 264, 1000): (0, 64, 0),  # two waves
+    (200, 8, 832): (0, 64, 0),  # a grid of 14 (7 clusters), 13 rounded up
+    (1, 4096, 4104): (16, 128, 4),
+    (17, 520, 832): (64, 64, 7),
+    (128, 1024, 4096): (128, 64, 8),
+    (65, 4096, 64): (128, 64, 1),
+    (2048, 2048, 2048): (0, 256, 0),
+    (2500, 1000, 1000): (0, 64, 56),
+}
+
+
+@pytest.mark.parametrize("shape", CLUSTER_PAIR_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", CLUSTER_PAIR)
+def test_cluster_pair_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row):
         assert row["spill_bytes"] == 0

@@ -66,7 +66,7 @@ REFERENCE_RUNS = {
     "h100-reference": ("H100-80GB-HBM3", {"h100-ref3", "h100-walkd2", "h100-tf32"}),
     "h200-reference": ("H200", {"h200-ref3", "h200-walkd", "h200-tf32"}),
 }
-# Stages added to the catalog after a dataset's reference runs (issue 31: walk D's 07 to 13; issue 32: walk D in TF32,
+# Stages added to the catalog after a dataset's reference runs (issue 31: walk D's 07 to 14; issue 32: walk D in TF32,
 # the FP8 classes with their baselines), so plans/reference.toml (the whole catalog) names cells those runs could not
 # measure: left out of the check below until their reference runs ship; it fails once a dataset holds one, so the
 # lists cannot go stale. The H100's h100-walkd2 and h100-tf32 hold walk D's and walk D in TF32's; the H200's h200-tf32
@@ -77,12 +77,23 @@ LATER_STAGES = {
     if s.family == "hopper_tf32"
     or s.dtype.startswith("fp8")
     or s.name.startswith(
-        ("d_narrow_tiles_", "d_split_k_", "d_stream_k_", "d_swap_ab_", "d_host_plan_", "d_tma_store_", "d_swap_plan_")
+        (
+            "d_narrow_tiles_",
+            "d_split_k_",
+            "d_stream_k_",
+            "d_swap_ab_",
+            "d_host_plan_",
+            "d_tma_store_",
+            "d_swap_plan_",
+            "d_cluster_pair_",
+        )
     )
 }
-NOT_YET_IN_REFERENCE = {  # walk D's 13 came after h100-walkd2; the H200's walk D at the new sizes is in git history only
+NOT_YET_IN_REFERENCE = {  # walk D's 13 and 14 came after h100-walkd2; the H200's walk D at the new sizes is in git history only
     "h100-reference": {
-        n for n in LATER_STAGES if stage_named(n).dtype.startswith("fp8") or n.startswith("d_swap_plan_")
+        n
+        for n in LATER_STAGES
+        if stage_named(n).dtype.startswith("fp8") or n.startswith(("d_swap_plan_", "d_cluster_pair_"))
     },
     "h200-reference": {n for n in LATER_STAGES if stage_named(n).family != "hopper_tf32"},
 }

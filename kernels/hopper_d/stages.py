@@ -4,14 +4,14 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Any M, any K % 8 == 0, and any N: N % 8 != 0 runs padded (PAD_N_TO).
-Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's and 13's C; TMA_A128: 13's A for 12's tiles):
+Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 14's C; TMA_A128: 13's and 14's A for 12's tiles):
 farm/measure/tma.py builds them, A in boxes of tile_m rows x 64 (TMA_A128: 128 rows), B in 64 x 64 boxes, C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
 
 from pathlib import Path
 
-from kernels.hopper_d import swap_plan
+from kernels.hopper_d import cluster_plan, swap_plan
 from kernels.hopper_d.host_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
@@ -150,6 +150,35 @@ KERNELS = [
         },
         "up to M = 128, 10's swap (C^T = B^T A^T) as walk F's 07: 16, 64 or 128 tokens a tile (m64n128k16), features and "
         "K slices planned on the host, the fix-up in the accumulators' order; above, 12 on its host plan",
+    ),
+    # 14: clusters of 2 (its CLUSTER); SPLIT (a split pair's tile width, or 0) from cluster_plan.py, then 13's arguments.
+    (
+        "d_cluster_pair",
+        "14_cluster_pair.cu",
+        {
+            **PERSISTENT,
+            "args": (
+                "TMA_A",
+                "TMA_A128",
+                "TMA_B",
+                "TMA_C",
+                "C",
+                "W",
+                "M",
+                "N",
+                "K",
+                "SPLIT",
+                "TN",
+                "BNT",
+                "SLICES",
+                "WIDTH",
+                "DP",
+                "SK",
+            ),
+            "planner": cluster_plan.launch_plan,
+        },
+        "at 65-128 tokens, 128 x 128 or 128 x 64 tiles with K halved between the 2 CTAs of a cluster, the halves summed "
+        "through distributed shared memory (st.async into the peer's buffer); elsewhere 13, in clusters of 2",
     ),
 ]
 
