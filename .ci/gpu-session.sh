@@ -539,7 +539,7 @@ PY
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the
     # context), and the shapes of the M that fail are left out, saying so.
-    shift; run=$1; ok=""
+    shift; run=$1; ok=""; mkdir -p "$RES"
     for m in $(python3 -c "from farm.plan import load_plan; print(*sorted({c.m for c in load_plan('plans/llm.toml').cells()}))"); do
       if timeout 60 python3 -c "
 import sys, torch

@@ -424,7 +424,8 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
         return 2
     records = crosscheck(shapes, precisions, args.max_time_s, modes)
     print(as_table(records))
-    if args.csv:
+    if args.csv:  # its folder made if new: a fresh GPU host lost a whole cross-check to a missing one (2026-11-26)
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
         Path(args.csv).write_text(as_csv(records))
     return 0 if all(r["verified"] for r in records) else 1
 

@@ -254,3 +254,20 @@ def test_the_dashboard_without_its_extra_says_which(monkeypatch, capsys):
     monkeypatch.setattr(importlib.util, "find_spec", real)
     assert main(["dashboard", "--port", "70000"]) == 2
     assert "ports end at 65535" in capsys.readouterr().err
+
+
+def test_crosscheck_writes_its_csv_into_a_folder_not_there_yet(tmp_path, monkeypatch, capsys):
+    """The measured records reach the CSV even where its folder does not exist yet (a fresh GPU host's results folder)."""
+    import farm.analysis.crosscheck as crosscheck
+
+    record = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {
+        "precision": "bf16",
+        "size": "256",
+        "mode": "hot",
+        "verified": True,
+    }
+    monkeypatch.setattr(crosscheck, "crosscheck", lambda *a: [record])
+    out = tmp_path / "not" / "there" / "crosscheck.csv"
+    assert main(["crosscheck", "--sizes", "256", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)]) == 0
+    assert out.read_text().splitlines()[0] == ",".join(crosscheck.COLUMNS)
+    assert "| bf16 | 256 | hot |" in capsys.readouterr().out
