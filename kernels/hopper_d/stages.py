@@ -32,6 +32,10 @@ WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
 
 # (name, file, launch options, what changed) in ladder order; a stage's position is its file's number. Each is the template kernel name<T>, registered for
 # both input types; its threads, tile, dynamic shared memory and cluster are declared in its .cu.
+# 13's launch arguments, which 14 takes too with its SPLIT between them: the operands and sizes, then the host's plan.
+SWAP_PLAN_OPERANDS = ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K")
+SWAP_PLAN_PLAN = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
+
 KERNELS = [
     (
         "d_mma_sync",
@@ -129,23 +133,7 @@ KERNELS = [
         "13_swap_plan.cu",
         {
             **PERSISTENT,
-            "args": (
-                "TMA_A",
-                "TMA_A128",
-                "TMA_B",
-                "TMA_C",
-                "C",
-                "W",
-                "M",
-                "N",
-                "K",
-                "TN",
-                "BNT",
-                "SLICES",
-                "WIDTH",
-                "DP",
-                "SK",
-            ),
+            "args": (*SWAP_PLAN_OPERANDS, *SWAP_PLAN_PLAN),
             "planner": swap_plan.launch_plan,
         },
         "up to M = 128, 10's swap (C^T = B^T A^T) as walk F's 07: 16, 64 or 128 tokens a tile (m64n128k16), features and "
@@ -157,24 +145,7 @@ KERNELS = [
         "14_cluster_pair.cu",
         {
             **PERSISTENT,
-            "args": (
-                "TMA_A",
-                "TMA_A128",
-                "TMA_B",
-                "TMA_C",
-                "C",
-                "W",
-                "M",
-                "N",
-                "K",
-                "SPLIT",
-                "TN",
-                "BNT",
-                "SLICES",
-                "WIDTH",
-                "DP",
-                "SK",
-            ),
+            "args": (*SWAP_PLAN_OPERANDS, "SPLIT", *SWAP_PLAN_PLAN),
             "planner": cluster_plan.launch_plan,
         },
         "at 65-128 tokens, 128 x 128 or 128 x 64 tiles with K halved between the 2 CTAs of a cluster, the halves summed "
