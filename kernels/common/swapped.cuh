@@ -168,14 +168,15 @@ __device__ __forceinline__ void run(const Operands& ops, const TensorMap& tma_a,
     }
 }
 
-// One consumer warp's fix-up in the accumulators' order (walk F's 07). Slice z's partial goes to W as the warp holds it:
-// float4 q of lane l at ((z * tiles + t) * WARPS + w) * TN / 8 * 32 + q * 32 + l (w: the tile's consumer warp, 0-7),
-// 512 bytes a warp instruction; the arrival is counted (split_k_fp8::last_arrival). The last of `splits` loads all
-// slices' float4s of up to 4 q at once, adds them in slice order into acc and returns true: it stores C.
-template <int TN>
-__device__ __forceinline__ bool fragment_fixup(float (&acc)[TN / 2], float* W, unsigned int* arrival, int splits, int tiles, int t, int z,
+// One consumer warp's fix-up in the accumulators' order (walk F's 07), for R accumulators a lane (TN / 2 here; walk F
+// 08's 128 x 256 tiles hold 128). Slice z's partial goes to W as the warp holds it: float4 q of lane l at
+// ((z * tiles + t) * WARPS + w) * R / 4 * 32 + q * 32 + l (w: the tile's consumer warp, 0-7), 512 bytes a warp
+// instruction; the arrival is counted (split_k_fp8::last_arrival). The last of `splits` loads all slices' float4s of
+// CHUNK q at once (up to 4; 2 beside 128 accumulators), adds them in slice order into acc and returns true: it stores C.
+template <int R>
+__device__ __forceinline__ bool fragment_fixup(float (&acc)[R], float* W, unsigned int* arrival, int splits, int tiles, int t, int z,
                                                int w) {
-    enum : int { Q = TN / 8, CHUNK = Q < 4 ? Q : 4 };
+    enum : int { Q = R / 4, CHUNK = R >= 128 ? 2 : (Q < 4 ? Q : 4) };
     const size_t plane = (size_t)tiles * persistent_fp8::WARPS * Q * 32;  // float4s a slice
     float4* mine = reinterpret_cast<float4*>(W) + ((size_t)t * persistent_fp8::WARPS + w) * Q * 32 + threadIdx.x % 32;
 #pragma unroll
@@ -223,7 +224,7 @@ __device__ __forceinline__ void run_planned(const Operands& ops, const TensorMap
         },
         [&](float(&acc)[TN / 2], int splits, int t, int z, int c, int n0) {
             const int w = c * 4 + threadIdx.x % 128 / 32;
-            return fragment_fixup<TN>(acc, W, &arrivals[t * persistent_fp8::WARPS + w], splits, cdiv(N, bnt), t, z, w);
+            return fragment_fixup<TN / 2>(acc, W, &arrivals[t * persistent_fp8::WARPS + w], splits, cdiv(N, bnt), t, z, w);
         });
 }
 }  // namespace swapped

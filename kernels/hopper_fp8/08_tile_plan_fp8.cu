@@ -10,8 +10,9 @@
 // - Above 128 tokens, tiles of 128 x BNT, BNT = 256 or 128 (each consumer warpgroup m64n256k32 or m64n128k32), K in
 //   `slices`, both chosen on the host (kernels/hopper_fp8/tile_plan.py) with 07's swapped cost model (waves x (k tiles
 //   a unit + fix-up) x bytes a k tile), so 1024 x 512 x 3584 is 32 tiles of 128 x 128 x 4 slices (7 k tiles each).
-// - The partials in the accumulators' order (07's fix-up for any accumulator count: float4 rows of 512 bytes a warp, the
-//   last warp to arrive loading every slice's quads at once), S x 64 KB a 128 x 128 tile where 05 wrote S planes of M x N.
+// - The partials in the accumulators' order (07's swapped::fragment_fixup, made for any accumulator count: float4 rows of
+//   512 bytes a warp, the last warp to arrive loading every slice's quads at once), S x 64 KB a 128 x 128 tile where 05
+//   wrote S planes of M x N.
 // A comes in 16-row boxes (only those holding rows below M), B in 64-row boxes (07's launch geometry and grid); the ring
 // as deep as 07's 216 KB allows (6 stages of 32 KB at BNT = 128, 4 of 48 KB at 256). Up to 128 tokens it is 07: the
 // same swapped pipeline (kernels/common/swapped.cuh), plan and fix-up.
@@ -31,46 +32,7 @@ enum : int {
     WARPS = persistent_fp8::WARPS,
 };
 
-// One consumer warp's fix-up of slice z of tile t (of `tiles`), R accumulators a lane in wgmma's order: 07's
-// (swapped::fragment_fixup) for any R. The slice's partial goes to W as R / 4 float4 a lane at ((z * tiles + t) * WARPS +
-// w) * R / 4 * 32 + q * 32 + lane (512 bytes a warp instruction) and the arrival is counted (split_k_fp8::last_arrival).
-// The warp that arrives last loads every slice's float4s of CHUNK quads at once, adds them in slice order into acc and
-// returns true: it stores C. CHUNK: 4 quads as 07, 2 beside 128 accumulators (128 x 256 tiles).
-template <int R>
-__device__ __forceinline__ bool last_arrival_sums(float (&acc)[R], float* W, unsigned int* counter, int splits, int tiles, int t, int z,
-                                                  int w) {
-    enum : int { Q = R / 4, CHUNK = R >= 128 ? 2 : (Q < 4 ? Q : 4) };
-    const size_t plane = (size_t)tiles * WARPS * Q * 32;  // float4s a slice
-    float4* mine = reinterpret_cast<float4*>(W) + ((size_t)t * WARPS + w) * Q * 32 + threadIdx.x % 32;
-#pragma unroll
-    for (int q = 0; q < Q; ++q) __stcg(mine + z * plane + q * 32, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
-    if (!split_k_fp8::last_arrival(counter, splits)) return false;
-#pragma unroll
-    for (int q0 = 0; q0 < Q; q0 += CHUNK) {
-        float4 part[swapped::MAX_SLICES][CHUNK];
-#pragma unroll
-        for (int p = 0; p < swapped::MAX_SLICES; ++p)
-#pragma unroll
-            for (int j = 0; j < CHUNK; ++j)
-                if (p < splits) part[p][j] = __ldcg(mine + p * plane + (q0 + j) * 32);  // through L2: other SMs wrote them
-#pragma unroll
-        for (int j = 0; j < CHUNK; ++j) {
-            float* sum = &acc[4 * (q0 + j)];
-            sum[0] = sum[1] = sum[2] = sum[3] = 0.0f;
-#pragma unroll
-            for (int p = 0; p < swapped::MAX_SLICES; ++p)
-                if (p < splits) {
-                    sum[0] += part[p][j].x;
-                    sum[1] += part[p][j].y;
-                    sum[2] += part[p][j].z;
-                    sum[3] += part[p][j].w;
-                }
-        }
-    }
-    return true;
-}
-
-// Up to 128 tokens: 07's swapped pipeline on its host plan, met by last_arrival_sums.
+// Up to 128 tokens: 07's swapped pipeline on its host plan, met by swapped::fragment_fixup.
 template <int TN>
 __device__ __forceinline__ void run_swapped(const swapped::Fp8& ops, const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C,
                                             float* W, unsigned int* arrivals, int M, int N, int K, int bnt, int slices) {
@@ -85,7 +47,7 @@ __device__ __forceinline__ void run_swapped(const swapped::Fp8& ops, const Tenso
         },
         [&](float(&acc)[TN / 2], int splits, int t, int z, int c, int n0) {
             const int w = c * 4 + threadIdx.x % 128 / 32;
-            return last_arrival_sums<TN / 2>(acc, W, &arrivals[t * WARPS + w], splits, persistent_fp8::cdiv(N, bnt), t, z, w);
+            return swapped::fragment_fixup<TN / 2>(acc, W, &arrivals[t * WARPS + w], splits, persistent_fp8::cdiv(N, bnt), t, z, w);
         });
 }
 
@@ -166,7 +128,7 @@ __device__ __forceinline__ void run_tiles(const TensorMap& tma_a, const TensorMa
             fence_acc(acc);
             release<1>(&empty[(it - 1) % T::STAGES]);
             dequantise(acc, scale_a, scale_b);
-            if (slices > 1 && !last_arrival_sums<TBN / 2>(acc, W, &arrivals[t * WARPS + w], slices, tiles, t, z, w)) continue;
+            if (slices > 1 && !swapped::fragment_fixup<TBN / 2>(acc, W, &arrivals[t * WARPS + w], slices, tiles, t, z, w)) continue;
             store_acc<TBN>(acc, C, M, N, tm * T::TBM + c * 64, tn * TBN);
         }
     }
