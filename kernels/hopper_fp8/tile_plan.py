@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernels.hopper_fp8.swap_plan import BK, ROW_BYTES, SPLIT_TILES, WARPS, swapped_plan, tokens
+from kernels.hopper_fp8.swap_plan import BK, MAX_SLICES, ROW_BYTES, SPLIT_TILES, WARPS, swapped_plan, tokens
 from kernels.stage import LaunchPlan, cdiv
 
 TILE_ROWS = 128  # rows of C a tile above 128 tokens
 TILE_WIDTHS = (256, 128)  # its columns, widest first (the preferred on a tie)
-MAX_SLICES = 8  # K slices at most: the fix-up's registers (swapped::MAX_SLICES)
 
 
 @dataclass(frozen=True)
