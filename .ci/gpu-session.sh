@@ -36,6 +36,10 @@ prewarm() {  # compile [flags]: fill the CUBIN cache for this GPU's arch on ever
   python3 -m farm compile --arch "$arch" --jobs "$(nproc)" "$@" > "$OUT/compile-$arch.log" 2>&1
   echo "prewarm $arch rc=$? $(grep -c regs "$OUT/compile-$arch.log") kernels"
 }
+moves() {  # moves FILE: the Nsight Compute counters that moved at each ladder step of the profiles in $RES, to $OUT/FILE
+  python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
+    > "$OUT/$1" 2>&1
+}
 nodes() {  # one Ray node per GPU here
   node 0 head
   for i in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do node "$i"; done
@@ -189,8 +193,7 @@ print('statuses', dict(Counter(r['status'] for r in t)))"
     python3 -m farm profile --kernels naive,tiled,tiled_coalesced,regblock,warp_rebalance,bank_pad_vec,gmem_vec,wider_m,supertile,ldg_vec,ldg_super,ldg_wider2,multibuf,splitk \
       --sizes 2048 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkA.log" 2>&1
     python3 -m farm profile --families tf32 --sizes 4096 --output "$RES" --run-id profile --timeout 90 > "$OUT/profile-walkB.log" 2>&1
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      | tee "$OUT/moves.txt" | head -70 ;;
+    moves moves.txt; head -70 "$OUT/moves.txt" ;;
   walkd)  # walk D: every stage verified at tile-multiple and odd shapes; Nsight Compute counters of the BF16 ladder
     python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py \
       -k "d_mma_sync or d_wgmma or d_tma or d_warp_specialized or d_persistent or d_mma_overlap or d_multicast" 2>&1 \
@@ -215,8 +218,7 @@ for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tens
     fp8=f_warp_specialized_fp8,f_persistent_fp8,f_mma_overlap_fp8,f_multicast_fp8
     timeout "${DEADLINE:-3600}" python3 -m farm profile --kernels "$fp8" --sizes 8192 --output "$RES" --run-id profile-walkf --timeout 90 \
       > "$OUT/profile-walkf.log" 2>&1
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      | tee "$OUT/moves-walkf.txt" | grep -E "fp8|stage" ;;
+    moves moves-walkf.txt; grep -E "fp8|stage" "$OUT/moves-walkf.txt" ;;
   walkf-llm)  # walk F's 05 (split_k_fp8) and 06 (swap_ab_fp8), first run 2026-11-25 on an H100: their GPU tests (every branch of their
     # plans, C poisoned), then 03, 05, 06 and cuBLASLt FP8 at plans/llm_fp8.toml's shapes with M = 1, 16 and 128 (36 shapes,
     # 144 cells, max_time_s 0.5); per cell the % of cuBLASLt FP8, per M and model the geometric means; torch._scaled_mm
@@ -268,8 +270,7 @@ for m, n, k in ((1, 4096, 4096), (16, 1024, 4096), (1, 8192, 28672)):  # E4M3, B
         print(f'torch._scaled_mm {m}x{n}x{k}: refused ({str(exc)[:120]})')" 2>&1 | tee "$OUT/crosscheck-walkf-llm.txt"
     timeout 120 python3 -m farm profile --kernels "$stages" --sizes "${PROFILE_SIZE:-1x4096x4096}" --output "$RES" \
       --run-id "profile-$tag" --timeout 60 > "$OUT/profile-$tag.log" 2>&1
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 90); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      > "$OUT/moves-$tag.txt" 2>&1; grep -E "fp8" "$OUT/moves-$tag.txt" | head -8 ;;
+    moves "moves-$tag.txt"; grep -E "fp8" "$OUT/moves-$tag.txt" | head -8 ;;
   reference)  # plans/reference.toml (or REF_PLAN) on every GPU here (DEADLINE=secs stops it early; call again to resume)
     shift; run=$1; shift
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 | tee "$OUT/libraries.txt"
@@ -444,8 +445,7 @@ PY
     timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_tma_store_bf16,d_swap_plan_bf16 --sizes 128x1024x8192 \
       --output "$RES" --run-id profile-walkd13 --timeout 40 > "$OUT/profile-walkd13.log" 2>&1
     echo "profile rc=$?"
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      > "$OUT/moves-walkd13.txt" 2>&1; grep -E "hopper_d|rror" "$OUT/moves-walkd13.txt" | head -12
+    moves moves-walkd13.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd13.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkd13 > "$OUT/report-profile-walkd13.md" 2>&1 ;;
   walkf08)  # issue 32, walk F 08 (f_tile_plan_fp8) on one H100: its GPU tests (every branch of its host plan, tails and odd
     # shapes, C poisoned), then SWEEP=1 (default) every candidate plan at the small-work LLM shapes (.ci/f08_sweep.py: one
@@ -475,8 +475,7 @@ PY
     timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels f_swap_plan_fp8,f_tile_plan_fp8 --sizes "${PROFILE_SIZE:-1024x512x3584}" \
       --output "$RES" --run-id profile-walkf08 --timeout 40 > "$OUT/profile-walkf08.log" 2>&1
     echo "profile rc=$?"
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      > "$OUT/moves-walkf08.txt" 2>&1; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
+    moves moves-walkf08.txt; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
   walkd14)  # issue 31, walk D 14 (d_cluster_pair) on one GPU: its GPU tests (every branch of its host plan, the tails and
     # odd N, C poisoned), then plans/walkd14.toml (11, 12, 13 and 14 with cuBLAS interleaved at 1024^3, 2048^3, 1024 x 1024
@@ -522,8 +521,7 @@ PY
     timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_host_plan_bf16,d_cluster_pair_bf16 --sizes 1024x1024x1024 \
       --output "$RES" --run-id profile-walkd14 --timeout 40 > "$OUT/profile-walkd14.log" 2>&1
     echo "profile rc=$?"
-    python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
-      > "$OUT/moves-walkd14.txt" 2>&1; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
+    moves moves-walkd14.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
     python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/profile-walkd14.txt"
 import sys
 import pandas as pd
