@@ -30,6 +30,7 @@ COMPARE_COLUMNS = [
     "status",
     "median_ms",
     "samples_ms",
+    "batches",  # how many samples the median was taken over: a shipped dataset keeps a subset (farm compact)
 ]
 # What the noise model classes cells by and what attribution names, where the rows have them.
 VERDICT_COLUMNS = [

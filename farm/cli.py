@@ -451,7 +451,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     from farm.data.compact import compact
 
     _need_dataset(args.path)
-    for table, (before, after) in compact(args.path, args.telemetry_stride).items():
+    for table, (before, after) in compact(args.path, args.telemetry_stride, args.max_samples).items():
         print(f"{table}: {before} files -> {after}")
     return 0
 
@@ -715,6 +715,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="dataset path or URI")
     p.add_argument(
         "--telemetry-stride", type=_at_least(1), default=1, help="keep every n-th raw telemetry sample (default 1: all)"
+    )
+    p.add_argument(
+        "--max-samples",
+        type=_at_least(3),
+        default=None,
+        help="keep at most N raw batch times (samples_ms) a row, evenly spaced (default: all); summaries stay exact",
     )
     p.set_defaults(func=cmd_compact)
 

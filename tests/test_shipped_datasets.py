@@ -239,6 +239,31 @@ def test_compaction_keeps_every_row_and_sample(tmp_path):
     assert validate(str(tmp_path)) == []
 
 
+def test_compaction_can_keep_fewer_samples_without_touching_the_summaries(tmp_path):
+    """--max-samples keeps an even subset of each row's batch times, first and last included; the row's median and
+    `batches` (how many were measured) stay, and so does the standard error the verdicts use."""
+    from farm.measure.stopping import relative_noise
+
+    samples = [1.0 + 0.01 * ((7 * i) % 13) for i in range(40)]
+    write_rows([{**_ok(), "samples_ms": samples, "batches": 40}, {**_ok("tiled"), "samples_ms": samples[:5]}], str(tmp_path))
+    before = {r["stage"]: r for r in read_table(str(tmp_path)).to_pylist()}
+    with pytest.raises(ValueError, match="at least 3"):
+        compact(str(tmp_path), max_samples=2)
+    compact(str(tmp_path), max_samples=16)
+    after = {r["stage"]: r for r in read_table(str(tmp_path)).to_pylist()}
+    thinned = after["naive"]["samples_ms"]
+    assert len(thinned) == 16 and thinned[0] == samples[0] and thinned[-1] == samples[-1]
+    assert set(thinned) <= set(samples) and after["naive"]["batches"] == 40
+    assert after["tiled"]["samples_ms"] == samples[:5]  # fewer than the cap: whole
+    assert {c: after["naive"][c] for c in ("median_ms", "q1_ms", "q3_ms", "cv")} == {
+        c: before["naive"][c] for c in ("median_ms", "q1_ms", "q3_ms", "cv")
+    }
+    # the subset's spread over all 40 batches: within a fifth of the full samples' standard error, not sqrt(40/16) off
+    assert relative_noise(thinned, 40) == pytest.approx(relative_noise(samples), rel=0.2)
+    assert relative_noise(thinned) > 1.5 * relative_noise(thinned, 40)
+    assert validate(str(tmp_path)) == []
+
+
 def test_published_reference_table_is_current_and_cited():
     import csv
 

@@ -226,7 +226,7 @@ def compare_sides(
             **extra,
         )
     s2 = _shrunk(0.0 if in_run_noise else noise.repeat_var, ss, df)
-    within = [relative_noise(r["samples_ms"]) for r in (*rows_a, *rows_b)]
+    within = [relative_noise(r["samples_ms"], r.get("batches")) for r in (*rows_a, *rows_b)]
     s2 = max(
         s2, statistics.fmean(w * w for w in within if math.isfinite(w)) if any(map(math.isfinite, within)) else 0.0
     )

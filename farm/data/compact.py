@@ -8,6 +8,8 @@ sorted (by cell, then time) so that compression finds the repetition.
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -44,16 +46,31 @@ def _oldest_version(fs: pafs.FileSystem, files: list[str]) -> bytes:
     return min(versions, key=int)
 
 
-def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]]:
+def thin_samples(samples: pa.ChunkedArray, max_samples: int) -> pa.Array:
+    """Each row's samples_ms cut to at most `max_samples`, evenly spaced over the run of batches (the first and the
+    last kept), so a drift or a slow start still shows; rows with fewer are left whole."""
+    out = []
+    for s in samples.to_pylist():
+        if s is not None and len(s) > max_samples:
+            s = [s[i] for i in np.linspace(0, len(s) - 1, max_samples).round().astype(int)]
+        out.append(s)
+    return pa.array(out, samples.type)
+
+
+def compact(output: str, telemetry_stride: int = 1, max_samples: int | None = None) -> dict[str, tuple[int, int]]:
     """Compact every table of the dataset at `output`; per table (files before, files after).
     Every partition is rewritten, one file each, so an already compacted dataset takes the
     current encoding too; each keeps the schema version of its oldest file.
 
-    telemetry_stride > 1 keeps every n-th raw telemetry sample of each cell (for shipped
-    datasets, where size matters more than 10 ms resolution); row summaries are untouched.
+    For shipped datasets, where size matters more than resolution (row summaries are untouched either way):
+    telemetry_stride > 1 keeps every n-th raw telemetry sample of each cell; max_samples keeps at most that many of
+    each row's raw batch times (samples_ms; `batches` still says how many were measured, and the row's median,
+    quartiles, cv and tflops stay those of all of them).
     """
     if telemetry_stride < 1:
         raise ValueError("telemetry_stride must be a positive integer")
+    if max_samples is not None and max_samples < 3:
+        raise ValueError("max_samples must be at least 3 (a row's noise needs three samples)")
     fs, root = resolve(output)
     report = {}
     for table, (_, file_schema) in _TABLES.items():
@@ -65,6 +82,9 @@ def compact(output: str, telemetry_stride: int = 1) -> dict[str, tuple[int, int]
             data = data.sort_by([(c, "ascending") for c in _SORT[table] if c in data.column_names])
             if stride > 1:
                 data = data.take(list(range(0, data.num_rows, stride)))
+            if table == "rows" and max_samples is not None:
+                i = data.column_names.index("samples_ms")
+                data = data.set_column(i, data.field(i), thin_samples(data.column(i), max_samples))
             data = data.replace_schema_metadata(
                 {**(data.schema.metadata or {}), _VERSION_KEY: _oldest_version(fs, files)}
             )

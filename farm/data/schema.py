@@ -207,7 +207,7 @@ _F = [
         "host time from the first warm-up launch to the first timed batch (graph capture included), s",
     ),
     ("launches_per_batch", pa.int32(), "launches between the two CUDA events of a batch"),
-    ("batches", pa.int32(), "timed batches (= samples)"),
+    ("batches", pa.int32(), "timed batches (samples_ms holds them all, or an even subset in a shipped dataset)"),
     ("launches_timed", pa.int64(), "launches inside timed batches"),
     (
         "timed_seconds",
@@ -220,7 +220,11 @@ _F = [
         "host time the worker spent on the cell, from receiving it to its row (compile wait, inputs, verification, warm-up, timing), s",
     ),
     ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/measure/stopping.py)"),
-    ("samples_ms", pa.list_(pa.float64()), "per-launch time of each batch (batch time / launches), ms"),
+    (
+        "samples_ms",
+        pa.list_(pa.float64()),
+        "per-launch time of each batch (batch time / launches), ms; `farm compact --max-samples N` keeps N evenly spaced",
+    ),
     ("median_ms", pa.float64(), "median of samples_ms"),
     ("min_ms", pa.float64(), "min of samples_ms"),
     ("max_ms", pa.float64(), "max of samples_ms"),
