@@ -245,7 +245,9 @@ def test_compaction_can_keep_fewer_samples_without_touching_the_summaries(tmp_pa
     from farm.measure.stopping import relative_noise
 
     samples = [1.0 + 0.01 * ((7 * i) % 13) for i in range(40)]
-    write_rows([{**_ok(), "samples_ms": samples, "batches": 40}, {**_ok("tiled"), "samples_ms": samples[:5]}], str(tmp_path))
+    write_rows(
+        [{**_ok(), "samples_ms": samples, "batches": 40}, {**_ok("tiled"), "samples_ms": samples[:5]}], str(tmp_path)
+    )
     before = {r["stage"]: r for r in read_table(str(tmp_path)).to_pylist()}
     with pytest.raises(ValueError, match="at least 3"):
         compact(str(tmp_path), max_samples=2)
