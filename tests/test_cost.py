@@ -20,16 +20,15 @@ DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 
 # The recorded sweeps, one run of a dataset each, and how close the ETA must be from the tenth cell on: the
-# reference plan's 1170 cells, and walk D's first runs (288 cells whose prior expected times are all alike,
-# the first of them the slowest: docs/running.md, "The driver").
+# reference plan's 1170 cells, and walk D's walkd2 runs on each card.
 RECORDINGS = [
     ("h200-reference", "h200-ref3", 0.25),
     ("h100-reference", "h100-ref3", 0.25),
-    ("h200-reference", "h200-walkd", 0.45),
+    ("h200-reference", "h200-walkd2", 0.45),
     ("h100-reference", "h100-walkd2", 0.7),
 ]
-# h100-walkd2 (plans/walkd.toml with issue 31's tails, 1092 cells): its stages' priors come from the cubes, and the
-# tails (1 x 4096 x 4096, 8193 x 8200 x 8...) cost what no cube predicts: 0.65 worst, at cell 81 (docs/running.md)
+# The walkd2 runs (plans/walkd.toml with issue 31's tails, 1092 cells): its stages' priors come from the cubes, and the
+# tails (1 x 4096 x 4096, 8193 x 8200 x 8...) cost what no cube predicts: 0.65 worst on the H100, at cell 81 (docs/running.md); 0.40 on the H200, at cell 342
 
 
 def recorded(name: str, run: str) -> tuple[CostModel, dict[Cell, dict]]:
