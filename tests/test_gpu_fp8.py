@@ -21,6 +21,9 @@ wgmma's operand orders (swapped: .e5m2.e4m3; 05's path: .e4m3.e5m2).
 08 (tile_plan_fp8) at every branch of its host plan (kernels/hopper_fp8/tile_plan.py, tests/test_fp8_tile_plan.py holds
 the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and 128 x 128 tiles with K whole and in slices,
 at M, N and K off the tile (TILE_PLAN_SHAPES below).
+09 (pair_tile_fp8) at every branch of its host plan (kernels/hopper_fp8/pair_plan.py, tests/test_fp8_pair_plan.py holds
+the same choices): 07's swapped tiles, 64-row pair tiles (2-CTA clusters sharing B) 64 and 128 wide with K whole and in
+slices, and 05's 128 x 256 tiles, at M, N and K off the tile (PAIR_PLAN_SHAPES below).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -98,6 +101,24 @@ TILE_PLAN_SHAPES = {
     (1000, 3000, 400): (0, 256, 1),
     (1024, 512, 3584): (0, 128, 4),
     (1024, 1024, 8192): (0, 256, 4),
+}
+# 09 (pair_tile_fp8) on 132 SMs, (TN, TM, columns or features a tile, K slices) from kernels/hopper_fp8/pair_plan.py
+# (tests/test_fp8_pair_plan.py holds the same choices): 07's swapped tiles, 64-row pair tiles 64 or 128 wide with K whole
+# and sliced (the pair's lower tile partly or wholly past M, N and K off the tile), 05's 128 x 256 tiles
+PAIR_PLAN_SHAPES = {
+    (1, 4096, 4096): (16, 0, 128, 4),
+    (3, 264, 1040): (16, 0, 64, 5),
+    (40, 9008, 48): (64, 0, 128, 1),
+    (90, 9008, 48): (128, 0, 128, 1),
+    (17, 520, 832): (0, 64, 64, 7),  # the pair's lower tile wholly past M, the upper 2 of 4 A boxes, N off 64
+    (64, 136, 528): (0, 64, 64, 1),  # K tail
+    (100, 1000, 2064): (0, 64, 64, 3),
+    (129, 136, 48): (0, 64, 64, 1),  # one row in the second pair
+    (128, 512, 3584): (0, 64, 64, 7),
+    (200, 1000, 2064): (0, 64, 128, 4),  # N off 128, the second pair's lower tile 8 rows
+    (1000, 264, 2064): (0, 64, 128, 2),
+    (1024, 1024, 4096): (0, 64, 128, 1),
+    (1000, 3000, 400): (0, 128, 256, 1),
 }
 # 07 with B in E5M2: one shape of each branch (TN 16, 64 and 128, sliced and whole; 05's path whole and sliced)
 SWAP_PLAN_E5M2_SHAPES = [
@@ -239,7 +260,8 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     [(stage, shape) for stage in ("f_split_k_fp8", "f_swap_ab_fp8") for shape in FEW_TOKENS]
     + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES]
     + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES]
-    + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES],
+    + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES]
+    + [("f_pair_tile_fp8", shape) for shape in PAIR_PLAN_SHAPES],
     ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
 )
 def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):

@@ -15,7 +15,7 @@ against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hoppe
 
 from pathlib import Path
 
-from kernels.hopper_fp8 import tile_plan
+from kernels.hopper_fp8 import pair_plan, tile_plan
 from kernels.hopper_fp8.swap_plan import launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
@@ -54,6 +54,13 @@ TILE_PLAN = {
     "splits": MAX_SPLITS,
     "planner": tile_plan.launch_plan,
 }
+# 09: its plan (pair_plan.py) passed as TN, TM, BNT, SLICES: swapped, 64-row pair tiles, or 05's 128 x 256 tiles.
+PAIR_PLAN = {
+    "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "TN", "TM", "BNT", "SLICES"),
+    "persistent": True,
+    "splits": MAX_SPLITS,
+    "planner": pair_plan.launch_plan,
+}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
@@ -61,7 +68,7 @@ HERE = Path(__file__).resolve().parent
 # kernels/common/split_k_fp8.cuh). 06's declared tile (BM 16, BN 64) is the rows of its A and B boxes (farm/measure/tma.py
 # makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel
 # (07: the same boxes and grid, its tile picked on the host; 08: the same again,
-# its 128-row tiles above 128 tokens stacking them).
+# its 128-row tiles above 128 tokens stacking them; 09: the same in clusters of two, its 64-row tiles stacking A's).
 _KERNELS = [
     (
         "f_wgmma_fp8",
@@ -120,6 +127,13 @@ _KERNELS = [
         TILE_PLAN,
         "07 with a host plan above 128 tokens too (128 x 256 or 128 x 128 tiles, 1-8 K slices, partials in the "
         "accumulators' order) and a fix-up of S - 1 partials: the last slice keeps its own, waits for the others' count",
+    ),
+    (
+        "f_pair_tile_fp8",
+        "09_pair_tile_fp8.cu",
+        PAIR_PLAN,
+        "07 with 64-row tiles (64 x 128 or 64 x 64, one consumer warpgroup, a 9- or 13-deep ring) in 2-CTA clusters "
+        "sharing B's boxes by TMA multicast, K whole or sliced, chosen on the host against 07's swapped and 05's tiles",
     ),
 ]
 
