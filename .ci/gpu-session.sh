@@ -478,18 +478,16 @@ PY
     moves moves-walkf08.txt; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
   walkf09)  # issue 32, walk F 09 (f_pair_tile_fp8) on one H100 or H200: its GPU tests (every branch of its host plan,
-    # tails and odd shapes, C poisoned; the tile-multiple and odd shapes too), then NCU=1 (default) Nsight Compute of
-    # cuBLASLt FP8, 07 or 08 and 09, one launch each, at NCU_SHAPES (default: .ci/f09_probe.py's; kernel names, grid,
-    # duration, L2 and DRAM bytes, tensor pipe: f09-ncu.csv), then SWEEP=1 every pair-tile plan forced
-    # at the small-work LLM shapes (.ci/f09_probe.py sweep: one CSV line a cell, verified, % of cuBLASLt FP8, 07 and 08
-    # beside), then BENCH=1 (default) plans/walkf09.toml (07, 08, 09 and cuBLASLt FP8 at plans/llm_fp8.toml's M = 128 and
-    # M = 1024 shapes, % per cell in walkf09.txt).
+    # tails and odd shapes, C poisoned; the tile-multiple and odd shapes too), then BENCH=1 (default) plans/walkf09.toml (07, 08,
+    # 09 and cuBLASLt FP8 at plans/llm_fp8.toml's M = 128 and M = 1024 shapes, % per cell in walkf09.txt), then NCU=1
+    # (default) Nsight Compute of cuBLASLt FP8, 07 or 08 and 09, one launch each, at NCU_SHAPES (default:
+    # .ci/f09_probe.py's; kernel names, grid, duration, L2 and DRAM bytes, tensor pipe: f09-ncu.csv), then SWEEP=1 every
+    # pair-tile plan forced at the small-work LLM shapes (.ci/f09_probe.py sweep: one CSV line a cell, verified, % of
+    # cuBLASLt FP8, 07 and 08 beside).
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --kernels f_pair_tile_fp8,f_tile_plan_fp8,f_swap_plan_fp8
     timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k "${FP8_TESTS:-f_pair_tile_fp8}" \
       > "$OUT/gpu-tests-walkf09.log" 2>&1; grep -E "passed|failed|error|FAIL" "$OUT/gpu-tests-walkf09.log" | tail -8
-    [ "${NCU:-1}" = 1 ] && { PYTHONPATH=.:${PYTHONPATH:-} timeout "${NCU_S:-100}" python3 .ci/f09_probe.py ncu ${NCU_SHAPES:-} > "$OUT/f09-ncu.csv" 2> "$OUT/f09-ncu.err"; echo "ncu rc=$?"; }
-    [ "${SWEEP:-0}" = 1 ] && { PYTHONPATH=.:${PYTHONPATH:-} timeout "${SWEEP_S:-120}" python3 .ci/f09_probe.py sweep > "$OUT/f09-sweep.csv" 2> "$OUT/f09-sweep.err"; echo "sweep rc=$?"; }
     if [ "${BENCH:-1}" = 1 ]; then
       timeout "${BENCH_S:-120}" python3 -m farm bench --plan plans/walkf09.toml --run-id walkf09 --output "$RES" > "$OUT/bench-walkf09.log" 2>&1
       echo "bench rc=$?"; tail -2 "$OUT/bench-walkf09.log"
@@ -514,7 +512,8 @@ for m in sorted(pct.index.get_level_values(0).unique()):
     print(f"M = {m}: geometric mean, best of 07/08 {geo(best_old.loc[m]):.1f} %, best of 07/08/09 {geo(best_new.loc[m]):.1f} %, 09 alone {geo(pct.loc[m, 'f_pair_tile_fp8']):.1f} %")
 PY
     fi
-    ;;
+    [ "${NCU:-1}" = 1 ] && { PYTHONPATH=.:${PYTHONPATH:-} timeout "${NCU_S:-100}" python3 .ci/f09_probe.py ncu ${NCU_SHAPES:-} > "$OUT/f09-ncu.csv" 2> "$OUT/f09-ncu.err"; echo "ncu rc=$?"; }
+    [ "${SWEEP:-0}" = 1 ] && { PYTHONPATH=.:${PYTHONPATH:-} timeout "${SWEEP_S:-120}" python3 .ci/f09_probe.py sweep > "$OUT/f09-sweep.csv" 2> "$OUT/f09-sweep.err"; echo "sweep rc=$?"; } ;;
   walkd14)  # issue 31, walk D 14 (d_cluster_pair) on one GPU: its GPU tests (every branch of its host plan, the tails and
     # odd N, C poisoned), then plans/walkd14.toml (11, 12, 13 and 14 with cuBLAS interleaved at 1024^3, 2048^3, 1024 x 1024
     # x 4096 and the 12 LLM shapes with M = 128, BF16, 11 and 14 also FP16, two repeats: us and % of cuBLAS per cell and

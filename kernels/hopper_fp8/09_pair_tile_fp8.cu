@@ -1,14 +1,16 @@
-// 09 pair_tile_fp8: 07 with a third kind of tile, 64 rows of C by 64 or 128 columns, run by one consumer warpgroup in a
-// 2-CTA cluster whose CTAs take vertically adjacent tiles and share each k tile's B box (TMA multicast), K whole or in
-// slices; chosen on the host (kernels/hopper_fp8/pair_plan.py) where the 128-row and swapped tiles leave SMs idle or
+// 09 pair_tile_fp8: 07 with a third kind of tile, 64 rows of C by 64 or 128 columns, in a 2-CTA cluster whose CTAs take
+// vertically adjacent tiles and share each k tile's B box (TMA multicast), K whole or in slices; chosen on the host (kernels/hopper_fp8/pair_plan.py) where the 128-row and swapped tiles leave SMs idle or
 // move their operands through L2 more than once. Measured on the H200 (issue 32, runs h200-llmf8 and h200-llmf8-08):
 // the best of 07 and 08 held 57-60 % of cuBLASLt FP8 at M = 128 with N <= 4096 and 54-63 % at M = 1024 with N <= 1024.
 // 08's plan sweep (.ci/f08_sweep.py) found a unit's time mostly fixed (about 9.9 us plus 0.37 us a 128 x 128 k tile at
 // 1024 x 512 x 3584), the fix-up's round trips through L2 the largest part, and cuBLASLt's kernel there
 // (nvjet_sm90_qqsss_64x64_128x13_2x1) with 64 x 64 tiles, K whole, 13 stages and 2 x 1 clusters: 128 tiles on 132 SMs
 // without any fix-up. Changes:
-// - 64-row tiles (wgmma m64n64k32 or m64n128k32, one consumer warpgroup), so M = 1024 with N = 512 is 128 tiles and K
-//   can stay whole; the ring as deep as 07's 216 KB holds (13 stages of 16 KB at 64 columns, 9 of 24 KB at 128).
+// - 64-row tiles (wgmma m64n64k32 or m64n128k32), so M = 1024 with N = 512 is 128 tiles and K can stay whole; both
+//   consumer warpgroups on every tile, warpgroup 1 the even k tiles of a unit and warpgroup 2 the odd ones (two wgmma
+//   chains in flight where one m64n64 chain leaves the tensor pipe waiting), warpgroup 2's sum handed over in shared
+//   memory and added once; the ring as deep as 07's 216 KB holds beside that (12 stages of 16 KB at 64 columns, 7 of
+//   24 KB at 128).
 // - Clusters of two CTAs on tiles one above the other: box p of k tile kt's B is loaded by CTA (kt + p) % 2 and
 //   multicast into both (04's scheme), so the pair reads B from L2 once; a stage is released on both CTAs' empty
 //   barriers (either producer may refill it in both). A tile row past M (the pair's lower tile at an odd count of 64-row
@@ -31,16 +33,21 @@ enum : int {
     WARPS = persistent_fp8::WARPS,  // consumer warps a tile in the fix-up's layout (a pair tile uses the first 4)
 };
 
-// A stage of a 64 x TBN tile: 64 rows of A in four 16-row boxes, then TBN rows of B in 64-row boxes.
+// A stage of a 64 x TBN tile: 64 rows of A in four 16-row boxes, then TBN rows of B in 64-row boxes; after the ring,
+// the 64 x TBN FP32 sum that consumer warpgroup 1 hands to warpgroup 0.
 template <int TBN>
 struct Pair {
     enum : int {
         A_BYTES = TM * persistent_fp8::BK,
         STAGE_BYTES = A_BYTES + TBN * persistent_fp8::BK,
-        STAGES = swapped::RING_BYTES / STAGE_BYTES,
+        HAND_BYTES = TM * TBN * 4,
+        STAGES = (swapped::RING_BYTES - HAND_BYTES) / STAGE_BYTES,  // 12 at 64 columns, 7 at 128
         B_BOXES = TBN / 64,
     };
 };
+
+// Consumer warpgroups 1 and 2 (bar.sync 1 and 2, 256 threads): the hand-over of warpgroup 2's sum.
+__device__ __forceinline__ void consumers_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
 
 // Unit u of the pair walk -> this CTA's tile (index t over the pairs' 2 x pairs_m x tiles_n tiles), its first row and
 // column, the unit's slice z and k tiles [k0, k1).
@@ -103,27 +110,43 @@ __device__ __forceinline__ void run_pairs(const TensorMap& tma_a, const TensorMa
                 }
             }
         }
-    } else if (wg == 1) {
+    } else {
         setmaxnreg_inc<232>();
-        const int w = tid % 128 / 32;
+        const int c = wg - 1, w = tid % 128 / 32;
+        float* hand = reinterpret_cast<float*>(smem + P::STAGES * P::STAGE_BYTES) + tid % 128;
         int it = 0;
 #pragma unroll 1
         for (int u = first; u < units; u += step) {
             int t, z, row0, col0, k0, k1;
             pair_unit(u, slices, pairs_m, tiles_n, KT, rank, TBN, t, z, row0, col0, k0, k1);
             float acc[TBN / 2] = {};
+            int held = -1;  // the stage of this warpgroup's previous k tile, released once the next one is queued
 #pragma unroll 1
             for (int kt = k0; kt < k1; ++kt, ++it) {
+                if ((kt - k0) % 2 != c) continue;  // the other consumer's k tile
                 const int s = it % P::STAGES;
                 mbar_wait(&full[s], (it / P::STAGES) & 1);
                 const unsigned char* st = smem + s * P::STAGE_BYTES;
                 wgmma_fp8_k_tile<TBN, BK>(acc, st, st + P::A_BYTES);
-                wgmma_wait<1>();  // kt's group stays pending; kt-1's is done: release its stage in both CTAs
-                if (kt > k0) release<CLUSTER>(&empty[(it - 1) % P::STAGES]);
+                wgmma_wait<1>();  // kt's group stays pending; the previous one is done: release its stage in both CTAs
+                if (held >= 0) release<CLUSTER>(&empty[held]);
+                held = s;
             }
             wgmma_wait<0>();
             fence_acc(acc);
-            release<CLUSTER>(&empty[(it - 1) % P::STAGES]);
+            if (held >= 0) release<CLUSTER>(&empty[held]);
+            if (c == 1) {
+#pragma unroll
+                for (int i = 0; i < TBN / 2; ++i) hand[i * 128] = acc[i];
+            }
+            consumers_sync(1);  // warpgroup 2's sum is in shared memory
+            if (c == 1) {
+                consumers_sync(2);  // warpgroup 1 has read it: the next unit may overwrite it
+                continue;
+            }
+#pragma unroll
+            for (int i = 0; i < TBN / 2; ++i) acc[i] += hand[i * 128];  // even k tiles + odd k tiles
+            consumers_sync(2);
             dequantise(acc, scale_a, scale_b);
             if (slices > 1 && !swapped::fragment_fixup<TBN / 2>(acc, W, &arrivals[t * WARPS + w], slices, tiles, t, z, w)) continue;
             store_acc<TBN>(acc, C, M, N, row0, col0);

@@ -2,7 +2,7 @@
 
 Three kinds of tile. Up to 128 tokens 07's swapped tiles (kernels/hopper_fp8/swap_plan.py: TN = 16, 64 or 128 tokens
 as wgmma's N, BNT = 128 or 64 features, K in 1 to 8 slices). Pair tiles (TN 0, TM 64): 64 rows of C by BNT = 128 or 64
-columns, one consumer warpgroup, the CTAs of a 2-CTA cluster on the two tiles one above the other sharing B's boxes
+columns, the two consumer warpgroups on alternate k tiles, the CTAs of a 2-CTA cluster on the two tiles one above the other sharing B's boxes
 (multicast), K in 1 to 8 slices. 05's 128 x 256 tiles (TN 0, TM 128), 07's path above 128 tokens, K whole where they
 fill the blocks.
 

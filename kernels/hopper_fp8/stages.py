@@ -132,7 +132,7 @@ _KERNELS = [
         "f_pair_tile_fp8",
         "09_pair_tile_fp8.cu",
         PAIR_PLAN,
-        "07 with 64-row tiles (64 x 128 or 64 x 64, one consumer warpgroup, a 9- or 13-deep ring) in 2-CTA clusters "
+        "07 with 64-row tiles (64 x 128 or 64 x 64, both consumer warpgroups on alternate k tiles, a 7- or 12-deep ring) in 2-CTA clusters "
         "sharing B's boxes by TMA multicast, K whole or sliced, chosen on the host against 07's swapped and 05's tiles",
     ),
 ]
