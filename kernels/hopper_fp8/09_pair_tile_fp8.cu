@@ -1,6 +1,7 @@
 // 09 pair_tile_fp8: 07 with a third kind of tile, 64 rows of C by 64 or 128 columns, in a 2-CTA cluster whose CTAs take
-// vertically adjacent tiles and share each k tile's B box (TMA multicast), K whole or in slices; chosen on the host (kernels/hopper_fp8/pair_plan.py) where the 128-row and swapped tiles leave SMs idle or
-// move their operands through L2 more than once. Measured on the H200 (issue 32, runs h200-llmf8 and h200-llmf8-08):
+// vertically adjacent tiles and share each k tile's B box (TMA multicast), K whole or in slices; chosen on the host
+// (kernels/hopper_fp8/pair_plan.py) where the 128-row and swapped tiles leave SMs idle or move their operands through L2
+// more than once. Measured on the H200 (issue 32, runs h200-llmf8 and h200-llmf8-08):
 // the best of 07 and 08 held 57-60 % of cuBLASLt FP8 at M = 128 with N <= 4096 and 54-63 % at M = 1024 with N <= 1024.
 // 08's plan sweep (.ci/f08_sweep.py) found a unit's time mostly fixed (about 9.9 us plus 0.37 us a 128 x 128 k tile at
 // 1024 x 512 x 3584), the fix-up's round trips through L2 the largest part, and cuBLASLt's kernel there
@@ -16,6 +17,11 @@
 //   barriers (either producer may refill it in both). A tile row past M (the pair's lower tile at an odd count of 64-row
 //   tiles) still takes its share of B's loads; its A boxes wholly past M are never loaded and its C never stored.
 // - Where K is sliced, 07's fix-up in the accumulators' order (swapped::fragment_fixup, 32 or 64 accumulators a lane).
+// Measured (NVIDIA H200, one call, kernels/hopper_fp8/README.md "09 pair_tile_fp8"): not a winner. Pair tiles take
+// 0.4-0.55 us a k tile whatever their width (64 x 64: 1 MFLOP, 0.065 us of tensor work), so with K whole they run at
+// 22-56 % of cuBLASLt FP8, whose kernels at these shapes have the same tile, cluster and ring (nvjet 64x64_128x13_2x1);
+// sliced, they beat 07 and 08 at 128 x 512 x 3584 alone (66 % against 57 %). A first version with one consumer
+// warpgroup (H100, first call) was no faster per k tile.
 // Up to 128 tokens the plan may keep 07's swapped tiles, and above it 07's 128 x 256 tiles (05's path) where those fill
 // the SMs; both run as in 07, under the cluster launch but not using it. N % 8 == 0, K % 16 == 0, any M.
 #include "split_k_fp8.cuh"
