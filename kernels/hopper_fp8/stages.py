@@ -119,7 +119,7 @@ _KERNELS = [
         "08_tile_plan_fp8.cu",
         TILE_PLAN,
         "07 with a host plan above 128 tokens too (128 x 256 or 128 x 128 tiles, 1-8 K slices, partials in the "
-        "accumulators' order) and a fix-up of S - 1 partials: the last slice keeps its own, waits for the others' count",
+        "accumulators' order) and 07's fix-up: every slice stores its partial, the last to arrive sums them in slice order",
     ),
 ]
 
