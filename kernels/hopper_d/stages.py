@@ -151,6 +151,12 @@ KERNELS = [
         "at 65-128 tokens, 128 x 128 or 128 x 64 tiles with K halved between the 2 CTAs of a cluster, the halves summed "
         "through distributed shared memory (st.async into the peer's buffer); elsewhere 13, in clusters of 2",
     ),
+    # PROBES of walkd15's first device call (not stages): 64 x 128 tiles, one consumer warpgroup; in 2-CTA clusters
+    # sharing B by multicast; 11 with griddepcontrol at entry.
+    ("d_v64", "15_v64.cu", PERSISTENT, "probe: 64 x 128 tiles, one m64n128k16 consumer warpgroup, 9-deep ring"),
+    ("d_v64mc", "16_v64mc.cu", PERSISTENT, "probe: d_v64 in 1x2 clusters, B multicast"),
+    ("d_hp_pdl", "17_hp_pdl.cu", {**PERSISTENT, "args": (*WORKSPACE_ARGS, "WIDTH", "DP", "SK"), "planner": launch_plan},
+     "probe: 11 with griddepcontrol at entry"),
 ]
 
 
