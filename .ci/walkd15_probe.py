@@ -1,26 +1,31 @@
-"""walkd15 call 1 probe (H200, 1024^3): per-launch time in CUDA graphs of back-to-back launches for 11, 12, cuBLAS and
-the probe kernels, each kernel launched plainly and with programmatic dependent launch (PDL, cuLaunchKernelEx with
-PROGRAMMATIC_STREAM_SERIALIZATION); whether cuBLAS's captured graph carries programmatic edges (DOT dump); every
-output checked against cuBLAS's. Mode `ncu`: a few plain launches of each, for Nsight Compute to pick.
+"""walkd15 (.ci/gpu-session.sh walkd15; H200, 1024^3 BF16): per-launch time in CUDA graphs of 100 back-to-back
+launches for 11, 12, cuBLAS and 15, 15 launched both plainly (CuPy) and as a programmatic dependent launch (its
+harness launch), three rounds; every output checked against cuBLAS's; and whether cuBLAS's own captured graph carries
+programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: three rounds of one launch each, the last
+inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/").
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu
 """
 
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: farm, kernels
 
 import cupy
 import numpy as np
 from cuda.bindings import driver
 
 from farm.measure.cell_timer import MeasureOptions
+from farm.measure.dependent_launch import dependent_launcher
 from farm.measure.gpu import GpuMeasurer, library_call
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
 
 M = N = K = 1024
 DT = "bf16"
-STAGES = ["d_host_plan_bf16", "d_tma_store_bf16", "d_hp_pdl_bf16", "d_v64_bf16", "d_v64mc_bf16"]
-PDL_OK = {"d_hp_pdl_bf16", "d_v64_bf16", "d_v64mc_bf16"}  # built with griddepcontrol.wait before their first load
+STAGES = ["d_host_plan_bf16", "d_tma_store_bf16", "d_dependent_launch_bf16"]
+PDL_OK = {"d_dependent_launch_bf16"}  # waits in griddepcontrol.wait before touching global memory
 
 meas = GpuMeasurer(MeasureOptions(telemetry=False))
 checks = meas._loaded_checks()
@@ -32,22 +37,6 @@ cupy.cuda.runtime.deviceSynchronize()
 tol = tolerance(DT, K)
 
 
-def packed(args):
-    """kernelParams for cuLaunchKernelEx: a void* per argument, each pointing at a buffer of its bytes."""
-    bufs = []
-    for v in args:
-        if isinstance(v, np.void):
-            bufs.append(np.frombuffer(v.tobytes(), dtype=np.uint8).copy())
-        elif isinstance(v, cupy.ndarray):
-            bufs.append(np.array([v.data.ptr], dtype=np.uint64))
-        elif v is None:
-            bufs.append(np.array([0], dtype=np.uint64))
-        else:
-            bufs.append(np.array([v], dtype=np.int32))
-    ptrs = np.array([x.ctypes.data for x in bufs], dtype=np.uint64)
-    return bufs, ptrs
-
-
 def launchers(name):
     kern = meas._kernel(meas._stage(name))
     stage = meas._stage(name)
@@ -56,29 +45,16 @@ def launchers(name):
     ops = {"A": a, "B": b, "C": c}
     if stage.takes_workspace:
         ops["W"] = cupy.empty(max(1, stage.workspace_floats(M, N, K, kern.sm_count)), dtype=cupy.float32)
-    plain = kern.launcher(ops, M, N, K)
     planned = {x: int(v) for x, v in launch.plan(M, N, K, kern.sm_count).args.items()}
     named = {"M": M, "N": N, "K": K, **planned, **ops, **tensor_map_args(launch, DT, ops)}
     args = [named[x] for x in launch.args]
-    bufs, ptrs = packed(args)
     grid, block = launch.grid(M, N, kern.sm_count), launch.block()
-    attr = driver.CUlaunchAttribute()
-    attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-    attr.value.programmaticStreamSerializationAllowed = 1
-    func = driver.CUfunction(fn.ptr)
+    direct = tuple(np.int32(v) if isinstance(v, int) else v for v in args)
 
-    def pdl():
-        cfg = driver.CUlaunchConfig()
-        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
-        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
-        cfg.sharedMemBytes = launch.dynamic_smem
-        cfg.hStream = driver.CUstream(cupy.cuda.get_current_stream().ptr)
-        cfg.attrs = [attr]
-        cfg.numAttrs = 1
-        err, = driver.cuLaunchKernelEx(cfg, func, ptrs.ctypes.data, 0)
-        assert err == driver.CUresult.CUDA_SUCCESS, err
+    def plain():  # CuPy's launch: no attributes
+        fn(grid, block, direct, shared_mem=launch.dynamic_smem)
 
-    pdl._keep = (bufs, ptrs)
+    pdl = dependent_launcher(fn.ptr, grid, block, args, launch.dynamic_smem)
     return c, plain, pdl, planned, grid
 
 
@@ -119,8 +95,7 @@ def main_time(outdir):
             err, graph = driver.cuStreamEndCapture(hs)
         print("capture", err)
         err, nodes, count = driver.cuGraphGetNodes(graph, 64)
-        for nd in nodes[:count]:
-            print("node", driver.cuGraphNodeGetType(nd)[1])
+        print("nodes", count, [str(driver.cuGraphNodeGetType(nd)[1]) for nd in nodes[:count]])
         res = driver.cuGraphGetEdges(graph, 64)
         print("edges", res[0], res[-1])
         for i in range(res[-1]):
@@ -162,13 +137,15 @@ def main_time(outdir):
 
 
 def main_ncu():
-    kinds = {name: launchers(name) for name in STAGES if name != "d_hp_pdl_bf16"}
+    kinds = {name: launchers(name) for name in STAGES}
     for rnd in range(3):  # the last round inside the NVTX range that ncu profiles (--nvtx-include "profile/")
         if rnd == 2:
             cupy.cuda.nvtx.RangePush("profile")
         blas()
-        for c, plain, *_ in kinds.values():
+        for name, (c, plain, pdl, *_) in kinds.items():
             plain()
+            if name in PDL_OK:
+                pdl()
         cupy.cuda.runtime.deviceSynchronize()
     cupy.cuda.nvtx.RangePop()
 
