@@ -542,8 +542,8 @@ PY
     T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --kernels "$(python3 -c "from farm.plan import load_plan; print(','.join(s.name for s in load_plan('plans/walkd15.toml').stages() if s.family == 'hopper_d'))")"
-    timeout "${TESTS_S:-110}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_dependent_launch 2>&1 | tee "$OUT/gpu-tests-walkd15.log" | tail -4
-    timeout "$(left 190)" python3 -m farm bench --plan plans/walkd15.toml --run-id walkd15 --output "$RES" > "$OUT/bench-walkd15.log" 2>&1
+    timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_dependent_launch 2>&1 | tee "$OUT/gpu-tests-walkd15.log" | tail -4
+    timeout "$(left 175)" python3 -m farm bench --plan plans/walkd15.toml --run-id walkd15 --output "$RES" > "$OUT/bench-walkd15.log" 2>&1
     echo "bench rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/bench-walkd15.log"
     python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd15.txt"
 import sys
@@ -569,7 +569,7 @@ print(us.round(2).to_string())
 print("median % over the repeats")
 print(ok.groupby(idx + ["kernel"]).pct_of_baseline.median().unstack("kernel").round(1).to_string())
 PY
-    timeout "$(left 235)" python3 -m farm profile --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 1024x1024x1024 \
+    timeout "$(left 212)" python3 -m farm profile --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 1024x1024x1024 \
       --output "$RES" --run-id profile-walkd15 --timeout 40 > "$OUT/profile-walkd15.log" 2>&1
     echo "profile rc=$? t=$(( $(date +%s) - T0 ))"
     moves moves-walkd15.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd15.txt" | head -12
@@ -583,10 +583,10 @@ print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=F
 q = ["duration", "tensor_pipe_pct", "issue_slots_pct", "sm_throughput_pct", "memory_throughput_pct", "l2_hit_pct", "dram_read_bytes", "shared_wavefronts"]
 print(t[t.quantity.isin(q)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first").to_string())
 PY
-    timeout "$(left 260)" python3 .ci/walkd15_probe.py time "$OUT" > "$OUT/probe-walkd15.txt" 2>&1
+    timeout "$(left 232)" python3 .ci/walkd15_probe.py time "$OUT" > "$OUT/probe-walkd15.txt" 2>&1
     echo "probe rc=$? t=$(( $(date +%s) - T0 ))"; grep -vE "^edge [1-9][0-9]" "$OUT/probe-walkd15.txt" | tail -40
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
-    timeout "$(left 290)" "$ncu" --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
+    timeout "$(left 262)" "$ncu" --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
       --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
       --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,lts__t_bytes.sum \
       --import-source no --nvtx --nvtx-include "profile/" -o /tmp/w15 -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-walkd15.log" 2>&1
