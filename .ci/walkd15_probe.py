@@ -54,7 +54,7 @@ def launchers(name):
     def plain():  # CuPy's launch: no attributes
         fn(grid, block, direct, shared_mem=launch.dynamic_smem)
 
-    pdl = dependent_launcher(fn.ptr, grid, block, args, launch.dynamic_smem)
+    pdl = dependent_launcher(fn, grid, block, args, launch.dynamic_smem)
     return c, plain, pdl, planned, grid
 
 

@@ -33,3 +33,12 @@ def test_packing_refuses_what_it_cannot_pass():
 def test_only_stage_15_is_a_dependent_launch():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
     assert dependent == ["d_dependent_launch_bf16", "d_dependent_launch_fp16"]
+
+
+def test_the_launcher_holds_its_function_and_so_its_module():
+    pytest.importorskip("cuda.bindings")
+    from farm.measure.dependent_launch import dependent_launcher
+
+    function = type("Function", (), {"ptr": 0})()
+    launch = dependent_launcher(function, (1, 1, 1), (32, 1, 1), [np.int32(1)], 0)
+    assert launch.keep[0] is function

@@ -28,9 +28,10 @@ def packed_arguments(args) -> tuple[list[np.ndarray], np.ndarray]:
     return buffers, np.array([b.ctypes.data for b in buffers], dtype=np.uint64)
 
 
-def dependent_launcher(function_ptr: int, grid, block, args, shared_mem: int):
-    """A callable launching the kernel at `function_ptr` (a CUfunction) on CuPy's current stream as a programmatic
-    dependent launch."""
+def dependent_launcher(function, grid, block, args, shared_mem: int):
+    """A callable launching `function` (a CuPy kernel function: its .ptr is the CUfunction) on CuPy's current stream
+    as a programmatic dependent launch. The callable holds `function`, and so its module: a module unloaded under it
+    made a launch fail with CUDA_ERROR_INVALID_HANDLE (the profiler's child process, which keeps only the launcher)."""
     import cupy
     from cuda.bindings import driver
 
@@ -38,7 +39,7 @@ def dependent_launcher(function_ptr: int, grid, block, args, shared_mem: int):
     attribute = driver.CUlaunchAttribute()
     attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
     attribute.value.programmaticStreamSerializationAllowed = 1
-    function = driver.CUfunction(function_ptr)
+    handle = driver.CUfunction(function.ptr)
 
     def launch() -> None:
         config = driver.CUlaunchConfig()
@@ -48,9 +49,9 @@ def dependent_launcher(function_ptr: int, grid, block, args, shared_mem: int):
         config.hStream = driver.CUstream(cupy.cuda.get_current_stream().ptr)
         config.attrs = [attribute]
         config.numAttrs = 1
-        (err,) = driver.cuLaunchKernelEx(config, function, pointers.ctypes.data, 0)
+        (err,) = driver.cuLaunchKernelEx(config, handle, pointers.ctypes.data, 0)
         if err != driver.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuLaunchKernelEx: {err.name}")
 
-    launch.keep = (buffers, pointers)  # the parameter bytes live as long as the callable
+    launch.keep = (function, buffers, pointers)  # the module and the parameter bytes live as long as the callable
     return launch

@@ -125,7 +125,7 @@ class _Kernel:
             )
 
         steps = [
-            dependent_launcher(fn.ptr, grid, block, args, smem)
+            dependent_launcher(fn, grid, block, args, smem)
             if launch.dependent
             else (lambda fn=fn, grid=grid, block=block, args=args, smem=smem: fn(grid, block, args, shared_mem=smem))
             for (launch, _), (fn, grid, block, args, smem) in zip(self.functions, calls)
