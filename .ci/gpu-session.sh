@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -541,6 +541,79 @@ PY
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
       --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,cublaslt_bf16
     OUT=$FINAL DEADLINE=300 bash "$0" llm-crosscheck "$run" ;;
+  walkd15)  # issue 31, walk D 15 (d_dependent_launch: 12 as a programmatic dependent launch) on one GPU: its GPU tests
+    # (11's and 12's plan branches, the tails and odd N, C poisoned), then plans/walkd15.toml (11, 12, 15 with cuBLAS
+    # interleaved at 1024^3, 2048^3, 4096^3, BF16 and FP16, three repeats: walkd15.txt), Nsight Compute of 12 and 15 at
+    # 1024^3 BF16 (moves-walkd15.txt, profile-walkd15.txt), then .ci/walkd15_probe.py (15 launched plainly and as a
+    # dependent launch in graphs of 100, cuBLAS's captured graph's edge types: probe-walkd15.txt) and Nsight Compute's
+    # warp states and stall sampling of 11, 12, 15 and cuBLAS (ncu-walkd15.csv, ncu-source-walkd15.csv).
+    T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    prewarm --kernels "$(python3 -c "from farm.plan import load_plan; print(','.join(s.name for s in load_plan('plans/walkd15.toml').stages() if s.family == 'hopper_d'))")"
+    timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_dependent_launch 2>&1 | tee "$OUT/gpu-tests-walkd15.log" | tail -4
+    timeout "$(left 175)" python3 -m farm bench --plan plans/walkd15.toml --run-id walkd15 --output "$RES" > "$OUT/bench-walkd15.log" 2>&1
+    echo "bench rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/bench-walkd15.log"
+    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd15.txt"
+import sys
+import pandas as pd
+from farm.data.dataset import read_table
+t = read_table(sys.argv[1]).to_pandas()
+t = t[t.run_id == "walkd15"]
+print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0], t.driver_version.iloc[0] if "driver_version" in t else "")
+bad = t[t.status != "ok"]
+if len(bad):
+    print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
+ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
+pd.set_option("display.width", 250)
+idx = ["m", "n", "k", "dtype"]
+pct = ok.pivot_table(index=idx, columns=["kernel", "repeat"], values="pct_of_baseline")
+pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
+print("% of same-precision cuBLAS per repeat")
+print(pct.round(1).to_string())
+us = ok.groupby(idx + ["kernel"]).median_ms.median().unstack("kernel") * 1e3
+us["cublas"] = t[(t.status == "ok") & (t.family == "baseline")].groupby(idx).median_ms.median() * 1e3
+print("median us over the repeats")
+print(us.round(2).to_string())
+print("median % over the repeats")
+print(ok.groupby(idx + ["kernel"]).pct_of_baseline.median().unstack("kernel").round(1).to_string())
+PY
+    timeout "$(left 212)" python3 -m farm profile --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 1024x1024x1024 \
+      --output "$RES" --run-id profile-walkd15 --timeout 40 > "$OUT/profile-walkd15.log" 2>&1
+    echo "profile rc=$? t=$(( $(date +%s) - T0 ))"
+    moves moves-walkd15.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd15.txt" | head -12
+    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/profile-walkd15.txt"
+import sys
+import pandas as pd
+import pyarrow.dataset as ds
+t = ds.dataset(sys.argv[1] + "/profile", format="parquet", partitioning="hive").to_table().to_pandas()
+t = t[t.run_id == "profile-walkd15"]
+print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=False))
+q = ["duration", "tensor_pipe_pct", "issue_slots_pct", "sm_throughput_pct", "memory_throughput_pct", "l2_hit_pct", "dram_read_bytes", "shared_wavefronts"]
+print(t[t.quantity.isin(q)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first").to_string())
+PY
+    timeout "$(left 232)" python3 .ci/walkd15_probe.py time "$OUT" > "$OUT/probe-walkd15.txt" 2>&1
+    echo "probe rc=$? t=$(( $(date +%s) - T0 ))"; grep -vE "^edge [1-9][0-9]" "$OUT/probe-walkd15.txt" | tail -40
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
+    timeout "$(left 262)" "$ncu" --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,lts__t_bytes.sum \
+      --import-source no --nvtx --nvtx-include "profile/" -o /tmp/w15 -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-walkd15.log" 2>&1
+    echo "ncu rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/ncu-walkd15.log"
+    "$ncu" -i /tmp/w15.ncu-rep --page details --csv > "$OUT/ncu-walkd15.csv" 2>&1
+    "$ncu" -i /tmp/w15.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-walkd15.csv.gz"
+    python3 - "$OUT/ncu-walkd15.csv" <<'PY' 2>&1 | tee "$OUT/ncu-summary-walkd15.txt"
+import csv
+import sys
+rows = list(csv.reader(open(sys.argv[1])))
+h = next(r for r in rows if "Metric Name" in r)
+ix = {k: i for i, k in enumerate(h)}
+want = ("Duration", "SM Active Cycles", "Elapsed Cycles", "Memory Throughput", "L2 Cache Throughput", "Issue Slots Busy",
+        "Warp Cycles Per Issued Instruction", "Grid Size", "Block Size", "Registers Per Thread", "SM Frequency")
+for r in rows:
+    if len(r) == len(h) and r[ix["Metric Name"]] in want:
+        print(r[ix["ID"]], r[ix["Kernel Name"]][:34], "|", r[ix["Metric Name"]], r[ix["Metric Value"]], r[ix["Metric Unit"]])
+PY
+    echo "walkd15 done t=$(( $(date +%s) - T0 ))" ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the

@@ -102,6 +102,10 @@ class Launch:
     dynamic_smem: int = 0
     persistent: bool = False
     cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
+    # programmatic dependent launch: launched with PROGRAMMATIC_STREAM_SERIALIZATION (farm/measure/dependent_launch.py),
+    # so it may start while the kernel before it in the stream finishes; the kernel must execute griddepcontrol.wait
+    # before it touches global memory
+    dependent: bool = False
     # per-shape choices made on the host (`plan`); a module-level function, since stages travel by pickle
     planner: Callable[[int, int, int, int], LaunchPlan] | None = None
 

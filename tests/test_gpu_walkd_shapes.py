@@ -41,6 +41,9 @@ tests/test_walkd_cluster_plan.py checks the choices): CLUSTER_PAIR_SHAPES, K hal
 128 x 128 and 128 x 64 tiles (one round and two, an odd count of k tiles, one k tile each, odd M, K off 64), and 13's
 branches run in clusters of 2: the swapped product at 16, 64 and 128 tokens, 12's whole waves (one and two, M, N and K
 tails, once on a grid of 14, 13's 13 rounded up) and stream-K.
+Stage 15 (dependent_launch), 12 as a programmatic dependent launch, at 11's and 12's branches; its timed batches are
+graphs of back-to-back launches with programmatic edges, and at ODD_N each launch follows the harness's padding copy
+of B, a kernel writing what it reads, so a load before griddepcontrol.wait would fail the post-timing check.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -61,7 +64,7 @@ WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
 PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_", "d_stream_k_"))]
 STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
 SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
-HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_"))]
+HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_"))]
 SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]

@@ -24,6 +24,7 @@ from farm.measure.cell_timer import CellTimer, MeasureOptions, PostCheck
 from farm.measure.checks import FP8, KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE, Checks, new_scales, scale_args
 from farm.measure.compiler import BackgroundCompiler, Compiled, CompileError, code_sha256, stage_key
 from farm.measure.cublas import GEMMS, Unavailable, VendorContext
+from farm.measure.dependent_launch import dependent_launcher
 from farm.measure.device import describe_device
 from farm.measure.extra_baselines import LIBRARIES, launcher, unavailable_reason
 from farm.measure.padding import padded_launcher, padding_note
@@ -123,9 +124,16 @@ class _Kernel:
                 )
             )
 
+        steps = [
+            dependent_launcher(fn, grid, block, args, smem)
+            if launch.dependent
+            else (lambda fn=fn, grid=grid, block=block, args=args, smem=smem: fn(grid, block, args, shared_mem=smem))
+            for (launch, _), (fn, grid, block, args, smem) in zip(self.functions, calls)
+        ]
+
         def run() -> None:
-            for fn, grid, block, args, smem in calls:
-                fn(grid, block, args, shared_mem=smem)
+            for step in steps:
+                step()
 
         return run
 

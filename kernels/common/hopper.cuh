@@ -6,6 +6,7 @@
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
 //   prefetch_tensormap   a __grid_constant__ tensor map's descriptor fetched before the first load needs it
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
+//   launch_dependents, grid_dependency_wait   programmatic dependent launch (griddepcontrol; Launch.dependent)
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
 //   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 256), FP32 accumulators, A K-major, B MN-major (tnspB = 1)
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
@@ -105,6 +106,13 @@ __device__ __forceinline__ void mbar_arrive_at(uint64_t* bar, uint32_t cta) {
         "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
         "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)), "r"(cta) : "memory");
 }
+
+// Programmatic dependent launch (a launch with PROGRAMMATIC_STREAM_SERIALIZATION, farm/measure/dependent_launch.py):
+// launch_dependents lets the next kernel in the stream start launching once every block of this one has executed it
+// (or exited); grid_dependency_wait blocks until the kernel before this one has completed and its memory is visible.
+// Both return at once in a launch without the attribute.
+__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 
 // Descriptor fields are byte quantities >> 4: start (bits 0-13), leading byte offset
 // (16-29), stride byte offset (32-45); bits 62-63 = 1 selects the 128-byte swizzle.

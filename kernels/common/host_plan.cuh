@@ -9,8 +9,10 @@ using namespace stream_k;
 using persistent_ws::cdiv;
 
 // TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
-// TMA stores over `tma_c` (tma_store.cuh).
-template <typename T, bool TMA_STORE>
+// TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
+// thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
+// completed, and the setup overlaps its end.
+template <typename T, bool TMA_STORE, bool DEPENDENT = false>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C, float* W,
                                     int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -23,6 +25,10 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
         ring_init<MAX_STAGES>(full, empty, 256);  // the width uses the first Ring<width>::STAGES
     }
     __syncthreads();
+    if constexpr (DEPENDENT) {
+        launch_dependents();
+        grid_dependency_wait();
+    }
     const Schedule s{cdiv(M, persistent_ws::BM), (N + width - 1) >> (31 - __clz(width)), cdiv(K, BK), dp, sk};  // width: a power of 2
 
     if (wg == 0) {

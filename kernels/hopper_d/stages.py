@@ -4,7 +4,7 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Any M, any K % 8 == 0, and any N: N % 8 != 0 runs padded (PAD_N_TO).
-Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 14's C; TMA_A128: 13's and 14's A for 12's tiles):
+Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 15's C; TMA_A128: 13's and 14's A for 12's tiles):
 farm/measure/tma.py builds them, A in boxes of tile_m rows x 64 (TMA_A128: 128 rows), B in 64 x 64 boxes, C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
@@ -150,6 +150,19 @@ KERNELS = [
         },
         "at 65-128 tokens, 128 x 128 or 128 x 64 tiles with K halved between the 2 CTAs of a cluster, the halves summed "
         "through distributed shared memory (st.async into the peer's buffer); elsewhere 13, in clusters of 2",
+    ),
+    # 15: 12 launched as a programmatic dependent launch (Launch.dependent), on 12's plan.
+    (
+        "d_dependent_launch",
+        "15_dependent_launch.cu",
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK"),
+            "planner": launch_plan,
+            "dependent": True,
+        },
+        "12 as a programmatic dependent launch: each block sets up while the kernel before it finishes, then waits "
+        "for it (griddepcontrol) before its first load",
     ),
 ]
 
