@@ -40,7 +40,7 @@ tol = tolerance(DT, K)
 def launchers(name):
     kern = meas._kernel(meas._stage(name))
     stage = meas._stage(name)
-    (launch, fn), = kern.functions
+    ((launch, fn),) = kern.functions
     c = cupy.empty((M, N), dtype=cupy.float32)
     ops = {"A": a, "B": b, "C": c}
     if stage.takes_workspace:
@@ -89,7 +89,7 @@ def main_time(outdir):
         st = cupy.cuda.Stream(non_blocking=True)
         hs = driver.CUstream(st.ptr)
         with st:
-            err, = driver.cuStreamBeginCapture(hs, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
+            (err,) = driver.cuStreamBeginCapture(hs, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
             for _ in range(3):
                 blas()
             err, graph = driver.cuStreamEndCapture(hs)
@@ -133,7 +133,9 @@ def main_time(outdir):
         for how in ("plain", "pdl"):
             ts = [r[3] for r in rows if r[0] == name and r[1] == how]
             if ts:
-                print(f"{name:20s} {how:6s} median {np.median(ts):.3f} us  {100 * base / np.median(ts):5.1f} % of cuBLAS  grid {kinds[name][4]} plan {kinds[name][3]}")
+                print(
+                    f"{name:20s} {how:6s} median {np.median(ts):.3f} us  {100 * base / np.median(ts):5.1f} % of cuBLAS  grid {kinds[name][4]} plan {kinds[name][3]}"
+                )
 
 
 def main_ncu():
