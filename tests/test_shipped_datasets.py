@@ -153,6 +153,56 @@ def test_reference_dataset_ships_its_crosscheck(name):
     )
 
 
+# Issue 31's LLM target, `.ci/gpu-session.sh llm-targets` (plans/llm.toml's BF16 cells of these stages, cuBLAS
+# interleaved and timed alone), with its torch.mm cross-check of all 72 shapes from the same call; and issue 32's FP8
+# reference runs, plans/walkf.toml three times.
+LLM_TARGET_KERNELS = (
+    "d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,"
+    "d_cluster_pair_bf16,cublaslt_bf16"
+)
+LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmt"), "h200-llm": ("H200", "h200-llmt")}
+FP8_REFERENCE = {("H200", "h200-walkf3"), ("H100-80GB-HBM3", "h100-walkf3")}
+
+
+def _every_cell_ok(rows: list[dict], cells: set[tuple], times: int) -> None:
+    from collections import Counter
+
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) == len(rows) and all(r["verified"] for r in ok)
+    measured = Counter((r["stage"], r["m"], r["n"], r["k"]) for r in ok)
+    assert set(measured) == cells and min(measured.values()) >= times
+    assert {(r["launch_method"], r["baseline_launch_method"]) for r in ok} == {("cuda_graph", "cuda_graph")}
+
+
+@pytest.mark.parametrize("name", LLM_TARGETS)
+def test_llm_target_runs_hold_the_step_cells_and_their_crosscheck(name):
+    import csv
+
+    from farm.plan import load_plan
+
+    assert LLM_TARGET_KERNELS in (ROOT / ".ci" / "gpu-session.sh").read_text()
+    model, run = LLM_TARGETS[name]
+    rows = read_table(str(ROOT / "datasets" / name)).to_pylist()
+    assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run)}
+    stages = {*LLM_TARGET_KERNELS.split(","), "cublas_bf16"}
+    cells = {(c.stage, c.m, c.n, c.k) for c in load_plan(ROOT / "plans" / "llm.toml").cells() if c.stage in stages}
+    assert len(cells) == 72 * 9
+    _every_cell_ok(rows, cells, 1)
+    with (ROOT / "datasets" / name / f"crosscheck-{run}.csv").open() as f:
+        records = list(csv.DictReader(f))
+    shapes = {(m, n, k) for _, m, n, k in cells}
+    as_shape = lambda size: tuple(map(int, size.split("x"))) if "x" in size else (int(size),) * 3  # noqa: E731
+    assert {as_shape(r["size"]) for r in records} == shapes and len(records) == len(shapes)
+    assert all(r["verified"] == "True" and r["precision"] == "bf16" and float(r["torch_ms"]) > 0 for r in records)
+
+
+def test_fp8_reference_holds_the_walk_three_times_on_each_card():
+    rows = read_table(str(ROOT / "datasets" / "fp8-reference")).to_pylist()
+    assert {(r["gpu_model"], r["run_id"]) for r in rows} == FP8_REFERENCE
+    for model, run in FP8_REFERENCE:
+        _every_cell_ok([r for r in rows if r["run_id"] == run], _plan_cells("walkf.toml"), 3)
+
+
 DEVICE = {
     "host": "h",
     "gpu_name": "NVIDIA H200",
