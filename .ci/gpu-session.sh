@@ -419,29 +419,7 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     timeout "${TESTS_S:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_swap_plan 2>&1 | tee "$OUT/gpu-tests-walkd13.log" | tail -4
     timeout "${BENCH_S:-170}" python3 -m farm bench --plan plans/walkd13.toml --run-id walkd13 --output "$RES" > "$OUT/bench-walkd13.log" 2>&1
     echo "bench rc=$?"; tail -2 "$OUT/bench-walkd13.log"
-    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd13.txt"
-import sys
-import numpy as np
-import pandas as pd
-from farm.data.dataset import read_table
-t = read_table(sys.argv[1]).to_pandas()
-t = t[t.run_id == "walkd13"]
-print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0], t.driver_version.iloc[0] if "driver_version" in t else "")
-ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
-pct = ok.pivot_table(index=["m", "n", "k", "dtype"], columns=["kernel", "repeat"], values="pct_of_baseline")
-base = t[(t.status == "ok") & (t.family == "baseline")].groupby(["m", "n", "k", "dtype"]).median_ms.median() * 1e3
-pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
-pct["cublas_us"] = base
-pd.set_option("display.width", 250)
-print(pct.round(1).to_string())
-g = ok.groupby(["m", "n", "k", "dtype", "kernel"]).pct_of_baseline.median().unstack("kernel")
-g["best_10_12"] = g[["swap_ab", "tma_store"]].max(axis=1)
-geo = lambda s: float(np.exp(np.log(s).mean()))
-print("geometric mean of the repeats' median % of cuBLAS, per M and dtype")
-print(g.groupby(["m", "dtype"]).agg(geo).round(1).to_string())
-print(g.groupby("dtype").agg(geo).round(1).to_string())
-print("all", g.agg(geo).round(1).to_dict())
-PY
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" walkd13 --best "10_12=swap_ab,tma_store" 2>&1 | tee "$OUT/walkd13.txt"
     timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_tma_store_bf16,d_swap_plan_bf16 --sizes 128x1024x8192 \
       --output "$RES" --run-id profile-walkd13 --timeout 40 > "$OUT/profile-walkd13.log" 2>&1
     echo "profile rc=$?"
@@ -487,51 +465,13 @@ PY
     timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_cluster_pair 2>&1 | tee "$OUT/gpu-tests-walkd14.log" | tail -8
     timeout "${BENCH_S:-130}" python3 -m farm bench --plan plans/walkd14.toml --run-id walkd14 --output "$RES" > "$OUT/bench-walkd14.log" 2>&1
     echo "bench rc=$?"; tail -2 "$OUT/bench-walkd14.log"
-    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd14.txt"
-import sys
-import numpy as np
-import pandas as pd
-from farm.data.dataset import read_table
-t = read_table(sys.argv[1]).to_pandas()
-t = t[t.run_id == "walkd14"]
-print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0], t.driver_version.iloc[0] if "driver_version" in t else "")
-bad = t[t.status != "ok"]
-if len(bad):
-    print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
-ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
-pd.set_option("display.width", 250)
-idx = ["m", "n", "k", "dtype"]
-pct = ok.pivot_table(index=idx, columns=["kernel", "repeat"], values="pct_of_baseline")
-pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
-base = t[(t.status == "ok") & (t.family == "baseline")].groupby(idx).median_ms.median() * 1e3
-pct["cublas_us"] = base
-print("% of same-precision cuBLAS per repeat")
-print(pct.round(1).to_string())
-us = ok.groupby(idx + ["kernel"]).median_ms.median().unstack("kernel") * 1e3
-us["cublas"] = base
-print("median us over the repeats")
-print(us.round(2).to_string())
-g = ok[ok.dtype == "bf16"].groupby(["m", "n", "k", "kernel"]).pct_of_baseline.median().unstack("kernel")
-geo = lambda s: float(np.exp(np.log(s).mean()))
-m128 = g[g.index.get_level_values("m") == 128]
-print("BF16, geometric mean at M = 128 of the repeats' median % of cuBLAS:", m128.agg(geo).round(1).to_dict())
-print("best of 11-13 per cell:", round(geo(m128[["host_plan", "tma_store", "swap_plan"]].max(axis=1)), 1),
-      "best of 11-14:", round(geo(m128[["host_plan", "tma_store", "swap_plan", "cluster_pair"]].max(axis=1)), 1))
-PY
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" walkd14 --best "11-13=host_plan,tma_store,swap_plan" \
+      --best "11-14=host_plan,tma_store,swap_plan,cluster_pair" 2>&1 | tee "$OUT/walkd14.txt"
     timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_host_plan_bf16,d_cluster_pair_bf16 --sizes 1024x1024x1024 \
       --output "$RES" --run-id profile-walkd14 --timeout 40 > "$OUT/profile-walkd14.log" 2>&1
     echo "profile rc=$?"
     moves moves-walkd14.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
-    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/profile-walkd14.txt"
-import sys
-import pandas as pd
-import pyarrow.dataset as ds
-t = ds.dataset(sys.argv[1] + "/profile", format="parquet", partitioning="hive").to_table().to_pandas()
-t = t[t.run_id == "profile-walkd14"]
-print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=False))
-q = ["duration", "tensor_pipe_pct", "issue_slots_pct", "sm_throughput_pct", "memory_throughput_pct", "l2_hit_pct", "dram_read_bytes", "shared_wavefronts"]
-print(t[t.quantity.isin(q)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first").to_string())
-PY
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd14 2>&1 | tee "$OUT/profile-walkd14.txt"
     python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
   llm-targets)  # issue 31's LLM target and its cross-check in one call on one card: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144) with
@@ -553,44 +493,12 @@ PY
     timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_dependent_launch 2>&1 | tee "$OUT/gpu-tests-walkd15.log" | tail -4
     timeout "$(left 175)" python3 -m farm bench --plan plans/walkd15.toml --run-id walkd15 --output "$RES" > "$OUT/bench-walkd15.log" 2>&1
     echo "bench rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/bench-walkd15.log"
-    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/walkd15.txt"
-import sys
-import pandas as pd
-from farm.data.dataset import read_table
-t = read_table(sys.argv[1]).to_pandas()
-t = t[t.run_id == "walkd15"]
-print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0], t.driver_version.iloc[0] if "driver_version" in t else "")
-bad = t[t.status != "ok"]
-if len(bad):
-    print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
-ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
-pd.set_option("display.width", 250)
-idx = ["m", "n", "k", "dtype"]
-pct = ok.pivot_table(index=idx, columns=["kernel", "repeat"], values="pct_of_baseline")
-pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
-print("% of same-precision cuBLAS per repeat")
-print(pct.round(1).to_string())
-us = ok.groupby(idx + ["kernel"]).median_ms.median().unstack("kernel") * 1e3
-us["cublas"] = t[(t.status == "ok") & (t.family == "baseline")].groupby(idx).median_ms.median() * 1e3
-print("median us over the repeats")
-print(us.round(2).to_string())
-print("median % over the repeats")
-print(ok.groupby(idx + ["kernel"]).pct_of_baseline.median().unstack("kernel").round(1).to_string())
-PY
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" walkd15 2>&1 | tee "$OUT/walkd15.txt"
     timeout "$(left 212)" python3 -m farm profile --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 1024x1024x1024 \
       --output "$RES" --run-id profile-walkd15 --timeout 40 > "$OUT/profile-walkd15.log" 2>&1
     echo "profile rc=$? t=$(( $(date +%s) - T0 ))"
     moves moves-walkd15.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd15.txt" | head -12
-    python3 - "$RES" <<'PY' 2>&1 | tee "$OUT/profile-walkd15.txt"
-import sys
-import pandas as pd
-import pyarrow.dataset as ds
-t = ds.dataset(sys.argv[1] + "/profile", format="parquet", partitioning="hive").to_table().to_pandas()
-t = t[t.run_id == "profile-walkd15"]
-print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=False))
-q = ["duration", "tensor_pipe_pct", "issue_slots_pct", "sm_throughput_pct", "memory_throughput_pct", "l2_hit_pct", "dram_read_bytes", "shared_wavefronts"]
-print(t[t.quantity.isin(q)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first").to_string())
-PY
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd15 2>&1 | tee "$OUT/profile-walkd15.txt"
     timeout "$(left 232)" python3 .ci/walkd15_probe.py time "$OUT" > "$OUT/probe-walkd15.txt" 2>&1
     echo "probe rc=$? t=$(( $(date +%s) - T0 ))"; grep -vE "^edge [1-9][0-9]" "$OUT/probe-walkd15.txt" | tail -40
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)

@@ -1,0 +1,89 @@
+"""The tables a walk-D development step of .ci/gpu-session.sh prints about its own run (one script for every step, so
+their analyses cannot drift apart).
+
+  python3 .ci/step_tables.py bench RES RUN [--best NAME=KERNEL,KERNEL ...]
+      status counts and card, the rows that are not ok, % of same-precision cuBLAS per cell and repeat (with cuBLAS's
+      median us), median us and % over the repeats, and geometric means of those medians per token count M and dtype
+      and overall, for each kernel and each --best set (per cell, the best of the set's kernels); kernels are named
+      without their d_ prefix and dtype suffix (swap_plan, cluster_pair).
+  python3 .ci/step_tables.py profile RES RUN
+      the Nsight Compute quantities the steps compare, one column a stage, from RES's profile table.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+import pyarrow.dataset as ds
+
+from farm.data.dataset import read_table
+
+CELL = ["m", "n", "k", "dtype"]
+PROFILED = [
+    "duration",
+    "tensor_pipe_pct",
+    "issue_slots_pct",
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "l2_hit_pct",
+    "dram_read_bytes",
+    "shared_wavefronts",
+]
+
+
+def geomean(values: pd.Series) -> float:
+    return float(np.exp(np.log(values).mean()))
+
+
+def bench(res: str, run: str, best: list[str]) -> None:
+    t = read_table(res).to_pandas()
+    t = t[t.run_id == run]
+    print(t.status.value_counts().to_dict(), t.gpu_name.iloc[0], t.driver_version.iloc[0])
+    bad = t[t.status != "ok"]
+    if len(bad):
+        print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
+    ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
+    cublas_us = t[(t.status == "ok") & (t.family == "baseline")].groupby(CELL).median_ms.median() * 1e3
+    pd.set_option("display.width", 250)
+    pct = ok.pivot_table(index=CELL, columns=["kernel", "repeat"], values="pct_of_baseline")
+    pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
+    pct["cublas_us"] = cublas_us
+    print("% of same-precision cuBLAS per repeat")
+    print(pct.round(1).to_string())
+    us = ok.groupby([*CELL, "kernel"]).median_ms.median().unstack("kernel") * 1e3
+    us["cublas"] = cublas_us
+    print("median us over the repeats")
+    print(us.round(2).to_string())
+    median = ok.groupby([*CELL, "kernel"]).pct_of_baseline.median().unstack("kernel")
+    print("median % over the repeats")
+    print(median.round(1).to_string())
+    for spec in best:
+        name, kernels = spec.split("=")
+        median[f"best {name}"] = median[kernels.split(",")].max(axis=1)
+    print("geometric mean of the medians, per M and dtype, then per dtype")
+    print(median.groupby(["m", "dtype"]).agg(geomean).round(1).to_string())
+    print(median.groupby("dtype").agg(geomean).round(1).to_string())
+
+
+def profile(res: str, run: str) -> None:
+    t = ds.dataset(res + "/profile", format="parquet", partitioning="hive").to_table().to_pandas()
+    t = t[t.run_id == run]
+    print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=False))
+    table = t[t.quantity.isin(PROFILED)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first")
+    print(table.to_string())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["bench", "profile"])
+    p.add_argument("res")
+    p.add_argument("run")
+    p.add_argument("--best", action="append", default=[], help="NAME=KERNEL,KERNEL: the best of these per cell")
+    args = p.parse_args()
+    bench(args.res, args.run, args.best) if args.what == "bench" else profile(args.res, args.run)
+
+
+if __name__ == "__main__":
+    main()
