@@ -30,10 +30,10 @@ COMPARE_COLUMNS = [
     "status",
     "median_ms",
     "samples_ms",
-    "batches",  # how many samples the median was taken over: a shipped dataset keeps a subset (farm compact)
 ]
 # What the noise model classes cells by and what attribution names, where the rows have them.
 VERDICT_COLUMNS = [
+    "batches",  # how many samples a row's median was taken over: a shipped dataset keeps a subset (farm compact)
     "family",
     "timing_mode",
     "git_commit",
