@@ -2,20 +2,22 @@
 run, tests/test_gpu_fp8.py, and the M = 1, 16 and 128 LLM layers), what the kernel walks from it (replayed here as
 kernels/common/swapped.cuh and its fix-up index it), and the workspace it sizes."""
 
+from functools import partial
+
+import h100_plans
 import pytest
+from h100_plans import H100_SMS
 from test_gpu_fp8 import SWAP_PLAN_SHAPES
 
 from kernels.hopper_fp8.swap_plan import BK, MAX_SLICES, SPLIT_TILES, WARPS, plan, split_k_slices, tokens
-from kernels.registry import catalog
+from kernels.registry import stage_named
 from kernels.stage import cdiv
 
-H100_SMS = 132
-STAGE = next(s for s in catalog() if s.name == "f_swap_plan_fp8")
+STAGE = stage_named("f_swap_plan_fp8")
 LAUNCH = STAGE.launches[0]
 
 
-def blocks(m: int, n: int) -> int:
-    return LAUNCH.grid(m, n, H100_SMS)[0]
+blocks = partial(h100_plans.blocks, LAUNCH)
 
 
 @pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))

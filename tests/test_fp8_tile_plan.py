@@ -2,22 +2,24 @@
 run, tests/test_gpu_fp8.py, and the small-work LLM layers of issue 32), what the kernel walks from it (replayed here as
 kernels/hopper_fp8/08_tile_plan_fp8.cu indexes its units and its fix-up's partials), and the workspace it sizes."""
 
+from functools import partial
+
+import h100_plans
 import pytest
+from h100_plans import H100_SMS
 from test_gpu_fp8 import TILE_PLAN_SHAPES
 
 from kernels.hopper_fp8 import swap_plan
 from kernels.hopper_fp8.swap_plan import BK, SPLIT_TILES, WARPS, tokens
 from kernels.hopper_fp8.tile_plan import MAX_SLICES, TILE_ROWS, plan
-from kernels.registry import catalog
+from kernels.registry import stage_named
 from kernels.stage import cdiv
 
-H100_SMS = 132
-STAGE = next(s for s in catalog() if s.name == "f_tile_plan_fp8")
+STAGE = stage_named("f_tile_plan_fp8")
 LAUNCH = STAGE.launches[0]
 
 
-def blocks(m: int, n: int) -> int:
-    return LAUNCH.grid(m, n, H100_SMS)[0]
+blocks = partial(h100_plans.blocks, LAUNCH)
 
 
 @pytest.mark.parametrize("shape", TILE_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -34,7 +36,7 @@ def test_the_gpu_tests_reach_every_branch():
 
 
 def test_the_launch_is_07s_geometry_and_passes_the_plan_by_name():
-    swap = next(s for s in catalog() if s.name == "f_swap_plan_fp8").launches[0]
+    swap = stage_named("f_swap_plan_fp8").launches[0]
     assert (LAUNCH.tile_m, LAUNCH.tile_n, LAUNCH.dynamic_smem, LAUNCH.splits) == (
         swap.tile_m,
         swap.tile_n,

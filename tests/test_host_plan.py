@@ -2,8 +2,12 @@
 kernel walks from it (replayed here as kernels/common/stream_k.cuh's Schedule computes it), and the workspace it
 sizes; 12's tensor map over C."""
 
+from functools import partial
+
+import h100_plans
 import numpy as np
 import pytest
+from h100_plans import H100_SMS
 
 from farm.measure import tma
 from farm.measure.sizing import bytes_needed
@@ -11,13 +15,11 @@ from kernels.hopper_d.host_plan import BK, BM, MAX_SEGMENTS, plan
 from kernels.registry import catalog
 from kernels.stage import cdiv
 
-H100_SMS = 132
 STAGES = {s.name: s for s in catalog()}
 HOST_PLAN = STAGES["d_host_plan_bf16"]
 
 
-def blocks(m: int, n: int) -> int:
-    return HOST_PLAN.launches[0].grid(m, n, H100_SMS)[0]
+blocks = partial(h100_plans.blocks, HOST_PLAN.launches[0])
 
 
 # (m, n, k) -> (width, tiles walked whole, tiles shared), on an H100: the square sizes of the README, and the shapes

@@ -2,22 +2,24 @@
 its GPU tests run, tests/test_gpu_walkd_shapes.py, and the LLM layers at 128 tokens), 13's plan wherever it picks
 neither of its own paths, the limits of what the kernel walks from it, and its launch (clusters of 2). CPU only."""
 
+from functools import partial
+
+import h100_plans
 import pytest
+from h100_plans import H100_SMS
 from test_gpu_walkd_shapes import CLUSTER_PAIR_SHAPES
 
 from kernels.hopper_d.cluster_plan import BK, BM, SPLIT_TOKENS, SPLIT_WIDTHS, split_width
-from kernels.registry import catalog
+from kernels.registry import stage_named
 from kernels.stage import cdiv
 
-H100_SMS = 132
-STAGE = next(s for s in catalog() if s.name == "d_cluster_pair_bf16")
+STAGE = stage_named("d_cluster_pair_bf16")
 LAUNCH = STAGE.launches[0]
-THIRTEEN = next(s for s in catalog() if s.name == "d_swap_plan_bf16").launches[0]
+THIRTEEN = stage_named("d_swap_plan_bf16").launches[0]
 THIRTEENS = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
 
 
-def planned(m: int, n: int, k: int) -> dict:
-    return LAUNCH.plan(m, n, k, H100_SMS).args
+planned = partial(h100_plans.planned, LAUNCH)
 
 
 def branch(args: dict) -> tuple:

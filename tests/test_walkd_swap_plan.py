@@ -2,23 +2,25 @@
 run, tests/test_gpu_walkd_shapes.py, and the M <= 128 LLM layers), 12's plan above 128 tokens, the limits of what the
 kernel walks from it, and the workspace it sizes. CPU only."""
 
+from functools import partial
+
+import h100_plans
 import pytest
+from h100_plans import H100_SMS
 from test_gpu_walkd_shapes import SWAP_PLAN_SHAPES
 
 from kernels.hopper_d import host_plan
 from kernels.hopper_d.swap_plan import K_TILE
 from kernels.hopper_fp8.swap_plan import MAX_SLICES, SPLIT_TILES, WARPS, swapped_plan
-from kernels.registry import catalog
+from kernels.registry import stage_named
 from kernels.stage import cdiv
 
-H100_SMS = 132
-STAGE = next(s for s in catalog() if s.name == "d_swap_plan_bf16")
+STAGE = stage_named("d_swap_plan_bf16")
 LAUNCH = STAGE.launches[0]
-TWELVE = next(s for s in catalog() if s.name == "d_tma_store_bf16").launches[0]
+TWELVE = stage_named("d_tma_store_bf16").launches[0]
 
 
-def planned(m: int, n: int, k: int) -> dict:
-    return LAUNCH.plan(m, n, k, H100_SMS).args
+planned = partial(h100_plans.planned, LAUNCH)
 
 
 def branch(args: dict) -> tuple[int, int, int]:
