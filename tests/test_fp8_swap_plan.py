@@ -15,8 +15,6 @@ from kernels.stage import cdiv
 
 STAGE = stage_named("f_swap_plan_fp8")
 LAUNCH = STAGE.launches[0]
-
-
 blocks = partial(h100_plans.blocks, LAUNCH)
 
 

@@ -17,8 +17,6 @@ from kernels.stage import cdiv
 
 STAGE = stage_named("f_tile_plan_fp8")
 LAUNCH = STAGE.launches[0]
-
-
 blocks = partial(h100_plans.blocks, LAUNCH)
 
 

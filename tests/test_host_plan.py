@@ -17,8 +17,6 @@ from kernels.stage import cdiv
 
 STAGES = {s.name: s for s in catalog()}
 HOST_PLAN = STAGES["d_host_plan_bf16"]
-
-
 blocks = partial(h100_plans.blocks, HOST_PLAN.launches[0])
 
 

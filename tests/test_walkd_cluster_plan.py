@@ -17,8 +17,6 @@ STAGE = stage_named("d_cluster_pair_bf16")
 LAUNCH = STAGE.launches[0]
 THIRTEEN = stage_named("d_swap_plan_bf16").launches[0]
 THIRTEENS = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
-
-
 planned = partial(h100_plans.planned, LAUNCH)
 
 

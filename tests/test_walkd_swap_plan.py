@@ -18,8 +18,6 @@ from kernels.stage import cdiv
 STAGE = stage_named("d_swap_plan_bf16")
 LAUNCH = STAGE.launches[0]
 TWELVE = stage_named("d_tma_store_bf16").launches[0]
-
-
 planned = partial(h100_plans.planned, LAUNCH)
 
 
