@@ -31,7 +31,8 @@ COMPARE_COLUMNS = [
     "median_ms",
     "samples_ms",
 ]
-# What the noise model classes cells by and what attribution names, where the rows have them.
+# What the noise model classes cells by (and the batch count its standard error divides by) and what attribution
+# names, where the rows have them.
 VERDICT_COLUMNS = [
     "batches",  # how many samples a row's median was taken over: a shipped dataset keeps a subset (farm compact)
     "family",

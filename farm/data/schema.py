@@ -223,7 +223,8 @@ _F = [
     (
         "samples_ms",
         pa.list_(pa.float64()),
-        "per-launch time of each batch (batch time / launches), ms; `farm compact --max-samples N` keeps N evenly spaced",
+        "per-launch time of each batch (batch time / launches), ms; `farm compact --max-samples N` keeps N evenly spaced "
+        "(the summaries below stay those of every batch)",
     ),
     ("median_ms", pa.float64(), "median of samples_ms"),
     ("min_ms", pa.float64(), "min of samples_ms"),
