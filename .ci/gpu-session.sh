@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -474,13 +474,31 @@ PY
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd14 2>&1 | tee "$OUT/profile-walkd14.txt"
     python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
   llm-targets)  # issue 31's LLM target and its cross-check in one call on one card: plans/llm.toml's BF16 cells of the
-    # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144) with
-    # cuBLASLt, cuBLAS interleaved (648 cells, about 280 s on an H100; DEADLINE, default 330, stops the sweep), then
+    # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144) and 15 with
+    # cuBLASLt, cuBLAS interleaved (720 cells, about 310 s on an H100; DEADLINE, default 360, stops the sweep), then
     # llm-crosscheck on the same card. The best stage over fewer stages is a lower bound of the full plan's.
     shift; run=$1
-    OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
-      --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,cublaslt_bf16
+    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
+      --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16
     OUT=$FINAL DEADLINE=300 bash "$0" llm-crosscheck "$run" ;;
+  cubes)  # issue 31's cube targets and their cross-check in one call on one card: walk D 11, 12 and 15 (the stages best
+    # at 1024^3 to 8192^3), BF16 and FP16, three repeats under plans/walkd.toml's timing, cuBLAS interleaved and timed
+    # alone; then the farm's cuBLAS at those sizes against torch.mm under Triton's do_bench_cudagraph (hot), its CSV
+    # beside the run (about 250 s on an H100; DEADLINE, default 300, stops the sweep)
+    shift; run=$1
+    OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" --sizes 1024,2048,4096,8192 \
+      --kernels d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16
+    mkdir -p "$RES"; timeout 240 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 --modes hot \
+      --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
+    echo "cubes crosscheck rc=$?"; tail -20 "$OUT/crosscheck-$run.md" | cut -c1-150 ;;
+  fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
+    # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
+    # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved
+    # and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, about 230 s on an H100 (DEADLINE,
+    # default 330, stops the sweep). The best stage over fewer stages is a lower bound of the full plan's.
+    shift; run=$1
+    OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
+      --kernels f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3 ;;
   walkd15)  # issue 31, walk D 15 (d_dependent_launch: 12 as a programmatic dependent launch) on one GPU: its GPU tests
     # (11's and 12's plan branches, the tails and odd N, C poisoned), then plans/walkd15.toml (11, 12, 15 with cuBLAS
     # interleaved at 1024^3, 2048^3, 4096^3, BF16 and FP16, three repeats: walkd15.txt), Nsight Compute of 12 and 15 at
