@@ -107,8 +107,11 @@ def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table, a
 
     archive: for files written once and shipped (farm compact): zstd level 19, float columns
     byte-stream-split (their bytes grouped by significance, which zstd compresses about a third
-    better for timings and telemetry), and no min/max statistics (for 91 columns they are about
-    7 KB of every file, most of a small one; the farm never reads them); slower to write, same to read."""
+    better for timings and telemetry), no min/max statistics (for 91 columns they are about
+    7 KB of every file, most of a small one; the farm never reads them) and no serialized Arrow
+    schema (7.7 KB of a rows file: Parquet's own types read back as the same Arrow types, and
+    readers pass the farm's schema anyway), the schema version kept as the file's key-value
+    metadata; slower to write, same to read."""
     fs.create_dir(directory, recursive=True)
     name = f"part-{uuid.uuid4().hex}.parquet"
     tmp, final = f"{directory}/.{name}.tmp", f"{directory}/{name}"
@@ -124,7 +127,12 @@ def write_partition_file(fs: pafs.FileSystem, directory: str, table: pa.Table, a
         else dict(compression_level=9)
     )
     with fs.open_output_stream(tmp) as sink:
-        pq.write_table(table, sink, compression="zstd", **options)
+        if floats:
+            with pq.ParquetWriter(sink, table.schema, compression="zstd", store_schema=False, **options) as writer:
+                writer.write_table(table)
+                writer.add_key_value_metadata(table.schema.metadata or {})
+        else:
+            pq.write_table(table, sink, compression="zstd", **options)
     fs.move(tmp, final)
     return final
 
