@@ -277,7 +277,9 @@ def test_compacted_files_drop_the_arrow_schema_and_read_back_the_same(tmp_path):
     before = read_table(str(tmp_path)).sort_by([("stage", "ascending"), ("repeat", "ascending")])
     compact(str(tmp_path))
     [shipped] = (tmp_path / "rows").rglob("*.parquet")
-    assert pq.read_metadata(shipped).metadata == {b"gemm_farm_schema_version": ROW_SCHEMA.metadata[b"gemm_farm_schema_version"]}
+    assert pq.read_metadata(shipped).metadata == {
+        b"gemm_farm_schema_version": ROW_SCHEMA.metadata[b"gemm_farm_schema_version"]
+    }
     assert read_table(str(tmp_path)).sort_by([("stage", "ascending"), ("repeat", "ascending")]).equals(before)
     alone = pq.read_table(shipped)  # no schema given: what validate reads
     assert all(alone.schema.field(f.name).type.equals(f.type) for f in ROW_SCHEMA if f.name in alone.column_names)
