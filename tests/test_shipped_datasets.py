@@ -158,9 +158,15 @@ def test_reference_dataset_ships_its_crosscheck(name):
 # reference runs, plans/walkf.toml three times.
 LLM_TARGET_KERNELS = (
     "d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,"
-    "d_cluster_pair_bf16,cublaslt_bf16"
+    "d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16"
 )
-LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmt"), "h200-llm": ("H200", "h200-llmt")}
+LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmt3"), "h200-llm": ("H200", "h200-llmt3")}
+# Issue 31's cube targets, `.ci/gpu-session.sh cubes` (walk D 11, 12 and 15 at 1024^3-8192^3, three repeats) with the
+# cross-check of both precisions' vendor baselines from the same call.
+CUBE_KERNELS = (
+    "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16"
+)
+CUBE_RUNS = {("H100-80GB-HBM3", "h100-cubes"), ("H200", "h200-cubes")}
 FP8_REFERENCE = {("H200", "h200-walkf3"), ("H100-80GB-HBM3", "h100-walkf3")}
 
 
@@ -176,8 +182,6 @@ def _every_cell_ok(rows: list[dict], cells: set[tuple], times: int) -> None:
 
 @pytest.mark.parametrize("name", LLM_TARGETS)
 def test_llm_target_runs_hold_the_step_cells_and_their_crosscheck(name):
-    import csv
-
     from farm.plan import load_plan
 
     assert LLM_TARGET_KERNELS in (ROOT / ".ci" / "gpu-session.sh").read_text()
@@ -186,14 +190,37 @@ def test_llm_target_runs_hold_the_step_cells_and_their_crosscheck(name):
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run)}
     stages = {*LLM_TARGET_KERNELS.split(","), "cublas_bf16"}
     cells = {(c.stage, c.m, c.n, c.k) for c in load_plan(ROOT / "plans" / "llm.toml").cells() if c.stage in stages}
-    assert len(cells) == 72 * 9
+    assert len(cells) == 72 * 10
     _every_cell_ok(rows, cells, 1)
-    with (ROOT / "datasets" / name / f"crosscheck-{run}.csv").open() as f:
-        records = list(csv.DictReader(f))
+    records = _crosscheck(name, run)
     shapes = {(m, n, k) for _, m, n, k in cells}
-    as_shape = lambda size: tuple(map(int, size.split("x"))) if "x" in size else (int(size),) * 3  # noqa: E731
-    assert {as_shape(r["size"]) for r in records} == shapes and len(records) == len(shapes)
+    assert {_as_shape(r["size"]) for r in records} == shapes and len(records) == len(shapes)
     assert all(r["verified"] == "True" and r["precision"] == "bf16" and float(r["torch_ms"]) > 0 for r in records)
+
+
+def _crosscheck(dataset: str, run: str) -> list[dict]:
+    import csv
+
+    with (ROOT / "datasets" / dataset / f"crosscheck-{run}.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def _as_shape(size: str) -> tuple[int, ...]:
+    return tuple(map(int, size.split("x"))) if "x" in size else (int(size),) * 3
+
+
+def test_cube_targets_hold_the_step_cells_three_times_and_their_crosscheck():
+    assert CUBE_KERNELS in (ROOT / ".ci" / "gpu-session.sh").read_text()
+    rows = read_table(str(ROOT / "datasets" / "walkd-cubes")).to_pylist()
+    assert {(r["gpu_model"], r["run_id"]) for r in rows} == CUBE_RUNS
+    stages = {*CUBE_KERNELS.split(","), "cublas_bf16", "cublas_fp16"}
+    cubes = {(s, e, e, e) for s in stages for e in (1024, 2048, 4096, 8192)}
+    for _, run in CUBE_RUNS:
+        _every_cell_ok([r for r in rows if r["run_id"] == run], cubes, 3)
+        records = _crosscheck("walkd-cubes", run)
+        measured = {(r["precision"], _as_shape(r["size"]), r["mode"]) for r in records}
+        assert measured == {(p, (e,) * 3, "hot") for p in ("bf16", "fp16") for e in (1024, 2048, 4096, 8192)}
+        assert all(r["verified"] == "True" and float(r["torch_ms"]) > 0 for r in records)
 
 
 def test_fp8_reference_holds_the_walk_three_times_on_each_card():
