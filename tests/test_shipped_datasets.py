@@ -163,9 +163,7 @@ LLM_TARGET_KERNELS = (
 LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmt3"), "h200-llm": ("H200", "h200-llmt3")}
 # Issue 31's cube targets, `.ci/gpu-session.sh cubes` (walk D 11, 12 and 15 at 1024^3-8192^3, three repeats) with the
 # cross-check of both precisions' vendor baselines from the same call.
-CUBE_KERNELS = (
-    "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16"
-)
+CUBE_KERNELS = "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16"
 CUBE_RUNS = {("H100-80GB-HBM3", "h100-cubes"), ("H200", "h200-cubes")}
 FP8_REFERENCE = {("H200", "h200-walkf3"), ("H100-80GB-HBM3", "h100-walkf3")}
 
