@@ -372,3 +372,41 @@ def test_published_reference_table_is_current_and_cited():
     rows = list(csv.DictReader(path.open()))
     assert {r["walk"] for r in rows} >= {"A", "B"}
     assert all(r["kind"] == "published" and r["source"] and r["device"] for r in rows)
+
+
+def test_alone_baseline_is_the_runs_own_baseline_rows_beside_the_in_cell_one():
+    import pandas as pd
+
+    from farm.data.derived import with_alone_baseline
+
+    kernel = _ok("naive", baseline_median_ms=1.03)
+    other_card = {**_ok("naive", repeat=1, baseline_median_ms=1.0), "gpu_uuid": "GPU-2"}  # no own baseline rows there
+    own = [{**_ok(kernel["baseline"], repeat=r), "median_ms": ms} for r, ms in ((0, 1.0), (1, 1.02), (2, 0.9))]
+    own[2]["status"] = "timeout"  # only ok rows count
+    frame = pd.DataFrame([kernel, other_card, *own]).assign(run_id="r1", timing_mode="hot")
+    df = with_alone_baseline(frame)
+    assert df.loc[0, "alone_baseline_ms"] == pytest.approx(1.01)
+    assert df.loc[0, "pct_of_alone_baseline"] == pytest.approx(100 * 1.01 / 1.05)
+    assert df.loc[0, "partner_shift_pct"] == pytest.approx(100 * (1.03 / 1.01 - 1))
+    assert df.loc[1:, "alone_baseline_ms"].isna().all()  # another card; the baseline's own rows have no partner
+
+
+def test_at_the_power_cap_the_in_cell_baseline_takes_its_partners_clock():
+    """The shipped data's partner effect (docs/verdicts.md, "At the power cap"): at 8192^3, where every cell ran at the
+    700 W cap, cuBLAS timed beside walk D's last stages ran slower than timed alone, on both cards; beside walk A's and
+    the WMMA ladder's slow kernels (which leave the chip under its cap) it ran faster."""
+    from farm.data.derived import with_alone_baseline
+
+    def shifts(dataset: str, run: str, stages: set[str]):
+        df = with_alone_baseline(read_table(str(ROOT / "datasets" / dataset)).to_pandas())
+        at = df[(df["run_id"] == run) & (df["m"] == 8192) & (df["n"] == 8192) & df["stage"].isin(stages)]
+        return at["partner_shift_pct"].dropna()
+
+    last = {"d_host_plan_bf16", "d_tma_store_bf16", "d_host_plan_fp16", "d_tma_store_fp16"}
+    for run in ("h100-cubes", "h200-cubes"):
+        s = shifts("walkd-cubes", run, last)
+        assert len(s) == 12 and s.median() > 1.5 and (s > 0).all()
+    slow = {"h_wmma_naive_bf16", "h_wmma_naive_fp16", "h_simt_warptile_bf16", "h_simt_warptile_fp16"}
+    for dataset, run in (("h100-reference", "h100-ref3"), ("h200-reference", "h200-ref3")):
+        s = shifts(dataset, run, slow)
+        assert len(s) == 12 and s.median() < -10 and (s < 0).all()

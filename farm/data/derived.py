@@ -1,5 +1,9 @@
 """Columns derived from rows at read time, so that every reader (report, dashboard, validate) agrees.
 
+`with_alone_baseline`: each kernel row's % of its baseline timed alone (the baseline's own cell of the run), beside
+the in-cell %: at a power cap the two timings of one cell share the chip's clock, so the in-cell baseline runs at
+its partner's clock, not at its own (docs/verdicts.md, "At the power cap").
+
 `launch_mismatch`: which rows' % of baseline compares two times taken differently (a CUDA graph
 against direct launches). Schema 3 rows say how their in-cell baseline was launched (`baseline_launch_method`). Schema 2 rows
 do not: there it is read off the baseline's own rows of the same run, GPU model and timing mode (the
@@ -78,4 +82,22 @@ def with_vendor_best(df: pd.DataFrame) -> pd.DataFrame:
     in_cell = df["baseline_median_ms"].where(_vendor_prefix(df["baseline"]).isin(VENDOR_LIBRARIES))
     out["vendor_best_ms"] = pd.concat([pd.Series(lookup, index=df.index), in_cell], axis=1).min(axis=1, skipna=True)
     out["pct_of_vendor_best"] = 100.0 * out["vendor_best_ms"] / df["median_ms"]
+    return out
+
+
+def with_alone_baseline(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with `alone_baseline_ms` (the median of the run's own rows of the row's baseline at its GPU, timing mode,
+    shape and precision), `pct_of_alone_baseline` and `partner_shift_pct` (how much slower, in %, the baseline timed
+    beside this row's kernel ran than timed alone); null where the run has no own rows of that baseline."""
+    out = df.copy()
+    if df.empty:
+        nothing = pd.Series(dtype=float)
+        return out.assign(alone_baseline_ms=nothing, pct_of_alone_baseline=nothing, partner_shift_pct=nothing)
+    ok = df[df["status"].eq("ok") & (df["stage"] == df["baseline"])]
+    keys = ["gpu_uuid", "run_id", "timing_mode", "m", "n", "k", "stage"]
+    alone = ok.groupby(keys)["median_ms"].median() if len(ok) else pd.Series(dtype=float)
+    lookup = [alone.get(key, float("nan")) for key in zip(*(df[c] for c in [*keys[:-1], "baseline"]))]
+    out["alone_baseline_ms"] = pd.Series(lookup, index=df.index, dtype=float).where(df["stage"] != df["baseline"])
+    out["pct_of_alone_baseline"] = 100.0 * out["alone_baseline_ms"] / df["median_ms"]
+    out["partner_shift_pct"] = 100.0 * (df["baseline_median_ms"] / out["alone_baseline_ms"] - 1.0)
     return out
