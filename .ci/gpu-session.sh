@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -491,6 +491,22 @@ PY
     mkdir -p "$RES"; timeout 240 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 --modes hot \
       --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
     echo "cubes crosscheck rc=$?"; tail -20 "$OUT/crosscheck-$run.md" | cut -c1-150 ;;
+  capped)  # docs/verdicts.md "At the power cap": plans/capped.toml (walk D 12 and 15 BF16 with cuBLAS at 4096^3 and
+    # 8192^3, three repeats, each series timed in blocks of 1 s: its own clock), then the same cells batch by batch (RUN-i,
+    # plans/walkd.toml's timing), on one card, and both runs' % in-cell and against cuBLAS alone (about 200 s)
+    shift; run=$1
+    OUT=$FINAL DEADLINE=${DEADLINE:-240} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/capped.toml bash "$0" reference "$run"
+    OUT=$FINAL DEADLINE=120 PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run-i" \
+      --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 4096,8192 --repeats 3
+    python3 -c "
+import sys
+from farm.data.dataset import read_table
+from farm.data.derived import with_alone_baseline
+t = with_alone_baseline(read_table(sys.argv[1]).to_pandas())
+t = t[t.run_id.isin(sys.argv[2:]) & (t.stage != t.baseline)]
+cols = ['pct_of_baseline', 'pct_of_alone_baseline', 'partner_shift_pct', 'sm_clock_median_mhz', 'median_ms', 'baseline_median_ms']
+print(t.groupby(['run_id', 'm', 'stage'])[cols].median().round(3).to_string())
+print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run" "$run-i" | tee "$OUT/capped-$run.txt" ;;
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
     # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
     # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved

@@ -127,3 +127,48 @@ def test_an_unpaired_cell_keeps_one_measured_series(gpu):
         launches, 1, PostCheck(lambda: None, {"kernel": lambda: ok})
     )
     assert list(timed) == ["kernel"] and timed["kernel"][0]["batches"] == 61
+
+
+class CappedGpu(FakeGpu):
+    """A power-capped chip: a launch's time is its cycles over the clock factor min(1, CAP / draw), where draw is the
+    recent power demand averaged over about `tau` ms of device time (the controller's lag). A kernel drawing 1.2 at
+    full clock runs alone at 1 / 1.2 of it; beside one drawing 1.0, batch by batch, both run at the pair's clock."""
+
+    CAP, TAU = 1.0, 20.0
+
+    def __init__(self) -> None:
+        super().__init__(drift=0.0)
+        self.draw = 1.0
+
+    def capped(self, series: str, cycles: float, power: float):
+        def run() -> None:
+            ms = cycles / min(1.0, self.CAP / self.draw)
+            self.draw += (power - self.draw) * min(1.0, ms / self.TAU)
+            self.now += ms
+            self.log.append(series)
+
+        return run
+
+
+@pytest.mark.parametrize("block_s, expected", [(0.0, 100 * 1.05 / 1.0), (0.04, 100 * 1.05 / 1.2)])
+def test_blocks_time_each_series_at_its_own_clock_under_a_power_cap(monkeypatch, block_s, expected):
+    """Batch by batch, a kernel that draws more than cuBLAS times at the pair's shared clock: its % of cuBLAS is the
+    ratio of their cycles (105 %), not what either runs at alone. In blocks (block_s, first half not kept), each series
+    settles at its own draw: the % is what the two run at alone (1.05 against 1.2 ms: 87.5 %)."""
+    from farm.measure.timing import time_interleaved
+
+    gpu = CappedGpu()
+    monkeypatch.setitem(sys.modules, "cupy", gpu.cupy())
+    cfg = TimingConfig(
+        use_graphs=False,
+        max_launches_per_batch=1,
+        target_batch_ms=1.0,
+        block_s=block_s,
+        warmup=WarmupRule(min_s=0.0, max_s=0.0),
+        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
+    )
+    kernel, cublas = gpu.capped("kernel", 1.0, 1.2), gpu.capped("cublas", 1.05, 1.0)
+    timing = time_interleaved({"kernel": kernel, "cublas": cublas}, cfg)
+    median = {name: sorted(s.samples_ms)[len(s.samples_ms) // 2] for name, s in timing.series.items()}
+    assert 100 * median["cublas"] / median["kernel"] == pytest.approx(expected, rel=0.02)
+    assert timing.stop_reason.endswith(f"in blocks of {block_s:g} s") == bool(block_s)

@@ -219,7 +219,11 @@ _F = [
         pa.float64(),
         "host time the worker spent on the cell, from receiving it to its row (compile wait, inputs, verification, warm-up, timing), s",
     ),
-    ("stop_reason", pa.string(), "converged: noise <= target; max_time; max_samples (see farm/measure/stopping.py)"),
+    (
+        "stop_reason",
+        pa.string(),
+        "converged: noise <= target; max_time; max_samples (see farm/measure/stopping.py); followed by ', in blocks of S s' where the plan set measure.block_s (farm/measure/timing.py)",
+    ),
     (
         "samples_ms",
         pa.list_(pa.float64()),

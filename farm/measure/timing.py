@@ -11,7 +11,8 @@ If capture fails, batches are direct launches, and the row says which method pro
 its numbers (a kernel row also says how its baseline was launched).
 
 Series (a kernel and its cuBLAS baseline; a paired sweep's two arms and their baseline) alternate
-batch by batch, in the order given, so all see the same clocks, power state and temperature. Each batch's host-time window is kept so that telemetry
+batch by batch, in the order given, so all see the same clocks, power state and temperature; or, with `block_s`, in
+blocks of that many seconds whose first half settles the clock at the series' own draw and is not kept. Each batch's host-time window is kept so that telemetry
 samples can be attributed to the series that ran.
 """
 
@@ -37,6 +38,10 @@ class TimingConfig:
     )
     max_launches_per_batch: Count = 200
     use_graphs: Annotated[bool, Strict()] = True
+    # 0: the series alternate batch by batch, so all run at one clock. > 0: each series runs batches for block_s
+    # seconds before the next takes over, the first half of each block left out of its samples, so that under a power
+    # cap each series is timed at its own clock, not at its partner's (docs/verdicts.md, "At the power cap").
+    block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.0
     warmup: WarmupRule = field(default_factory=WarmupRule)
     stopping: StoppingRule = field(default_factory=StoppingRule)
 
@@ -181,13 +186,24 @@ def time_interleaved(
         samples[name].append(series[name].batch_ms())
         batches[name].append(Batch(t0, time.perf_counter(), series[name].per_batch))
 
-    began = time.perf_counter()
+    def timed_block(name: str) -> None:  # untimed batches for the block's first half, then timed ones (one at least)
+        start = time.perf_counter()
+        while time.perf_counter() - start < cfg.block_s / 2:
+            series[name].batch_ms()
+        timed_batch(name)
+        while time.perf_counter() - start < cfg.block_s:
+            timed_batch(name)
+
+    began, rounds = time.perf_counter(), 0
     while True:
         for name in series:
-            timed_batch(name)
+            (timed_block if cfg.block_s else timed_batch)(name)
+        rounds += 1
         stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
-        if stop_reason:
+        if stop_reason and (rounds >= 2 or not cfg.block_s):  # blocks: A B A B at least, so drift still cancels
             break
+    if cfg.block_s:
+        stop_reason += f", in blocks of {cfg.block_s:g} s"
     if last:
         names, prepare = last
         prepare()
