@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 import streamlit as st
 
 from farm.data import dataset as fds
-from farm.data.derived import launch_mismatch, with_vendor_best
+from farm.data.derived import launch_mismatch, with_alone_baseline, with_vendor_best
 from farm.data.schema import PARTITION_KEYS, ROW_SCHEMA, RUNS_SCHEMA, TELEMETRY_SCHEMA
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -354,13 +354,21 @@ def gpu_label(model: str, uuid: str | None) -> str:
 
 def enrich(rows: pd.DataFrame) -> pd.DataFrame:
     """Columns the pages share: shape labels, the cube-root size, a GPU label, a ladder sort key, and the derived
-    columns of farm.data.derived: % of the faster vendor library, and why a row's % is flagged (launch_flag)."""
+    columns of farm.data.derived: % of the faster vendor library, % of the baseline timed alone and how far the
+    in-cell baseline moved from it (partner_shift_pct), and why a row's % is flagged (launch_flag)."""
     df = rows.copy()
+    derived = (
+        "vendor_best_ms",
+        "pct_of_vendor_best",
+        "alone_baseline_ms",
+        "pct_of_alone_baseline",
+        "partner_shift_pct",
+    )
     if df.empty:
-        for c in ("shape", "size", "size_label", "gpu", "order", "vendor_best_ms", "pct_of_vendor_best", "launch_flag"):
+        for c in ("shape", "size", "size_label", "gpu", "order", *derived, "launch_flag"):
             df[c] = pd.Series(dtype="object" if c in ("shape", "size_label", "gpu", "launch_flag") else "float64")
         return df
-    df = with_vendor_best(df)
+    df = with_alone_baseline(with_vendor_best(df))
     df["launch_flag"] = launch_mismatch(df)
     m, n, k = (df[c].astype("float64") for c in ("m", "n", "k"))
     df["size"] = (m * n * k) ** (1 / 3)

@@ -389,6 +389,11 @@ def test_alone_baseline_is_the_runs_own_baseline_rows_beside_the_in_cell_one():
     assert df.loc[0, "pct_of_alone_baseline"] == pytest.approx(100 * 1.01 / 1.05)
     assert df.loc[0, "partner_shift_pct"] == pytest.approx(100 * (1.03 / 1.01 - 1))
     assert df.loc[1:, "alone_baseline_ms"].isna().all()  # another card; the baseline's own rows have no partner
+    from dashboard.data import enrich  # the dashboard's Data page shows the same columns
+
+    shown = enrich(frame)
+    assert shown.loc[0, "partner_shift_pct"] == pytest.approx(df.loc[0, "partner_shift_pct"])
+    assert enrich(frame.iloc[:0])[["pct_of_alone_baseline", "partner_shift_pct"]].empty
 
 
 def test_at_the_power_cap_the_in_cell_baseline_takes_its_partners_clock():

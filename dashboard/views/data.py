@@ -129,6 +129,8 @@ def body(L, rows, tele) -> None:
             "tflops",
             "pct_of_baseline",
             "pct_of_vendor_best",
+            "pct_of_alone_baseline",
+            "partner_shift_pct",
             "launch_flag",
             "cv",
             "throttled_fraction",
