@@ -66,19 +66,28 @@ def _vendor_prefix(stage: pd.Series) -> pd.Series:
     return stage.astype("string").str.split("_", n=1).str[0]
 
 
+def _own_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The baselines' own rows that were timed: ok, and the stage its own baseline."""
+    return df[df["status"].eq("ok") & (df["stage"] == df["baseline"])]
+
+
+def _lookup(medians: pd.Series, df: pd.DataFrame, columns: list[str]) -> list[float]:
+    """Per row of `df`, the value `medians` holds under the row's `columns` (NaN where none)."""
+    return [medians.get(key, float("nan")) for key in zip(*(df[c] for c in columns))]
+
+
 def with_vendor_best(df: pd.DataFrame) -> pd.DataFrame:
     """`df` with `vendor_best_ms` and `pct_of_vendor_best` (null where no vendor time of its class is known)."""
     out = df.copy()
     if df.empty:
         return out.assign(vendor_best_ms=pd.Series(dtype=float), pct_of_vendor_best=pd.Series(dtype=float))
-    ok = df[
-        df["status"].eq("ok") & (df["stage"] == df["baseline"]) & _vendor_prefix(df["stage"]).isin(VENDOR_LIBRARIES)
-    ]
+    ok = _own_rows(df)
+    ok = ok[_vendor_prefix(ok["stage"]).isin(VENDOR_LIBRARIES)]
     keys = ["gpu_model", "run_id", "timing_mode", "m", "n", "k", "dtype"]
     own = ok.groupby(keys)["median_ms"].median() if len(ok) else pd.Series(dtype=float)
     per_lib = ok.groupby([*keys, "stage"])["median_ms"].median() if len(ok) else pd.Series(dtype=float)
     best_own = per_lib.groupby(level=list(range(len(keys)))).min() if len(per_lib) else own
-    lookup = [best_own.get(key, float("nan")) for key in zip(*(df[c] for c in keys))]
+    lookup = _lookup(best_own, df, keys)
     in_cell = df["baseline_median_ms"].where(_vendor_prefix(df["baseline"]).isin(VENDOR_LIBRARIES))
     out["vendor_best_ms"] = pd.concat([pd.Series(lookup, index=df.index), in_cell], axis=1).min(axis=1, skipna=True)
     out["pct_of_vendor_best"] = 100.0 * out["vendor_best_ms"] / df["median_ms"]
@@ -93,10 +102,10 @@ def with_alone_baseline(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         nothing = pd.Series(dtype=float)
         return out.assign(alone_baseline_ms=nothing, pct_of_alone_baseline=nothing, partner_shift_pct=nothing)
-    ok = df[df["status"].eq("ok") & (df["stage"] == df["baseline"])]
+    ok = _own_rows(df)
     keys = ["gpu_uuid", "run_id", "timing_mode", "m", "n", "k", "stage"]
     alone = ok.groupby(keys)["median_ms"].median() if len(ok) else pd.Series(dtype=float)
-    lookup = [alone.get(key, float("nan")) for key in zip(*(df[c] for c in [*keys[:-1], "baseline"]))]
+    lookup = _lookup(alone, df, [*keys[:-1], "baseline"])
     out["alone_baseline_ms"] = pd.Series(lookup, index=df.index, dtype=float).where(df["stage"] != df["baseline"])
     out["pct_of_alone_baseline"] = 100.0 * out["alone_baseline_ms"] / df["median_ms"]
     out["partner_shift_pct"] = 100.0 * (df["baseline_median_ms"] / out["alone_baseline_ms"] - 1.0)
