@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -507,6 +507,11 @@ t = t[t.run_id.isin(sys.argv[2:]) & (t.stage != t.baseline)]
 cols = ['pct_of_baseline', 'pct_of_alone_baseline', 'partner_shift_pct', 'sm_clock_median_mhz', 'median_ms', 'baseline_median_ms']
 print(t.groupby(['run_id', 'm', 'stage'])[cols].median().round(3).to_string())
 print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run" "$run-i" | tee "$OUT/capped-$run.txt" ;;
+  blocks)  # how long a block must be at the power cap: .ci/block_calibration.py (12, 01 wgmma and WMMA naive BF16 with
+    # cuBLAS at SIZES, default 4096,8192, batch by batch, in blocks of 0.1-2 s and as the default decides; about 200 s
+    # on an H100): blocks-*.txt and blocks/blocks.csv
+    nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
+    python3 .ci/block_calibration.py "$OUT/blocks" "${SIZES:-4096,8192}" 2>&1 | tee "$OUT/blocks-run.txt" | grep -v "^\s*$" ;;
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
     # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
     # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import types
 
 import pytest
@@ -172,3 +173,46 @@ def test_blocks_time_each_series_at_its_own_clock_under_a_power_cap(monkeypatch,
     median = {name: sorted(s.samples_ms)[len(s.samples_ms) // 2] for name, s in timing.series.items()}
     assert 100 * median["cublas"] / median["kernel"] == pytest.approx(expected, rel=0.02)
     assert timing.stop_reason.endswith(f"in blocks of {block_s:g} s") == bool(block_s)
+
+
+@pytest.mark.parametrize(
+    "block_s, seen, expected, reason",
+    [
+        (0.0, False, 100 * 1.05 / 1.0, "converged"),  # no cap seen in warm-up: batch by batch
+        (0.0, True, 100 * 1.05 / 1.2, ", in blocks of 0.04 s, power cap in warm-up"),  # seen: blocks of cap_block_s
+        (0.04, True, 100 * 1.05 / 1.2, ", in blocks of 0.04 s"),  # block_s set: blocks whatever warm-up saw
+    ],
+)
+def test_a_cell_whose_warm_up_sees_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, expected, reason):
+    """cap_block_s: warm-up lasts CAP_PROBE_S at least and asks near_power_cap about its own samples (those since it
+    began, with the plan's cap_power_fraction); where it says yes, the cell is timed as if block_s were cap_block_s."""
+    from farm.measure.timing import CAP_PROBE_S, time_interleaved
+
+    gpu = CappedGpu()
+    monkeypatch.setitem(sys.modules, "cupy", gpu.cupy())
+    asked = []
+
+    def near_power_cap(since: float, fraction: float) -> bool:
+        asked.append((since, fraction, time.perf_counter()))
+        return seen
+
+    cfg = TimingConfig(
+        use_graphs=False,
+        max_launches_per_batch=1,
+        target_batch_ms=1.0,
+        block_s=block_s,
+        cap_block_s=0.04,
+        cap_power_fraction=0.6,
+        warmup=WarmupRule(min_s=0.0, max_s=0.0),
+        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
+    )
+    kernel, cublas = gpu.capped("kernel", 1.0, 1.2), gpu.capped("cublas", 1.05, 1.0)
+    timing = time_interleaved({"kernel": kernel, "cublas": cublas}, cfg, near_power_cap=near_power_cap)
+    median = {name: sorted(s.samples_ms)[len(s.samples_ms) // 2] for name, s in timing.series.items()}
+    assert 100 * median["cublas"] / median["kernel"] == pytest.approx(expected, rel=0.02)
+    assert timing.stop_reason.endswith(reason)
+    if block_s:
+        assert asked == []  # blocks already: nothing to decide
+    else:
+        ((since, fraction, when),) = asked
+        assert since == timing.warmup_window[0] and fraction == 0.6 and when - since >= CAP_PROBE_S

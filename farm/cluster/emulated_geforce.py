@@ -70,6 +70,7 @@ class Card:
     memory_bytes: int
     max_sm_clock_mhz: float
     max_mem_clock_mhz: float
+    power_limit_w: float  # NVML's enforced power limit (unless `unsupported` names power_limit_w)
     # The emulation's behaviour under load (a scenario, not a specification): the SM clock it settles at, and the
     # NVML clock-event bits it then shows (0x4: software power cap, what a laptop's power limit raises).
     loaded_sm_clock_mhz: float
@@ -98,15 +99,16 @@ CARDS: dict[str, Card] = {
             memory_bytes=int(3.68 * 2**30),
             max_sm_clock_mhz=1740.0,
             max_mem_clock_mhz=6001.0,  # 192 GB/s on 128 bits: 12 Gbps, NVML's clock is half
+            power_limit_w=60.0,  # never answered: see unsupported
             loaded_sm_clock_mhz=1500.0,
             loaded_reasons=0x4,
-            unsupported=("power_w", "energy_mj"),
+            unsupported=("power_w", "energy_mj", "power_limit_w"),
             fails_once=("mem_clock_mhz",),
             sources={
                 "compute_capability, sm_count, l2_bytes, memory_bytes, max_mem_clock_mhz": WALK_A,
                 "max_sm_clock_mhz": NV_30_LAPTOPS,
                 "loaded_sm_clock_mhz": f"{WALK_A} (its peak arithmetic assumes 1.5 GHz); power cap under load: {SCENARIO}",
-                "unsupported": LAPTOP_POWER,
+                "unsupported": f"{LAPTOP_POWER} (the power limit with them: scenario)",
                 "fails_once": SCENARIO,
             },
         ),
@@ -118,12 +120,14 @@ CARDS: dict[str, Card] = {
             memory_bytes=24 * 2**30,
             max_sm_clock_mhz=2520.0,
             max_mem_clock_mhz=10501.0,  # 21 Gbps: NVML's clock is half the data rate
+            power_limit_w=450.0,
             loaded_sm_clock_mhz=2520.0,
             loaded_reasons=0x0,
             unsupported=(),
             fails_once=("temp_c",),
             sources={
                 "compute_capability, sm_count, l2_bytes, memory_bytes, max_sm_clock_mhz, max_mem_clock_mhz": ADA,
+                "power_limit_w (its total graphics power)": ADA,
                 "sm_count, l2_bytes, memory_bytes": WALK_C,
                 "unsupported (none: a desktop board reports every field)": (
                     "nvidia-smi on desktop GeForce boards shows "
@@ -140,9 +144,10 @@ CARDS: dict[str, Card] = {
             memory_bytes=8 * 2**30,
             max_sm_clock_mhz=2497.0,
             max_mem_clock_mhz=12001.0,  # GDDR7 at 24 Gbps (scenario: the spec page gives no rate)
+            power_limit_w=85.0,  # never answered: see unsupported
             loaded_sm_clock_mhz=2100.0,
             loaded_reasons=0x4,
-            unsupported=("power_w", "energy_mj", "sm_clock_mhz", "reasons"),
+            unsupported=("power_w", "energy_mj", "sm_clock_mhz", "reasons", "power_limit_w"),
             fails_once=(),
             sources={
                 "sm_count": f"{NV_50_LAPTOPS}; {RTX_BLACKWELL} (3328 / 128 = 26)",
@@ -150,7 +155,7 @@ CARDS: dict[str, Card] = {
                 "l2_bytes": WALK_B,
                 "memory_bytes, max_sm_clock_mhz": NV_50_LAPTOPS,
                 "unsupported power_w, energy_mj": LAPTOP_POWER,
-                "unsupported sm_clock_mhz, reasons; max_mem_clock_mhz, loaded_sm_clock_mhz, loaded_reasons": SCENARIO,
+                "unsupported power_limit_w, sm_clock_mhz, reasons; max_mem_clock_mhz, loaded_sm_clock_mhz, loaded_reasons": SCENARIO,
             },
         ),
     )
@@ -232,6 +237,9 @@ class FakeNvml:
             ),
             "nvmlDeviceGetPowerUsage": lambda h: self._answer(
                 "power_w", 12000 if self._loaded_since is None else 95000
+            ),
+            "nvmlDeviceGetEnforcedPowerLimit": lambda h: self._answer(
+                "power_limit_w", int(self.card.power_limit_w * 1000)
             ),
             "nvmlDeviceGetTotalEnergyConsumption": lambda h: self._answer(
                 "energy_mj", int(time.perf_counter() * 50000)

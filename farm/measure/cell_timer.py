@@ -150,6 +150,7 @@ class CellTimer:
                 energy_mj=s.energy_mj if s else None,
                 flush=self.flush if self.options.timing.mode == "cold" else None,
                 last=(tuple(post.checks), post.prepare),
+                near_power_cap=s.near_power_cap if s else None,
             )
         finally:
             samples = s.stop() if s else []

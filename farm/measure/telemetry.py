@@ -24,12 +24,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from farm.data.throttle import SAMPLED_FIELDS as SAMPLED
+from farm.data.throttle import POWER, SAMPLED_FIELDS as SAMPLED
 
 _GPU_IDLE = 0x1  # nvmlClocksEventReasonGpuIdle
 _KEEP_S = 2.0  # samples older than this before a cell's start are dropped
 GIVE_UP_AFTER = 10  # failures in a row after which a field counts as not reported
-FIELDS = (*SAMPLED, "energy_mj", "max_sm_clock_mhz")
+FIELDS = (*SAMPLED, "energy_mj", "max_sm_clock_mhz", "power_limit_w")
 # Errors that mean "never": the GPU or driver does not have it, or this binding's library lacks the function.
 _NEVER = ("NVMLError_NotSupported", "NVMLError_FunctionNotFound")
 
@@ -63,8 +63,10 @@ class NvmlSampler:
             ),
             "energy_mj": lambda h: float(nv.nvmlDeviceGetTotalEnergyConsumption(h)),
             "max_sm_clock_mhz": lambda h: float(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)),
+            "power_limit_w": lambda h: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
         }
         self.max_sm_clock_mhz = self._read("max_sm_clock_mhz")
+        self.power_limit_w = self._read("power_limit_w")  # read again when needed where this read failed
         self._samples: list[dict] = []
         self._lock = threading.Lock()
         self._cell_began = 0.0
@@ -125,6 +127,19 @@ class NvmlSampler:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+    def near_power_cap(self, since: float, fraction: float) -> bool:
+        """Whether the samples taken since host time `since` show the power cap: its clock-event reason in any of them,
+        or their mean draw at least `fraction` of the enforced power limit (the pair alternating batch by batch draws
+        their mean, below the cap even where one of them alone would be held at it)."""
+        with self._lock:
+            recent = [x for x in self._samples if x["t"] >= since]
+        if any(x["reasons"] is not None and x["reasons"] & POWER for x in recent):
+            return True
+        draws = [x["power_w"] for x in recent if x["power_w"] is not None]
+        if self.power_limit_w is None:
+            self.power_limit_w = self._read("power_limit_w")
+        return bool(draws and self.power_limit_w) and sum(draws) / len(draws) >= fraction * self.power_limit_w
 
     def recent_sm_clocks(self, seconds: float) -> tuple[list[float] | None, bool]:
         """SM clocks sampled in the last `seconds` (None: this GPU reports no SM clock), and whether the GPU was

@@ -25,9 +25,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict
 
-from farm.measure.stopping import Count, StoppingRule, WarmupRule
+from farm.measure.stopping import Count, Fraction, StoppingRule, WarmupRule
 
 MODES = ("hot", "cold")
+CAP_PROBE_S = 0.05  # the least warm-up that gives near_power_cap a few of the cell's own samples (one every 10 ms)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class TimingConfig:
     # seconds before the next takes over, the first half of each block left out of its samples, so that under a power
     # cap each series is timed at its own clock, not at its partner's (docs/verdicts.md, "At the power cap").
     block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.0
+    # Where block_s is 0 and warm-up saw the power cap (NvmlSampler.near_power_cap: the cap's clock-event reason, or a
+    # mean draw of at least cap_power_fraction of the enforced limit), the cell is timed in blocks of cap_block_s; 0:
+    # never. Batch by batch, a pair below the cap together can still hide a baseline that alone would be capped.
+    cap_block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 1.0
+    cap_power_fraction: Fraction = 0.75
     warmup: WarmupRule = field(default_factory=WarmupRule)
     stopping: StoppingRule = field(default_factory=StoppingRule)
 
@@ -145,6 +151,7 @@ def time_interleaved(
     energy_mj: Callable[[], float | None] | None = None,
     flush: Callable[[], None] | None = None,
     last: tuple[tuple[str, ...], Callable[[], None]] | None = None,
+    near_power_cap: Callable[[float, float], bool] | None = None,
 ) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
@@ -153,6 +160,7 @@ def time_interleaved(
     last = (series names, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited
     for) and each of those series times one more batch, kept as its last sample: the batches whose outputs the
     caller checks.
+    near_power_cap(since, fraction) -> whether the samples since host time `since` show the power cap (cap_block_s).
     """
     import cupy
 
@@ -162,7 +170,9 @@ def time_interleaved(
     warm_began = time.perf_counter()
     checked = None
     warmup_reason = None
-    while not warmup_reason:
+    # With auto blocks, warm-up lasts until the cell's own telemetry can say whether it runs at the power cap.
+    probe_s = CAP_PROBE_S if near_power_cap and cfg.cap_block_s and not cfg.block_s else 0.0
+    while not warmup_reason or time.perf_counter() - warm_began < probe_s:
         for s in series.values():
             s.warm_launch()
         for s in series.values():
@@ -172,6 +182,8 @@ def time_interleaved(
             checked = now
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
             warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
+    capped = bool(probe_s) and near_power_cap(warm_began, cfg.cap_power_fraction)
+    block_s = cfg.block_s or (cfg.cap_block_s if capped else 0.0)
     for s in series.values():
         s.prepare()
     warm_ended = time.perf_counter()
@@ -188,22 +200,22 @@ def time_interleaved(
 
     def timed_block(name: str) -> None:  # untimed batches for the block's first half, then timed ones (one at least)
         start = time.perf_counter()
-        while time.perf_counter() - start < cfg.block_s / 2:
+        while time.perf_counter() - start < block_s / 2:
             series[name].batch_ms()
         timed_batch(name)
-        while time.perf_counter() - start < cfg.block_s:
+        while time.perf_counter() - start < block_s:
             timed_batch(name)
 
     began, rounds = time.perf_counter(), 0
     while True:
         for name in series:
-            (timed_block if cfg.block_s else timed_batch)(name)
+            (timed_block if block_s else timed_batch)(name)
         rounds += 1
         stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
-        if stop_reason and (rounds >= 2 or not cfg.block_s):  # blocks: A B A B at least, so drift still cancels
+        if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B at least, so drift still cancels
             break
-    if cfg.block_s:
-        stop_reason += f", in blocks of {cfg.block_s:g} s"
+    if block_s:
+        stop_reason += f", in blocks of {block_s:g} s" + (", power cap in warm-up" if capped else "")
     if last:
         names, prepare = last
         prepare()
