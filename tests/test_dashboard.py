@@ -288,14 +288,18 @@ def vega_specs(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
 
 
-def chart_values(at: AppTest) -> str:
-    """Every value of every chart's data on the page, as text (Streamlit sends a chart's data beside its spec)."""
-    frames = [
+def chart_frames(at: AppTest) -> list[pd.DataFrame]:
+    """Every chart's data on the page (Streamlit sends a chart's data beside its spec)."""
+    return [
         pa.ipc.open_stream(d.data.data).read_all().to_pandas()
         for c in at.get("vega_lite_chart")
         for d in c.proto.datasets
     ]
-    return "\n".join(f.astype(str).to_csv() for f in frames)
+
+
+def chart_values(at: AppTest) -> str:
+    """Every value of every chart's data on the page, as text."""
+    return "\n".join(f.astype(str).to_csv() for f in chart_frames(at))
 
 
 def texts(at: AppTest) -> str:
@@ -914,8 +918,10 @@ def test_llm_page_takes_fp8_rows_against_cublaslt_fp8(tmp_path, monkeypatch):
     at.switch_page("views/llm.py").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.selectbox(key="llm_family").value == "hopper_fp8"
-    [metric] = at.metric
-    assert metric.label == "H100-80GB-HBM3 · fp8_e4m3" and metric.value.endswith("% of cublaslt_fp8_e4m3")
+    in_cell, alone = at.metric  # both geometric means: against the baseline in the cell and timed alone
+    assert in_cell.label == "H100-80GB-HBM3 · fp8_e4m3 · in the cell"
+    assert alone.label == "H100-80GB-HBM3 · fp8_e4m3 · timed alone"
+    assert in_cell.value.endswith("% of cublaslt_fp8_e4m3") and alone.value.endswith("% of cublaslt_fp8_e4m3")
     heads, cells = at.dataframe[0].value, at.dataframe[1].value
     assert heads["shapes_measured"].tolist() == [8] and heads["geomean_pct_of_cublas"].iloc[0] == pytest.approx(
         85, rel=0.02
@@ -976,3 +982,109 @@ def test_ladder_puts_every_tf32_family_in_one_ladder(tmp_path, monkeypatch):
     step = table[table["stage"] == "tf32_wgmma"].iloc[0]
     assert step["prev_stage"] == "tf32_swizzle_bcf_dbf" and step["gain"] == pytest.approx(0.6 / 0.32, rel=0.03)
     assert len(vega_specs(at)) == 1
+
+
+# ---------------------------------------------------------------- % of the baseline timed alone
+
+
+def partner_shifted(rows: list[dict], shift: float) -> list[dict]:
+    """`rows` with every kernel's in-cell baseline `shift` slower than the baseline's own cells, as beside a kernel
+    that draws more power than cuBLAS at the power cap: its in-cell % overstates it by 1 + shift."""
+    for r in rows:
+        if r["status"] == "ok" and r["stage"] != r["baseline"]:
+            r["baseline_median_ms"] *= 1 + shift
+            r["pct_of_baseline"] = 100 * r["baseline_median_ms"] / r["median_ms"]
+    return rows
+
+
+def x_fields(at: AppTest) -> set[str]:
+    return {e["x"]["field"] for spec in vega_specs(at) for e in _encodings(spec) if "field" in e.get("x", {})}
+
+
+BOTH_TIPS = {  # whichever % a chart plots
+    "% of cuBLAS in the cell (median)",
+    "% of cuBLAS timed alone (median)",
+    "partner shift: cuBLAS beside it slower than alone by (%)",
+}
+
+
+def tooltip_titles(at: AppTest) -> set[str]:
+    return {
+        t["title"]
+        for spec in vega_specs(at)
+        for e in _encodings(spec)
+        for t in e.get("tooltip", [])
+        if isinstance(t, dict)
+    }
+
+
+def test_ladder_plots_the_pct_of_the_baseline_timed_alone_when_asked(tmp_path, monkeypatch):
+    """In the cell by default; picked, the bars are each cell's % of cuBLAS timed alone (pct_of_alone_baseline). The
+    RTX 4090's run timed no cuBLAS cell of its own at 2048³: its five kernel cells are counted and drawn as missing."""
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    rows = partner_shifted(make_rows("r1", 1, start, seed=21, gpus=[GPUS[0], GPUS[2]]), 0.05)
+    rows = [r for r in rows if not (r["gpu_model"] == "RTX-4090" and r["stage"] == "cublas_fp32" and r["m"] == 2048)]
+    write_rows(rows, str(tmp_path / "shifted"))
+    at = app(monkeypatch, str(tmp_path / "shifted"))
+    at.switch_page("views/ladder.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.selectbox(key="ladder_size").value == "2048³"
+    assert at.radio(key="ladder_pct_basis").value == frames.IN_CELL
+    assert "pct" in x_fields(at) and "pct_alone" not in x_fields(at)
+    assert "5 of 10 cells have no alone baseline" in texts(at) and "overstates" in texts(at)
+
+    at.radio(key="ladder_pct_basis").set_value(frames.ALONE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "pct_alone" in x_fields(at) and "pct" not in x_fields(at)
+    assert "isValid(datum.pct_alone)" in json.dumps(vega_specs(at)), "a missing % is no bar"
+    assert tooltip_titles(at) >= BOTH_TIPS
+    [plotted] = [f for f in chart_frames(at) if "pct_alone" in f.columns]
+    kernels = plotted[(plotted["kind"] == "measured") & (plotted["family"] != "baseline")].set_index(
+        ["source", "stage"]
+    )
+    L = data.load_uncached([str(tmp_path / "shifted")])
+    ok = frames.timed(L.rows)
+    ok = ok[(ok["m"] == 2048) & (ok["family"] != "baseline")].set_index(["gpu_model", "stage"])
+    h100 = [("H100-80GB-HBM3", s) for s in KERNELS]
+    assert kernels.loc[h100, "pct_alone"].tolist() == pytest.approx(ok.loc[h100, "pct_of_alone_baseline"].tolist())
+    shifted = (1.05 * kernels.loc[h100, "pct_alone"]).tolist()  # cuBLAS's own cell has noise of its own
+    assert kernels.loc[h100, "pct"].tolist() == pytest.approx(shifted, rel=0.01)
+    rtx = [("RTX-4090", s) for s in KERNELS]
+    assert kernels.loc[rtx, "pct_alone"].isna().all(), "no alone baseline: missing, not 0"
+    assert kernels.loc[rtx, "pct"].gt(0).all() and kernels.loc[rtx, "pct_label"].eq("").all()
+    table = at.dataframe[0].value
+    assert table["pct_alone"].isna().sum() == 5 and table["partner_shift"].dropna().gt(4).all()
+
+
+def test_llm_page_plots_and_heads_with_the_pct_of_the_baseline_timed_alone(tmp_path, monkeypatch):
+    """Both geometric means in the headline; picked, the solid lines are the best stages' % of their baseline timed
+    alone. The run timed no cuBLAS BF16 cell of its own at 1x4096x4096: that cell is counted, left out of the lines
+    (not 0), and the BF16 alone geometric mean is not computed over fewer shapes."""
+    rows = partner_shifted(llm_rows(), 0.04)
+    rows = [r for r in rows if not (r["stage"] == "cublas_bf16" and (r["m"], r["n"], r["k"]) == (1, 4096, 4096))]
+    write_rows(rows, str(tmp_path / "llm"))
+    at = app(monkeypatch, str(tmp_path / "llm"))
+    at.switch_page("views/llm.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.radio(key="llm_pct_basis").value == frames.IN_CELL
+    assert "1 of 48 cells have no alone baseline" in texts(at)
+    bf16_in, bf16_alone, fp16_in, fp16_alone = (m.value for m in at.metric)
+    assert bf16_alone == "—" and bf16_in.endswith("% of cublas_bf16")
+    assert float(fp16_in.split()[0]) == pytest.approx(1.04 * float(fp16_alone.split()[0]), rel=0.01)
+    heads = at.dataframe[0].value
+    assert heads["geomean_pct_of_alone_baseline"].isna().tolist() == [True, False]
+
+    def solid(at: AppTest, basis: frames.PctBasis) -> pd.Series:
+        [long] = [f for f in chart_frames(at) if "against" in f.columns]
+        line = long[long["against"] == llm.against(basis)[llm.PCT_COLUMNS[basis]]]
+        return line.set_index(["dtype", "shape"])["pct"].sort_index()
+
+    cells = at.dataframe[1].value.set_index(["dtype", "shape"]).sort_index()
+    assert solid(at, frames.IN_CELL).tolist() == pytest.approx(cells["pct_of_cublas"].tolist())
+    at.radio(key="llm_pct_basis").set_value(frames.ALONE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    alone = solid(at, frames.ALONE)
+    assert tooltip_titles(at) >= {t.replace("cuBLAS", "its baseline") for t in BOTH_TIPS}
+    assert alone.tolist() == pytest.approx(cells["pct_of_alone_baseline"].tolist(), nan_ok=True)
+    assert alone.isna().sum() == 1 and pd.isna(alone[("bf16", "1x4096x4096")]), "missing, not 0"
+    assert alone.dropna().gt(40).all()

@@ -176,16 +176,18 @@ def test_blocks_time_each_series_at_its_own_clock_under_a_power_cap(monkeypatch,
 
 
 @pytest.mark.parametrize(
-    "block_s, seen, expected, reason",
+    "block_s, seen, alone, expected, reason",
     [
-        (0.0, False, 100 * 1.05 / 1.0, "converged"),  # no cap seen in warm-up: batch by batch
-        (0.0, True, 100 * 1.05 / 1.2, ", in blocks of 0.04 s, power cap in warm-up"),  # seen: blocks of cap_block_s
-        (0.04, True, 100 * 1.05 / 1.2, ", in blocks of 0.04 s"),  # block_s set: blocks whatever warm-up saw
+        (0.0, False, False, 100 * 1.05 / 1.0, "converged"),  # no cap seen in warm-up: batch by batch
+        (0.0, True, False, 100 * 1.05 / 1.2, ", in blocks of 0.04 s, power cap in warm-up"),  # blocks of cap_block_s
+        (0.0, False, True, 100 * 1.05 / 1.2, ", in blocks of 0.04 s, baseline alone at the power cap"),
+        (0.04, True, False, 100 * 1.05 / 1.2, ", in blocks of 0.04 s"),  # block_s set: blocks whatever warm-up saw
     ],
 )
-def test_a_cell_whose_warm_up_sees_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, expected, reason):
+def test_a_cell_at_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, alone, expected, reason):
     """cap_block_s: warm-up lasts CAP_PROBE_S at least and asks near_power_cap about its own samples (those since it
-    began, with the plan's cap_power_fraction); where it says yes, the cell is timed as if block_s were cap_block_s."""
+    began, with the plan's cap_power_fraction); where it says yes, or the caller knows a series alone is held at the
+    cap (capped_alone), the cell is timed as if block_s were cap_block_s."""
     from farm.measure.timing import CAP_PROBE_S, time_interleaved
 
     gpu = CappedGpu()
@@ -207,12 +209,33 @@ def test_a_cell_whose_warm_up_sees_the_power_cap_is_timed_in_blocks(monkeypatch,
         stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
     )
     kernel, cublas = gpu.capped("kernel", 1.0, 1.2), gpu.capped("cublas", 1.05, 1.0)
-    timing = time_interleaved({"kernel": kernel, "cublas": cublas}, cfg, near_power_cap=near_power_cap)
+    timing = time_interleaved(
+        {"kernel": kernel, "cublas": cublas}, cfg, near_power_cap=near_power_cap, capped_alone=alone
+    )
     median = {name: sorted(s.samples_ms)[len(s.samples_ms) // 2] for name, s in timing.series.items()}
     assert 100 * median["cublas"] / median["kernel"] == pytest.approx(expected, rel=0.02)
-    assert timing.stop_reason.endswith(reason)
+    assert timing.stop_reason.endswith(reason) and timing.power_capped == (seen and not block_s)
     if block_s:
         assert asked == []  # blocks already: nothing to decide
     else:
         ((since, fraction, when),) = asked
         assert since == timing.warmup_window[0] and fraction == 0.6 and when - since >= CAP_PROBE_S
+
+
+def test_one_series_at_the_power_cap_is_not_timed_in_blocks_but_says_it_was_capped(monkeypatch):
+    """A baseline's own cell has no partner whose clock it could take: batch by batch, and power_capped tells the
+    caller (GpuMeasurer remembers it for the kernel cells of that baseline and shape)."""
+    from farm.measure.timing import time_interleaved
+
+    gpu = CappedGpu()
+    monkeypatch.setitem(sys.modules, "cupy", gpu.cupy())
+    cfg = TimingConfig(
+        use_graphs=False,
+        max_launches_per_batch=1,
+        target_batch_ms=1.0,
+        cap_block_s=0.04,
+        warmup=WarmupRule(min_s=0.0, max_s=0.0),
+        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
+    )
+    timing = time_interleaved({"cublas": gpu.capped("cublas", 1.05, 1.0)}, cfg, near_power_cap=lambda t, f: True)
+    assert timing.stop_reason == "converged" and timing.power_capped

@@ -43,11 +43,12 @@ class TimingConfig:
     # seconds before the next takes over, the first half of each block left out of its samples, so that under a power
     # cap each series is timed at its own clock, not at its partner's (docs/verdicts.md, "At the power cap").
     block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.0
-    # Where block_s is 0 and warm-up saw the power cap (NvmlSampler.near_power_cap: the cap's clock-event reason, or a
-    # mean draw of at least cap_power_fraction of the enforced limit), the cell is timed in blocks of cap_block_s; 0:
-    # never. Batch by batch, a pair below the cap together can still hide a baseline that alone would be capped.
+    # Where block_s is 0 and a cell of two series or more is at the power cap, it is timed in blocks of cap_block_s (0:
+    # never): its warm-up saw the cap (NvmlSampler.near_power_cap: the cap's clock-event reason, or a mean draw of at
+    # least cap_power_fraction of the enforced limit), or the caller knows one series alone is held at it (the
+    # baseline's own cell at this shape saw the cap: beside a frugal kernel, the pair's mean draw hides that).
     cap_block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 1.0
-    cap_power_fraction: Fraction = 0.75
+    cap_power_fraction: Fraction = 0.9
     warmup: WarmupRule = field(default_factory=WarmupRule)
     stopping: StoppingRule = field(default_factory=StoppingRule)
 
@@ -79,6 +80,7 @@ class CellTiming:
     stop_reason: str
     warmup_window: tuple[float, float]
     energy_mj: float | None  # energy counter difference over the whole timed phase (every series)
+    power_capped: bool = False  # warm-up saw the power cap (asked only where cap_block_s may apply)
 
 
 class _Series:
@@ -152,6 +154,7 @@ def time_interleaved(
     flush: Callable[[], None] | None = None,
     last: tuple[tuple[str, ...], Callable[[], None]] | None = None,
     near_power_cap: Callable[[float, float], bool] | None = None,
+    capped_alone: bool = False,
 ) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
@@ -160,7 +163,8 @@ def time_interleaved(
     last = (series names, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited
     for) and each of those series times one more batch, kept as its last sample: the batches whose outputs the
     caller checks.
-    near_power_cap(since, fraction) -> whether the samples since host time `since` show the power cap (cap_block_s).
+    near_power_cap(since, fraction) -> whether the samples since host time `since` show the power cap (cap_block_s);
+    capped_alone: a series is known to be held at the cap when it runs alone (cap_block_s applies whatever warm-up saw).
     """
     import cupy
 
@@ -183,7 +187,8 @@ def time_interleaved(
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
             warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
     capped = bool(probe_s) and near_power_cap(warm_began, cfg.cap_power_fraction)
-    block_s = cfg.block_s or (cfg.cap_block_s if capped else 0.0)
+    # One series alone has no partner whose clock it could take: no blocks.
+    block_s = cfg.block_s or (cfg.cap_block_s if (capped or capped_alone) and len(series) > 1 else 0.0)
     for s in series.values():
         s.prepare()
     warm_ended = time.perf_counter()
@@ -215,7 +220,8 @@ def time_interleaved(
         if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B at least, so drift still cancels
             break
     if block_s:
-        stop_reason += f", in blocks of {block_s:g} s" + (", power cap in warm-up" if capped else "")
+        why = ", power cap in warm-up" if capped else ", baseline alone at the power cap" if capped_alone else ""
+        stop_reason += f", in blocks of {block_s:g} s" + (why if not cfg.block_s else "")
     if last:
         names, prepare = last
         prepare()
@@ -232,6 +238,7 @@ def time_interleaved(
         stop_reason=stop_reason,
         warmup_window=(warm_began, warm_ended),
         energy_mj=None if energy_start is None or energy_end is None else energy_end - energy_start,
+        power_capped=capped,
     )
 
 
