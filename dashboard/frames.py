@@ -98,6 +98,10 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         "pct",
         "pct_lo",
         "pct_hi",
+        "pct_alone",
+        "pct_alone_lo",
+        "pct_alone_hi",
+        "partner_shift",
         "pct_vendor",
         "unlike_launches",
         "spread",
@@ -111,6 +115,8 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         return pd.DataFrame(columns=[*cols, *PROVENANCE])
     t = t.assign(
         _pct=t["pct_of_baseline"].astype("float64"),
+        _alone=alone_pct(t),
+        _shift=_col(t, "partner_shift_pct", np.nan).astype("float64"),
         _tf=t["flops"] / t["median_ms"] / 1e9,
         # derived by data.enrich; frames built elsewhere may lack them
         _vendor=t.get("pct_of_vendor_best", pd.Series(np.nan, index=t.index)).astype("float64"),
@@ -126,6 +132,10 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         pct=("_pct", "median"),
         pct_min=("_pct", "min"),
         pct_max=("_pct", "max"),
+        pct_alone=("_alone", "median"),
+        pct_alone_min=("_alone", "min"),
+        pct_alone_max=("_alone", "max"),
+        partner_shift=("_shift", "median"),
         pct_vendor=("_vendor", "median"),
         unlike_launches=("_unlike", "sum"),
         q1=("q1_ms", "first"),
@@ -141,13 +151,41 @@ def cell_stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     q3 = out["q3"].where(out["q3"] > 0)
     out["tflops_lo"] = np.where(one, out["flops"] / q3 / 1e9, out["tf_min"])
     out["tflops_hi"] = np.where(one, out["flops"] / q1 / 1e9, out["tf_max"])
-    out["pct_lo"] = np.where(one, out["pct"] * out["median_ms"] / q3, out["pct_min"])
-    out["pct_hi"] = np.where(one, out["pct"] * out["median_ms"] / q1, out["pct_max"])
+    for pct in ("pct", "pct_alone"):  # a % moves inversely with the time: q3 of the samples is its low end
+        out[f"{pct}_lo"] = np.where(one, out[pct] * out["median_ms"] / q3, out[f"{pct}_min"])
+        out[f"{pct}_hi"] = np.where(one, out[pct] * out["median_ms"] / q1, out[f"{pct}_max"])
     out["spread"] = np.where(
         one, "q1–q3 of one row's samples", "min–max over " + out["rows"].astype(str) + " rows (repeats, runs, GPUs)"
     )
     out = out.merge(provenance(t, keys), on=keys, how="left")
     return out[[*cols, *PROVENANCE]]
+
+
+# ---------------------------------------------------------------- % of baseline: in the cell or timed alone
+
+
+@dataclass(frozen=True)
+class PctBasis:
+    """Which % of baseline a chart plots (docs/verdicts.md, "At the power cap"): the in-cell baseline, timed batch by
+    batch beside the kernel (at a power cap at the pair's shared clock), or the baseline's own cell of the run."""
+
+    label: str  # what the picker offers
+    short: str  # what axis titles and legends add: "in the cell" | "timed alone"
+    cell_column: str  # cell_stats' column
+    row_column: str  # the rows' column (data.enrich)
+
+
+IN_CELL = PctBasis("% of baseline in the cell", "in the cell", "pct", "pct_of_baseline")
+ALONE = PctBasis("% of baseline timed alone", "timed alone", "pct_alone", "pct_of_alone_baseline")
+PCT_BASES = (IN_CELL, ALONE)
+
+
+def alone_pct(t: pd.DataFrame) -> pd.Series:
+    """Each row's % of its baseline timed alone (data.enrich; NaN where the run timed no cell of the baseline of its
+    own there). A baseline's own row is that alone timing itself, so its % (100) stands in either basis."""
+    own = _col(t, "stage").eq(_col(t, "baseline"))
+    alone = pd.to_numeric(_col(t, ALONE.row_column), errors="coerce").astype("float64")
+    return alone.where(~own, t[IN_CELL.row_column].astype("float64"))
 
 
 PROVENANCE = ["pooled", "cards", "driver", "cuda_nvrtc", "commits", "sm_clock", "power_thermal", "flag"]

@@ -70,6 +70,16 @@ def nominal(field: str, title: str) -> alt.Tooltip:
     return alt.Tooltip(field, type="nominal", title=title)
 
 
+def baseline_tips(in_cell: str, alone: str, shift: str, of: str = "cuBLAS") -> list[alt.Tooltip]:
+    """Both % of the baseline, whichever a chart plots, and the partner shift that sets them apart (docs/verdicts.md,
+    "At the power cap")."""
+    return [
+        tip(in_cell, f"% of {of} in the cell (median)", ".1f"),
+        tip(alone, f"% of {of} timed alone (median)", ".1f"),
+        tip(shift, f"partner shift: {of} beside it slower than alone by (%)", "+.1f"),
+    ]
+
+
 PROVENANCE_TIPS = {
     "pooled": "pooled",
     "cards": "GPU cards",

@@ -323,6 +323,37 @@ def stage_groups(t: pd.DataFrame, key: str) -> pd.DataFrame:
     return t[t["stage_group"].isin(chosen)]
 
 
+POWER_CAP_NOTE = (
+    "At the power cap a kernel and the cuBLAS timed beside it share one clock, set by the pair's mean draw: the % "
+    "in the cell overstates kernels that draw more power than cuBLAS and understates frugal ones; the % of cuBLAS "
+    "timed alone (its own cell of the run, a few seconds apart, with noise of its own) is what running either one "
+    "alone gives. Partner shift: how much slower cuBLAS ran beside the kernel than alone."
+)
+
+
+def pct_basis(key: str, alone: pd.Series) -> frames.PctBasis:
+    """A picker of the % of baseline the page plots (in the cell by default), then one caption: what the difference
+    means, and how many of the page's cells (`alone`: their % of the baseline timed alone) lack an alone baseline."""
+    basis = st.radio(
+        "Plot",
+        frames.PCT_BASES,
+        format_func=lambda b: b.label,
+        key=key,
+        horizontal=True,
+        help="in the cell: against cuBLAS timed batch by batch beside the kernel; timed alone: against cuBLAS's own "
+        'cell of the same run, GPU, shape and timing (docs/verdicts.md, "At the power cap")',
+    )
+    lacking = int(alone.isna().sum())
+    missing = (
+        f" {lacking} of {len(alone)} cells have no alone baseline (their run timed no cuBLAS cell of its own there): "
+        "drawn as missing, never as 0."
+        if lacking
+        else f" Every one of the {len(alone)} cells has an alone baseline."
+    )
+    st.caption(POWER_CAP_NOTE + missing)
+    return basis
+
+
 def pick_run(label: str, pairs: list[tuple[str, str]], key: str, rows: pd.DataFrame) -> tuple[str, str] | None:
     """A (dataset, run) select box, newest run first."""
     if not pairs:

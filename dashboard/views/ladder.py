@@ -9,7 +9,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, frames, marks, ui
-from dashboard.marks import clean, never_null, nominal, rules_at, stage_order, tip, with_provenance
+from dashboard.marks import (
+    baseline_tips,
+    clean,
+    never_null,
+    nominal,
+    rules_at,
+    stage_order,
+    tip,
+    with_provenance,
+)
 
 # ---------------------------------------------------------------- queries
 
@@ -27,7 +36,8 @@ def ladder(
     published figures as further sources.
 
     Columns: source (the GPU model, or 'published (<device>)'), kind (measured | published), stage,
-    order, pct (+ lo/hi), tflops (+ lo/hi), median_ms, gain (speed-up over the previous stage of
+    order, pct (+ lo/hi: % of the baseline in the cell), pct_alone (+ lo/hi: of the baseline timed alone),
+    partner_shift, tflops (+ lo/hi), median_ms, gain (speed-up over the previous stage of
     the same source and precision, x: a family with fp16 and bf16 stages is two ladders), and the
     cell's rows, runs.
     """
@@ -49,6 +59,10 @@ def ladder(
         "pct",
         "pct_lo",
         "pct_hi",
+        "pct_alone",
+        "pct_alone_lo",
+        "pct_alone_hi",
+        "partner_shift",
         "pct_vendor",
         "unlike_launches",
         "tflops",
@@ -87,8 +101,10 @@ def ladder(
                 "cards": pub["device"],
             },
         )
-        for c in ("pct_lo", "pct_hi"):
+        # A write-up's one figure, against cuBLAS as it timed it: drawn as published whichever % is picked.
+        for c in ("pct_lo", "pct_hi", "pct_alone", "pct_alone_lo", "pct_alone_hi"):
             p[c] = p["pct"]
+        p["partner_shift"] = np.nan
         for c in ("tflops_lo", "tflops_hi"):
             p[c] = p["tflops"]
         parts.append(p)
@@ -226,15 +242,17 @@ def source_scale(sources: list[str], kinds: dict[str, str]) -> alt.Scale:
     return alt.Scale(domain=measured + published, range=rng)
 
 
-def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
-    """Three panels sharing the stage axis (ladder order, top to bottom): % of cuBLAS, TFLOP/s, step gain.
+def ladder_chart(lad: pd.DataFrame, size_label: str, basis: frames.PctBasis = frames.IN_CELL) -> alt.HConcatChart:
+    """Three panels sharing the stage axis (ladder order, top to bottom): % of cuBLAS (in the cell or timed alone, as
+    `basis` says; the tooltip has both and the partner shift), TFLOP/s, step gain.
 
-    Bars: median; black whiskers: spread (min-max over repeats/runs, or q1-q3 of one row).
-    Published figures are grey bars labelled 'published (<device>)'.
+    Bars: median; black whiskers: spread (min-max over repeats/runs, or q1-q3 of one row); a cell without the % is no
+    bar. Published figures are grey bars labelled 'published (<device>)'.
     """
     df = clean(lad)
+    pct = basis.cell_column
     df["flag"] = df["flag"].fillna("") if "flag" in df else ""
-    df["pct_label"] = [f"{p:.0f}{' ⚑' if f else ''}" if p == p else "" for p, f in zip(df["pct"], df["flag"])]
+    df["pct_label"] = [f"{p:.0f}{' ⚑' if f else ''}" if p == p else "" for p, f in zip(df[pct], df["flag"])]
     stages = stage_order(df, baselines_last=True)
     sources = list(dict.fromkeys(df.sort_values(["kind", "source"])["source"]))
     kinds = dict(zip(df["source"], df["kind"]))
@@ -249,9 +267,9 @@ def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
         nominal("source", "source"),
         nominal("stage", "stage"),
         nominal("size_label", "size"),
-        tip("pct", "% of cuBLAS (median)", ".1f"),
-        tip("pct_lo", "% low", ".1f"),
-        tip("pct_hi", "% high", ".1f"),
+        *baseline_tips("pct", "pct_alone", "partner_shift"),
+        tip(f"{pct}_lo", f"% {basis.short}, low", ".1f"),
+        tip(f"{pct}_hi", f"% {basis.short}, high", ".1f"),
         tip("tflops", "TFLOP/s (median)", ".2f"),
         tip("median_ms", "median time (ms)", ".4f"),
         tip("gain", "× over previous stage", ".3f"),
@@ -279,7 +297,7 @@ def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
         label: str | None = None,
     ) -> alt.LayerChart:
         y = alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260) if labels else None)
-        base = alt.Chart().encode(y=y, yOffset=yo)
+        base = alt.Chart().transform_filter(f"isValid(datum.{field})").encode(y=y, yOffset=yo)  # missing: no bar
         bar_kw = {"x2": alt.X2(datum=x2_datum)} if x2_datum is not None else {}
         bars = base.mark_bar(height={"band": 0.9}).encode(
             x=alt.X(f"{field}:Q", title=title, scale=scale),
@@ -297,9 +315,8 @@ def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
             )
         if text:  # the value, just right of the bar's end (or of the 1x line, for a bar that goes left)
             at = alt.X(f"{hi or field}:Q", title=title) if x2_datum is None else alt.X("_text_x:Q", title=title)
-            layer = base.transform_filter(f"isValid(datum.{field})")
             layer = (
-                layer.transform_calculate(_text_x=f"max(datum.{field}, {x2_datum})") if x2_datum is not None else layer
+                base.transform_calculate(_text_x=f"max(datum.{field}, {x2_datum})") if x2_datum is not None else base
             )
             value = alt.Text(f"{label}:N") if label else alt.Text(f"{field}:Q", format=text)
             layers.append(
@@ -311,12 +328,13 @@ def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
             layers.append(rules_at([rule_at]).mark_rule(strokeDash=[4, 3], color="#333").encode(x="v:Q"))
         return alt.layer(*layers).properties(width=width, height=height)
 
-    pct = panel(
-        "pct",
-        "pct_lo",
-        "pct_hi",
-        "% of same-precision cuBLAS",
-        alt.Scale(domain=[0, max(110.0, float(df["pct_hi"].max()) + 15)]),
+    highest = df[f"{pct}_hi"].max()
+    pcts = panel(
+        pct,
+        f"{pct}_lo",
+        f"{pct}_hi",
+        f"% of same-precision cuBLAS {basis.short}",
+        alt.Scale(domain=[0, max(110.0, float(highest) + 15 if highest == highest else 0.0)]),
         100.0,
         labels=True,
         text=".0f",
@@ -337,13 +355,13 @@ def ladder_chart(lad: pd.DataFrame, size_label: str) -> alt.HConcatChart:
         text=".2f",
     )
     return (
-        alt.hconcat(pct, tfl, gain, spacing=8, data=df)
+        alt.hconcat(pcts, tfl, gain, spacing=8, data=df)
         .resolve_scale(y="shared")
         .properties(
             title=alt.TitleParams(
                 f"Ladder at {size_label}",
-                subtitle="bars: median, whiskers: spread; dashed: cuBLAS = 100 % and 1×; "
-                "grey bars: published figures, not measured here",
+                subtitle=f"bars: median, whiskers: spread; dashed: cuBLAS {basis.short} = 100 % and 1×; "
+                "grey bars: published figures, not measured here (as published, either way)",
                 anchor="start",
             )
         )
@@ -424,18 +442,28 @@ def body(L, rows, _) -> None:
                 f"**{label}** at {psize}: {'; '.join(sorted(g['citation'].unique()))}. "
                 f"Measured here: {', '.join(sorted(set(lad.loc[lad['kind'] == 'measured', 'source'])))} at {size}."
             )
-    ui.chart(ladder_chart(lad, size), key="ladder_chart")
+    kernels = lad[(lad["kind"] == "measured") & (lad["family"] != "baseline")]
+    basis = ui.pct_basis("ladder_pct_basis", kernels["pct_alone"])
+    ui.chart(ladder_chart(lad, size, basis), key="ladder_chart")
 
     st.subheader("Table")
     measured = lad[lad["kind"] == "measured"]
-    table = measured.drop(columns=["order", "kind", "family", "citation"]).rename(columns={"source": "measured on"})
+    table = measured.drop(columns=["order", "kind", "family", "citation", "pct_alone_lo", "pct_alone_hi"]).rename(
+        columns={"source": "measured on"}
+    )
     st.dataframe(
         table,
         hide_index=True,
         column_config={
-            "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
+            "pct": st.column_config.NumberColumn("% of cuBLAS in the cell", format="%.1f"),
             "pct_lo": st.column_config.NumberColumn("% low", format="%.1f"),
             "pct_hi": st.column_config.NumberColumn("% high", format="%.1f"),
+            "pct_alone": st.column_config.NumberColumn(
+                "% of cuBLAS timed alone", format="%.1f", help="against cuBLAS's own cell of the run (blank: none)"
+            ),
+            "partner_shift": st.column_config.NumberColumn(
+                "partner shift (%)", format="%+.1f", help="how much slower cuBLAS ran beside the kernel than alone"
+            ),
             "pct_vendor": st.column_config.NumberColumn(
                 "% of vendor best", format="%.1f", help="of the faster of cuBLAS and cuBLASLt of the same precision"
             ),
