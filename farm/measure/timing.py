@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Literal
 
 from pydantic import Field, Strict
@@ -80,7 +81,7 @@ class CellTiming:
     stop_reason: str
     warmup_window: tuple[float, float]
     energy_mj: float | None  # energy counter difference over the whole timed phase (every series)
-    power_capped: bool = False  # warm-up saw the power cap (asked only where cap_block_s may apply)
+    power_capped: bool = False  # the cell saw the power cap (asked only where cap_block_s may apply)
 
 
 class _Series:
@@ -203,7 +204,7 @@ def time_interleaved(
         samples[name].append(series[name].batch_ms())
         batches[name].append(Batch(t0, time.perf_counter(), series[name].per_batch))
 
-    def timed_block(name: str) -> None:  # untimed batches for the block's first half, then timed ones (one at least)
+    def timed_block(block_s: float, name: str) -> None:  # untimed batches for its first half, then timed ones
         start = time.perf_counter()
         while time.perf_counter() - start < block_s / 2:
             series[name].batch_ms()
@@ -211,17 +212,31 @@ def time_interleaved(
         while time.perf_counter() - start < block_s:
             timed_batch(name)
 
-    began, rounds = time.perf_counter(), 0
-    while True:
+    def timed_phase(block_s: float) -> str:  # the stop reason; samples and batches from this phase only
         for name in series:
-            (timed_block if block_s else timed_batch)(name)
-        rounds += 1
-        stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
-        if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B at least, so drift still cancels
-            break
+            samples[name].clear()
+            batches[name].clear()
+        began, rounds = time.perf_counter(), 0
+        while True:
+            for name in series:
+                (partial(timed_block, block_s) if block_s else timed_batch)(name)
+            rounds += 1
+            stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
+            if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B at least, so drift still cancels
+                return stop_reason
+
+    why = "power cap in warm-up" if capped else "baseline alone at the power cap" if capped_alone else ""
+    phase_began = time.perf_counter()
+    stop_reason = timed_phase(block_s)
+    # NVML's power reading lags (averaged over up to a second on recent GPUs), so a short warm-up can miss the cap: a
+    # pair timed batch by batch whose own timing then showed it is timed again, in blocks.
+    if probe_s and not block_s and len(series) > 1 and near_power_cap(phase_began, cfg.cap_power_fraction):
+        block_s, why = cfg.cap_block_s, "power cap while timed batch by batch"
+        stop_reason = timed_phase(block_s)
     if block_s:
-        why = ", power cap in warm-up" if capped else ", baseline alone at the power cap" if capped_alone else ""
-        stop_reason += f", in blocks of {block_s:g} s" + (why if not cfg.block_s else "")
+        stop_reason += f", in blocks of {block_s:g} s" + (f", {why}" if not cfg.block_s else "")
+    # For the caller (a baseline's own cell: GpuMeasurer's capped_alone for its partner cells): the cap anywhere in it.
+    capped = capped or (bool(probe_s) and near_power_cap(warm_began, cfg.cap_power_fraction))
     if last:
         names, prepare = last
         prepare()
