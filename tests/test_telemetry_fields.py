@@ -87,31 +87,37 @@ def test_a_field_that_fails_once_is_null_in_that_sample_only(field):
         assert summarize_samples(samples, None)["nvml_unreported"] == ["max_sm_clock_mhz"]
 
 
+HELD = dataclasses.replace(WHOLE, loaded_sm_clock_mhz=2200.0)  # loaded, held below its 2520 MHz
+
+
 @pytest.mark.parametrize(
     "card, draw_mw, reasons, capped",
     [
-        (WHOLE, 95_000, 0x0, False),  # 95 W of the 4090's 450
-        (WHOLE, 400_000, 0x0, True),  # a mean draw of 89 % of the limit: a series alone may be held at it
-        (WHOLE, 95_000, 0x4, True),  # the cap's own reason
-        (dataclasses.replace(WHOLE, fails_once=("power_limit_w",)), 400_000, 0x0, True),  # the limit read again
-        (dataclasses.replace(WHOLE, unsupported=("power_limit_w",)), 400_000, 0x0, False),  # no limit: reasons only
-        (dataclasses.replace(WHOLE, unsupported=("power_limit_w",)), 95_000, 0x4, True),
+        (HELD, 95_000, 0x0, False),  # 95 W of the 4090's 450: held down by something else
+        (HELD, 420_000, 0x0, True),  # a mean draw of 93 % of the limit: a series alone may be held at it
+        (HELD, 95_000, 0x4, True),  # the cap's own reason
+        (WHOLE, 420_000, 0x4, False),  # at the maximum clock the cap binds no one
+        (dataclasses.replace(HELD, fails_once=("power_limit_w",)), 420_000, 0x0, True),  # the limit read again
+        (dataclasses.replace(HELD, unsupported=("power_limit_w",)), 420_000, 0x0, False),  # no limit: reasons only
+        (dataclasses.replace(HELD, unsupported=("power_limit_w",)), 95_000, 0x4, True),
+        (dataclasses.replace(WHOLE, unsupported=("sm_clock_mhz",)), 95_000, 0x4, True),  # no clock: power alone
     ],
 )
-def test_the_power_cap_is_seen_from_its_reason_or_a_draw_near_the_limit(monkeypatch, card, draw_mw, reasons, capped):
+def test_the_power_cap_is_seen_from_a_held_clock_and_its_reason_or_draw(monkeypatch, card, draw_mw, reasons, capped):
     """What decides whether a cell is timed in blocks (TimingConfig.cap_block_s): the samples since a time."""
-    fake = FakeNvml(dataclasses.replace(card, loaded_reasons=reasons))
+    fake = FakeNvml(dataclasses.replace(card, loaded_reasons=reasons), ramp_s=0.02)
     with fake.patcher():
         monkeypatch.setattr(pynvml, "nvmlDeviceGetPowerUsage", lambda h: draw_mw)
         sampler = NvmlSampler(card.pci_bus_id, interval_s=0.005)
         fake.load(True)
+        time.sleep(0.05)  # the clock ramps to its loaded value in 20 ms
         began = time.perf_counter()
         sampler.start()
         time.sleep(0.05)
-        seen = sampler.near_power_cap(began, 0.75)
+        seen = sampler.near_power_cap(began, 0.9)
         sampler.close()
     assert seen is capped
-    assert sampler.near_power_cap(time.perf_counter() + 1, 0.75) is False  # no samples since then
+    assert sampler.near_power_cap(time.perf_counter() + 1, 0.9) is False  # no samples since then
 
 
 def test_a_field_failing_every_time_is_given_up_after_ten(monkeypatch):

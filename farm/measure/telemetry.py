@@ -20,6 +20,7 @@ those taken since its `start()`.
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from farm.data.throttle import POWER, SAMPLED_FIELDS as SAMPLED
 
 _GPU_IDLE = 0x1  # nvmlClocksEventReasonGpuIdle
 _KEEP_S = 2.0  # samples older than this before a cell's start are dropped
+HELD_CLOCK_FRACTION = 0.98  # a median SM clock below this fraction of the maximum: held down (one 15 MHz step is 0.8 %)
 GIVE_UP_AFTER = 10  # failures in a row after which a field counts as not reported
 FIELDS = (*SAMPLED, "energy_mj", "max_sm_clock_mhz", "power_limit_w")
 # Errors that mean "never": the GPU or driver does not have it, or this binding's library lacks the function.
@@ -129,11 +131,20 @@ class NvmlSampler:
             self._thread = None
 
     def near_power_cap(self, since: float, fraction: float) -> bool:
-        """Whether the samples taken since host time `since` show the power cap: its clock-event reason in any of them,
-        or their mean draw at least `fraction` of the enforced power limit (the pair alternating batch by batch draws
-        their mean, below the cap even where one of them alone would be held at it)."""
+        """Whether the samples taken since host time `since` show the GPU held at its power cap: their median SM clock
+        below its maximum (HELD_CLOCK_FRACTION; not asked where the GPU reports no clock) while the cap's clock-event
+        reason shows in any of them or their mean draw is at least `fraction` of the enforced limit. The clock is what
+        makes the cap bind: a reason set for a moment, or NVML's power reading (averaged over up to a second on recent
+        GPUs, so still the previous cell's), at the maximum clock changes no one's speed."""
         with self._lock:
             recent = [x for x in self._samples if x["t"] >= since]
+        clocks = [x["sm_clock_mhz"] for x in recent if x["sm_clock_mhz"] is not None]
+        if (
+            clocks
+            and self.max_sm_clock_mhz
+            and statistics.median(clocks) >= HELD_CLOCK_FRACTION * self.max_sm_clock_mhz
+        ):
+            return False
         if any(x["reasons"] is not None and x["reasons"] & POWER for x in recent):
             return True
         draws = [x["power_w"] for x in recent if x["power_w"] is not None]
