@@ -184,6 +184,9 @@ def test_blocks_time_each_series_at_its_own_clock_under_a_power_cap(monkeypatch,
         # the warm-up missed it (NVML's power reading lags), the batch-by-batch timing showed it: timed again in blocks
         (0.0, (False, True), False, 100 * 1.05 / 1.2, ", in blocks of 0.04 s, power cap while timed batch by batch"),
         (0.04, (), False, 100 * 1.05 / 1.2, ", in blocks of 0.04 s"),  # block_s set: blocks, nothing asked
+        # not known whether the baseline alone is held at the cap: it runs alone (a probe), and is
+        (0.0, (False, True), None, 100 * 1.05 / 1.2, ", in blocks of 0.04 s, baseline alone at the power cap"),
+        (0.0, (False, False, False), None, 100 * 1.05 / 1.0, "converged"),  # and is not
     ],
 )
 def test_a_cell_at_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, alone, expected, reason):
@@ -191,7 +194,7 @@ def test_a_cell_at_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, 
     began, with the plan's cap_power_fraction); where it says yes, or the caller knows a series alone is held at the
     cap (capped_alone), the cell is timed as if block_s were cap_block_s; a cell timed batch by batch is asked again
     about its timed phase, and timed again in blocks where that showed the cap."""
-    from farm.measure.timing import CAP_PROBE_S, time_interleaved
+    from farm.measure.timing import CAP_PROBE_ALONE_S, CAP_PROBE_S, time_interleaved
 
     gpu = CappedGpu()
     monkeypatch.setitem(sys.modules, "cupy", gpu.cupy())
@@ -213,11 +216,16 @@ def test_a_cell_at_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, 
     )
     kernel, cublas = gpu.capped("kernel", 1.0, 1.2), gpu.capped("cublas", 1.05, 1.0)
     timing = time_interleaved(
-        {"kernel": kernel, "cublas": cublas}, cfg, near_power_cap=near_power_cap, capped_alone=alone
+        {"kernel": kernel, "baseline": cublas}, cfg, near_power_cap=near_power_cap, capped_alone=alone
     )
     median = {name: sorted(s.samples_ms)[len(s.samples_ms) // 2] for name, s in timing.series.items()}
-    assert 100 * median["cublas"] / median["kernel"] == pytest.approx(expected, rel=0.02)
-    assert timing.stop_reason.endswith(reason) and timing.power_capped == any(seen)
+    assert 100 * median["baseline"] / median["kernel"] == pytest.approx(expected, rel=0.02)
+    assert timing.stop_reason.endswith(reason)
+    if alone is None:  # the probe: the baseline alone for CAP_PROBE_ALONE_S, asked about its own samples
+        (_, _, warmed), (probe_began, _, probed) = asked[:2]
+        assert timing.alone_capped is seen[1] and probed - probe_began >= CAP_PROBE_ALONE_S and probe_began >= warmed
+    else:
+        assert timing.power_capped == any(seen)
     if block_s:
         assert asked == []  # blocks already: nothing to decide
     else:

@@ -30,6 +30,7 @@ from farm.measure.stopping import Count, Fraction, StoppingRule, WarmupRule
 
 MODES = ("hot", "cold")
 CAP_PROBE_S = 0.05  # the least warm-up that gives near_power_cap a few of the cell's own samples (one every 10 ms)
+CAP_PROBE_ALONE_S = 0.3  # a baseline alone, long enough for the power controller to hold its clock down
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class CellTiming:
     warmup_window: tuple[float, float]
     energy_mj: float | None  # energy counter difference over the whole timed phase (every series)
     power_capped: bool = False  # the cell saw the power cap (asked only where cap_block_s may apply)
+    alone_capped: bool | None = None  # the `alone` series held at the cap by itself, where known
 
 
 class _Series:
@@ -155,7 +157,8 @@ def time_interleaved(
     flush: Callable[[], None] | None = None,
     last: tuple[tuple[str, ...], Callable[[], None]] | None = None,
     near_power_cap: Callable[[float, float], bool] | None = None,
-    capped_alone: bool = False,
+    capped_alone: bool | None = False,
+    alone: str = "baseline",
 ) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
@@ -165,7 +168,10 @@ def time_interleaved(
     for) and each of those series times one more batch, kept as its last sample: the batches whose outputs the
     caller checks.
     near_power_cap(since, fraction) -> whether the samples since host time `since` show the power cap (cap_block_s);
-    capped_alone: a series is known to be held at the cap when it runs alone (cap_block_s applies whatever warm-up saw).
+    capped_alone: whether series `alone` is held at the cap when it runs alone (cap_block_s applies whatever warm-up
+    saw); None: not known yet, so where warm-up did not see the cap, that series runs alone for CAP_PROBE_ALONE_S and
+    its own samples say (beside a frugal kernel the pair's mean draw stays below the cap), the answer left in
+    CellTiming.alone_capped.
     """
     import cupy
 
@@ -188,6 +194,12 @@ def time_interleaved(
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
             warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
     capped = bool(probe_s) and near_power_cap(warm_began, cfg.cap_power_fraction)
+    if probe_s and capped_alone is None and not capped and alone in series and len(series) > 1:
+        probe_began = time.perf_counter()
+        while time.perf_counter() - probe_began < CAP_PROBE_ALONE_S:
+            series[alone].warm_launch()
+            series[alone].stream.synchronize()
+        capped_alone = near_power_cap(probe_began, cfg.cap_power_fraction)
     # One series alone has no partner whose clock it could take: no blocks.
     block_s = cfg.block_s or (cfg.cap_block_s if (capped or capped_alone) and len(series) > 1 else 0.0)
     for s in series.values():
@@ -254,6 +266,7 @@ def time_interleaved(
         warmup_window=(warm_began, warm_ended),
         energy_mj=None if energy_start is None or energy_end is None else energy_end - energy_start,
         power_capped=capped,
+        alone_capped=capped_alone,
     )
 
 
