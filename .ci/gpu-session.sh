@@ -493,11 +493,10 @@ PY
     echo "cubes crosscheck rc=$?"; tail -20 "$OUT/crosscheck-$run.md" | cut -c1-150 ;;
   capped)  # docs/verdicts.md "At the power cap": plans/capped.toml (walk D 12 and 15 BF16 with cuBLAS at 4096^3 and
     # 8192^3, three repeats, each series timed in blocks of 1 s: its own clock), then the same cells batch by batch (RUN-i,
-    # plans/walkd.toml's timing), on one card, and both runs' % in-cell and against cuBLAS alone (about 200 s)
+    # plans/capped-batches.toml: cap_block_s = 0), on one card, and both runs' % in-cell and against cuBLAS alone (about 200 s)
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-240} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/capped.toml bash "$0" reference "$run"
-    OUT=$FINAL DEADLINE=120 PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run-i" \
-      --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 4096,8192 --repeats 3
+    OUT=$FINAL DEADLINE=120 PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/capped-batches.toml bash "$0" reference "$run-i"
     python3 -c "
 import sys
 from farm.data.dataset import read_table

@@ -222,7 +222,7 @@ _F = [
     (
         "stop_reason",
         pa.string(),
-        "converged: noise <= target; max_time; max_samples (see farm/measure/stopping.py); followed by ', in blocks of S s' where the plan set measure.block_s (farm/measure/timing.py)",
+        "converged: noise <= target; max_time; max_samples (see farm/measure/stopping.py); followed by ', in blocks of S s' where the plan set measure.block_s, or ', in blocks of S s, WHY' where the cell was at the power cap (measure.cap_block_s; WHY: power cap in warm-up, power cap while timed batch by batch, baseline alone at the power cap; farm/measure/timing.py)",
     ),
     (
         "samples_ms",
