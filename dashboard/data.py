@@ -1,16 +1,16 @@
 """Find and read result datasets for the dashboard: several at once, live, never failing the page.
 
-A *source* is a path (or filesystem URI) given with ``--data`` / $GEMM_FARM_DATA, or by
-default the shipped ``datasets/*`` plus ``farm.data.dataset.default_output()``. It may be
+A *source* is a path (or filesystem URI) from ``--data`` / $GEMM_FARM_DATA, else the
+shipped ``datasets/*`` and ``farm.data.dataset.default_output()``. It may be
 
 - a dataset: ``<root>/rows/...`` and ``<root>/telemetry/...`` (farm.data.dataset's layout);
 - an older dataset with rows directly under ``<root>/gpu_model=...`` (schema version 1);
 - a folder of datasets: each subfolder holding a ``rows/`` table is one dataset.
 
-Reading is incremental: the listing (names, mtimes, sizes) is cheap and taken every few
-seconds; each Parquet file is read once per (path, mtime, size) and kept, so a sweep
-that appends files costs only the new files. An unreadable file is named and skipped.
-Files of older schema versions get nulls for the columns they lack.
+Reading is incremental: the cheap listing (names, mtimes, sizes) is taken every few seconds;
+each Parquet file is read once per (path, mtime, size) and kept, so a growing sweep costs
+only its new files. An unreadable file is named and skipped; older schemas' files get nulls
+for the columns they lack.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ class Loaded:
     sources: list[Source]
     rows: pd.DataFrame  # ROW_SCHEMA columns + dataset + schema_version + derived columns (see enrich)
     telemetry: pd.DataFrame  # TELEMETRY_SCHEMA columns + dataset + schema_version
-    files: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> {"rows": n files, "telemetry": n}
+    files: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> {"rows": files, "telemetry": n}
     problems: list[str] = field(default_factory=list)  # unreadable files, with the reason
 
     @property
@@ -289,7 +289,7 @@ def assemble(listed) -> Loaded:
         for t, es in ((fds.ROWS, r), (fds.TELEMETRY, te))
         for e in es
     }
-    if len(cache) > 2 * len(current) + 10_000:  # files rewritten or gone: drop what no listing names any more
+    if len(cache) > 2 * len(current) + 10_000:  # files rewritten or gone: drop what no listing names
         for key in [k for k in cache if k not in current]:
             cache.pop(key, None)
     sources, files, problems = [], {}, []
@@ -309,8 +309,7 @@ def assemble(listed) -> Loaded:
 
 
 def runs(sources: list[Source]) -> pd.DataFrame:
-    """The runs tables of `sources` (farm.data.schema RUNS_SCHEMA columns + dataset); datasets written before the
-    runs table existed add nothing."""
+    """The runs tables of `sources` (RUNS_SCHEMA's columns + dataset); older datasets without one add nothing."""
     frames = [
         fds.read_table(s.path, fds.RUNS).to_pandas().assign(dataset=s.name)
         for s in sources

@@ -1,8 +1,8 @@
-"""On a real GPU: the baseline's FP64 check sized for the card (farm/measure/sizing.py) catches the planted errors it
-claims to, whole and in blocks, through the harness's own kernels (farm/measure/checks.cu) and cuBLAS.
+"""On a GPU: the baseline's FP64 check sized for the card (farm/measure/sizing.py) catches the planted errors it
+claims to, whole and in blocks, through the harness's kernels (farm/measure/checks.cu) and cuBLAS.
 
-On an H100 the whole product is cheap, so the block check is forced by a smaller time budget: a quarter of the
-rows, as a 1/64-rate GeForce card would check at 4096^3. Run with `pytest -m gpu -s` to see each check's time.
+An H100's whole product is cheap, so a smaller time budget forces the block check: a quarter of the rows, as a
+1/64-rate GeForce card checks at 4096^3. `pytest -m gpu -s` shows each check's time.
 """
 
 import time
@@ -38,7 +38,7 @@ def setup():
 
 
 def _check(setup, plan, planted=None, seed=3):
-    """check_fp64 on the baseline's output with `planted(c)` applied to a copy first."""
+    """check_fp64 on a copy of the baseline's output, `planted(c)` first."""
     import cupy
 
     checks, a, b, out, _, _ = setup
@@ -77,11 +77,11 @@ def test_planted_errors_are_caught_where_the_check_looks(setup):
 
         return plant
 
-    for row in (0, SIZE - 1, int(rng.choice(checked))):  # the edge blocks always, one drawn block
+    for row in (0, SIZE - 1, int(rng.choice(checked))):  # both edge blocks, one drawn
         for plan in (full, quarter):
             assert not _check(setup, plan, element(row, 1.0))["verified"]
             assert _check(setup, plan, element(row, float("nan")))["mismatches"] == 1
-    # What the block check does not claim: a single element in a row it did not draw. The whole check catches it.
+    # Not claimed by the block check: one element in a row it did not draw (the whole check's).
     row = int(rng.choice(unchecked))
     assert _check(setup, quarter, element(row, 1.0))["verified"]
     assert not _check(setup, full, element(row, 1.0))["verified"]
@@ -90,12 +90,12 @@ def test_planted_errors_are_caught_where_the_check_looks(setup):
 def test_a_wrong_tile_or_a_wrong_scale_is_caught(setup):
     _, _, _, _, full, quarter = setup
     block = sorted(_rows_checked(quarter))[len(_rows_checked(quarter)) // 2] // BLOCK_ROWS * BLOCK_ROWS
-    tile = block // 128 * 128  # the 128 x 128 tile holding a drawn block, zeroed (a tile cuBLAS never wrote)
+    tile = block // 128 * 128  # the 128 x 128 tile of a drawn block, zeroed (cuBLAS never wrote it)
 
     def zero_tile(c):
         c[tile : tile + 128, 256:384] = 0
 
-    def scaled(c):  # every element off by 0.1 %: alpha or a reduction gone wrong
+    def scaled(c):  # every element off 0.1 %: alpha or a reduction wrong
         c *= 1.001
 
     for plan in (full, quarter):

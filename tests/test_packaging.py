@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIRST_PARTY = {"farm", "kernels", "dashboard"}
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
-# Import name (a module path prefix, the longest wins) -> the distributions that provide it, any one of them.
+# Import name (a module path prefix, the longest wins) -> the distributions that provide it (any one).
 PROVIDERS = {
     "altair": {"altair"},
     "cuda.bindings": {"cuda-bindings"},

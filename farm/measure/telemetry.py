@@ -1,10 +1,9 @@
 """NVML sampling on a background thread while a cell is timed, field by field.
 
 The sampler reads SM and memory clocks, temperature, power and the clock-event reasons every
-`interval_s`, the total energy counter around each timed phase, and the maximum SM clock once; each
-sample has a host timestamp so the timing loop can attribute it to the batch (kernel or baseline)
-running then. One NVML query costs 2-400 us (more in a virtual machine); the thread sleeps between
-samples.
+`interval_s`, the energy counter around each timed phase, the maximum SM clock and power limit once;
+each sample's host timestamp attributes it to the batch (kernel or baseline) running then. One NVML
+query costs 2-400 us (more in a virtual machine); the thread sleeps between samples.
 
 Every query stands alone, because GeForce boards, laptops above all, and some drivers answer some of
 them with NOT_SUPPORTED (NVML's API reference promises full support only to data-centre and
@@ -14,8 +13,8 @@ failures in a row. `unreported` says which fields this GPU did not give, and why
 dies of a query.
 
 The thread runs from the first cell on, between cells too, so that warm-up can see whether the clock
-was already settled before the cell began (farm.measure.stopping.WarmupRule); a cell's samples are
-those taken since its `start()`.
+had settled before the cell began (farm.measure.stopping.WarmupRule); a cell's samples are those
+since its `start()`.
 """
 
 from __future__ import annotations
@@ -28,11 +27,11 @@ from collections.abc import Callable
 from farm.data.throttle import POWER, SAMPLED_FIELDS as SAMPLED
 
 _GPU_IDLE = 0x1  # nvmlClocksEventReasonGpuIdle
-_KEEP_S = 2.0  # samples older than this before a cell's start are dropped
-HELD_CLOCK_FRACTION = 0.98  # a median SM clock below this fraction of the maximum: held down (one 15 MHz step is 0.8 %)
-GIVE_UP_AFTER = 10  # failures in a row after which a field counts as not reported
+_KEEP_S = 2.0  # seconds of samples kept from before a cell's start
+HELD_CLOCK_FRACTION = 0.98  # a median SM clock under this x its maximum is held (15 MHz: 0.8 %)
+GIVE_UP_AFTER = 10  # failures in a row that make a field not reported
 FIELDS = (*SAMPLED, "energy_mj", "max_sm_clock_mhz", "power_limit_w")
-# Errors that mean "never": the GPU or driver does not have it, or this binding's library lacks the function.
+# Errors that mean "never": the GPU, its driver or this binding lacks it.
 _NEVER = ("NVMLError_NotSupported", "NVMLError_FunctionNotFound")
 
 
@@ -56,7 +55,7 @@ class NvmlSampler:
             "mem_clock_mhz": lambda h: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
             "temp_c": lambda h: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
             "power_w": lambda h: nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
-            # nvidia-ml-py before the rename has only the old name
+            # an older nvidia-ml-py has the old name only
             "reasons": lambda h: int(
                 (
                     getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
@@ -68,7 +67,7 @@ class NvmlSampler:
             "power_limit_w": lambda h: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
         }
         self.max_sm_clock_mhz = self._read("max_sm_clock_mhz")
-        self.power_limit_w = self._read("power_limit_w")  # read again when needed where this read failed
+        self.power_limit_w = self._read("power_limit_w")  # read again when needed if this fails
         self._samples: list[dict] = []
         self._lock = threading.Lock()
         self._cell_began = 0.0
@@ -131,19 +130,15 @@ class NvmlSampler:
             self._thread = None
 
     def near_power_cap(self, since: float, fraction: float) -> bool:
-        """Whether the samples taken since host time `since` show the GPU held at its power cap: their median SM clock
-        below its maximum (HELD_CLOCK_FRACTION; not asked where the GPU reports no clock) while the cap's clock-event
-        reason shows in any of them or their mean draw is at least `fraction` of the enforced limit. The clock is what
-        makes the cap bind: a reason set for a moment, or NVML's power reading (averaged over up to a second on recent
-        GPUs, so still the previous cell's), at the maximum clock changes no one's speed."""
+        """Whether the samples since host time `since` show the GPU held at its power cap: their median SM clock under
+        HELD_CLOCK_FRACTION of its maximum (where reported) while the cap's reason shows in one of them or their mean
+        draw is at least `fraction` of the enforced limit. A reason set for a moment, or NVML's power reading (averaged
+        over up to 1 s: the previous cell's), at the top clock slows no one."""
         with self._lock:
             recent = [x for x in self._samples if x["t"] >= since]
         clocks = [x["sm_clock_mhz"] for x in recent if x["sm_clock_mhz"] is not None]
-        if (
-            clocks
-            and self.max_sm_clock_mhz
-            and statistics.median(clocks) >= HELD_CLOCK_FRACTION * self.max_sm_clock_mhz
-        ):
+        top = self.max_sm_clock_mhz
+        if clocks and top and statistics.median(clocks) >= HELD_CLOCK_FRACTION * top:
             return False
         if any(x["reasons"] is not None and x["reasons"] & POWER for x in recent):
             return True
