@@ -151,6 +151,18 @@ class CappedGpu(FakeGpu):
         return run
 
 
+def capped_config(**timing) -> TimingConfig:
+    """One launch a batch of 1 ms, no warm-up of its own, 20 samples a series at least: the capped chip's timing."""
+    return TimingConfig(
+        use_graphs=False,
+        max_launches_per_batch=1,
+        target_batch_ms=1.0,
+        warmup=WarmupRule(min_s=0.0, max_s=0.0),
+        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
+        **timing,
+    )
+
+
 @pytest.mark.parametrize("block_s, expected", [(0.0, 100 * 1.05 / 1.0), (0.04, 100 * 1.05 / 1.2)])
 def test_blocks_time_each_series_at_its_own_clock_under_a_power_cap(monkeypatch, block_s, expected):
     """Batch by batch, a kernel that draws more than cuBLAS times at the pair's shared clock: its % of cuBLAS is the
@@ -160,14 +172,7 @@ def test_blocks_time_each_series_at_its_own_clock_under_a_power_cap(monkeypatch,
 
     gpu = CappedGpu()
     monkeypatch.setitem(sys.modules, "cupy", gpu.cupy())
-    cfg = TimingConfig(
-        use_graphs=False,
-        max_launches_per_batch=1,
-        target_batch_ms=1.0,
-        block_s=block_s,
-        warmup=WarmupRule(min_s=0.0, max_s=0.0),
-        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
-    )
+    cfg = capped_config(block_s=block_s)
     kernel, cublas = gpu.capped("kernel", 1.0, 1.2), gpu.capped("cublas", 1.05, 1.0)
     timing = time_interleaved({"kernel": kernel, "cublas": cublas}, cfg)
     median = {name: sorted(s.samples_ms)[len(s.samples_ms) // 2] for name, s in timing.series.items()}
@@ -204,16 +209,7 @@ def test_a_cell_at_the_power_cap_is_timed_in_blocks(monkeypatch, block_s, seen, 
         asked.append((since, fraction, time.perf_counter()))
         return seen[min(len(asked), len(seen)) - 1]
 
-    cfg = TimingConfig(
-        use_graphs=False,
-        max_launches_per_batch=1,
-        target_batch_ms=1.0,
-        block_s=block_s,
-        cap_block_s=0.04,
-        cap_power_fraction=0.6,
-        warmup=WarmupRule(min_s=0.0, max_s=0.0),
-        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
-    )
+    cfg = capped_config(block_s=block_s, cap_block_s=0.04, cap_power_fraction=0.6)
     kernel, cublas = gpu.capped("kernel", 1.0, 1.2), gpu.capped("cublas", 1.05, 1.0)
     timing = time_interleaved(
         {"kernel": kernel, "baseline": cublas}, cfg, near_power_cap=near_power_cap, capped_alone=alone
@@ -242,13 +238,6 @@ def test_one_series_at_the_power_cap_is_not_timed_in_blocks_but_says_it_was_capp
 
     gpu = CappedGpu()
     monkeypatch.setitem(sys.modules, "cupy", gpu.cupy())
-    cfg = TimingConfig(
-        use_graphs=False,
-        max_launches_per_batch=1,
-        target_batch_ms=1.0,
-        cap_block_s=0.04,
-        warmup=WarmupRule(min_s=0.0, max_s=0.0),
-        stopping=StoppingRule(min_samples=20, target_noise=1.0, min_time_s=0.0, max_time_s=60.0),
-    )
+    cfg = capped_config(cap_block_s=0.04)
     timing = time_interleaved({"cublas": gpu.capped("cublas", 1.05, 1.0)}, cfg, near_power_cap=lambda t, f: True)
     assert timing.stop_reason == "converged" and timing.power_capped
