@@ -130,6 +130,42 @@ def test_an_unpaired_cell_keeps_one_measured_series(gpu):
     assert list(timed) == ["kernel"] and timed["kernel"][0]["batches"] == 61
 
 
+def test_the_timer_learns_which_baselines_are_held_at_the_power_cap_alone(gpu, monkeypatch):
+    """CellTimer remembers, per baseline and shape, what a baseline's own cell or a partner cell's probe said, and
+    hands it to the next cells there (capped_alone; None: not known, so time_interleaved probes)."""
+    import dataclasses
+
+    from farm.measure import cell_timer
+
+    real, passed, answers = cell_timer.time_interleaved, [], []
+
+    def scripted(*args, **kwargs):
+        passed.append(kwargs["capped_alone"])
+        power_capped, alone_capped = answers.pop(0)
+        return dataclasses.replace(real(*args, **kwargs), power_capped=power_capped, alone_capped=alone_capped)
+
+    monkeypatch.setattr(cell_timer, "time_interleaved", scripted)
+    timer = CellTimer(options(), "0000:00:00.0", 1 << 20)
+    ok = {"verified": True, "mismatches": 0, "max_abs_error": 0.0, "max_scaled_error": 0.0}
+
+    def cell(at, baseline_only=False, power_capped=False, alone_capped=None):
+        answers.append((power_capped, alone_capped))
+        series = {"baseline": gpu.launch("baseline", 1.0)}
+        if not baseline_only:
+            series["kernel"] = gpu.launch("kernel", 1.0)
+        own = "baseline" if baseline_only else "kernel"
+        timer.time(series, 1, PostCheck(lambda: None, {own: lambda: ok}), at, baseline_only)
+
+    cell(("cublas_bf16", 8192, 8192, 8192), alone_capped=True)  # not known: probed, held
+    cell(("cublas_bf16", 8192, 8192, 8192))  # known from the probe
+    cell(("cublas_bf16", 4096, 4096, 4096), baseline_only=True, power_capped=True)  # the baseline's own cell
+    cell(("cublas_bf16", 4096, 4096, 4096))
+    cell(("cublas_bf16", 2048, 2048, 2048), alone_capped=False)  # probed, not held
+    cell(("cublas_bf16", 2048, 2048, 2048))
+    cell(None)  # nothing to remember under: never probed
+    assert passed == [None, True, None, True, None, False, False]
+
+
 class CappedGpu(FakeGpu):
     """A power-capped chip: a launch's time is its cycles over the clock factor min(1, CAP / draw), where draw is the
     recent power demand averaged over about `tau` ms of device time (the controller's lag). A kernel drawing 1.2 at

@@ -124,8 +124,9 @@ class CellTimer:
     def __init__(self, options: MeasureOptions, pci_bus_id: str, l2_bytes: int):
         self.options = options
         self.sampler = NvmlSampler(pci_bus_id, options.telemetry_interval_s) if options.telemetry else None
-        self.power_capped = False  # the last timed cell saw the power cap
-        self.alone_capped: bool | None = None  # the last timed cell's baseline alone is held at it, where asked
+        # A baseline at a shape (the caller's key): whether it is held at the power cap when it runs alone, learnt from
+        # its own cell or from a partner cell's probe (TimingConfig.cap_block_s).
+        self._capped_alone: dict[tuple, bool] = {}
         self._flush_buffer = None
         # Cold mode's flush buffer (a buffer the cell's memory counts); none in hot mode.
         self.flush_bytes = FLUSH_L2_MULTIPLE * l2_bytes if options.timing.mode == "cold" else 0
@@ -162,19 +163,22 @@ class CellTimer:
         return timing, samples, {own: check() for own, check in post.checks.items()}
 
     def time(
-        self, launches: dict, flops: int, post: PostCheck, capped_alone: bool | None = False
+        self, launches: dict, flops: int, post: PostCheck, baseline_at: tuple | None = None, baseline_only: bool = False
     ) -> dict[str, tuple[dict, list[dict], dict]]:
         """Per measured series (the keys of post.checks; the other series are their baselines, the one named
         "baseline" theirs where there is one, else each its own): its row columns, the cell's raw telemetry samples
         and the verification columns of its last timed batch. All come from one interleaved timing (one attempt of
         it: with `remeasure`, the attempt whose series all verified and whose most throttled series was least so).
-        capped_alone: whether the series "baseline" is held at the power cap alone (TimingConfig.cap_block_s), None
-        where not known (then probed; farm.measure.timing.time_interleaved). Whether this cell saw the cap is left in
-        `power_capped`, whether its baseline alone is held at it (where that was asked) in `alone_capped`."""
+        baseline_at: the cell's baseline and shape, under which this timer remembers whether that baseline alone is held
+        at the power cap (None: nothing remembered, never probed); baseline_only: every series is that baseline, so
+        this cell's own timing says."""
         attempts = []
         for _ in range(1 + (self.options.max_remeasures if self.options.throttle_policy == "remeasure" else 0)):
-            timing, samples, checked = self._attempt(launches, post, capped_alone)
-            self.power_capped, self.alone_capped = timing.power_capped, timing.alone_capped
+            known = self._capped_alone.get(baseline_at) if baseline_at else False
+            timing, samples, checked = self._attempt(launches, post, known)
+            seen = timing.power_capped if baseline_only else timing.alone_capped
+            if baseline_at and seen is not None:
+                self._capped_alone[baseline_at] = seen
             for sample in samples:
                 sample["series"] = _label(sample["t"], timing)
             teles = {

@@ -182,7 +182,6 @@ class GpuMeasurer:
         self._compiled: dict[tuple, Compiled] = {}  # by compiler.stage_key
         self._vendor: VendorContext | None = None
         self._poisoned = False
-        self._capped_alone: dict[tuple, bool] = {}  # (baseline, m, n, k): held at the power cap alone
         self._rng = np.random.default_rng()
         # The harness's own kernels first: every cell needs them.
         self._compiling = BackgroundCompiler(
@@ -434,17 +433,11 @@ class GpuMeasurer:
             out["verify_seconds"], out["loaded_first"] = verify_seconds, loaded_first
         if not all(out["verified"] for out in outs):
             return [_untimed(out, m * n, len(outs)) for out in outs]
-        # Whether the baseline alone is held at the power cap at this shape, known from its own cell or a partner cell's
-        # probe (None: not yet, the cell probes it): beside a frugal kernel the pair's mean draw stays below the cap, so
-        # its warm-up cannot tell that the baseline must be timed in blocks (TimingConfig.cap_block_s).
-        capped_key = (baseline.name, m, n, k)
+        # Beside a frugal kernel the pair's mean draw stays under the cap even where the baseline alone is held at it: the
+        # timer learns that per baseline and shape (TimingConfig.cap_block_s).
         timed = self._timer.time(
-            launches, stage.flops(m, n, k), PostCheck(prepare, check_of), self._capped_alone.get(capped_key)
+            launches, stage.flops(m, n, k), PostCheck(prepare, check_of), (baseline.name, m, n, k), stage.is_baseline
         )
-        if stage.is_baseline:
-            self._capped_alone[capped_key] = self._timer.power_capped
-        elif self._timer.alone_capped is not None:
-            self._capped_alone[capped_key] = self._timer.alone_capped
         return [_with_timing(out, *timed[name], m * n) for out, name in zip(outs, names)]
 
     def _seed(self) -> int:

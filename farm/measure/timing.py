@@ -11,9 +11,9 @@ If capture fails, batches are direct launches, and the row says which method pro
 its numbers (a kernel row also says how its baseline was launched).
 
 Series (a kernel and its cuBLAS baseline; a paired sweep's two arms and their baseline) alternate
-batch by batch, in the order given, so all see the same clocks, power state and temperature; or, with `block_s`, in
-blocks of that many seconds whose first half settles the clock at the series' own draw and is not kept. Each batch's host-time window is kept so that telemetry
-samples can be attributed to the series that ran.
+batch by batch, in the order given, so all see the same clocks, power state and temperature; or in blocks of seconds
+(block_s, cap_block_s) whose first half settles the clock at the series' own draw and is not kept (docs/verdicts.md).
+Each batch's host-time window is kept to attribute telemetry samples to the series that ran.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Annotated, Literal
 
 from pydantic import Field, Strict
@@ -29,8 +28,8 @@ from pydantic import Field, Strict
 from farm.measure.stopping import Count, Fraction, StoppingRule, WarmupRule
 
 MODES = ("hot", "cold")
-CAP_PROBE_S = 0.05  # the least warm-up that gives near_power_cap a few of the cell's own samples (one every 10 ms)
-CAP_PROBE_ALONE_S = 0.3  # a baseline alone, long enough for the power controller to hold its clock down
+CAP_PROBE_S = 0.05  # the least warm-up that gives near_power_cap a few of the cell's own samples
+CAP_PROBE_ALONE_S = 0.3  # a baseline alone: long enough for the controller to hold its clock
 
 
 @dataclass(frozen=True)
@@ -41,14 +40,10 @@ class TimingConfig:
     )
     max_launches_per_batch: Count = 200
     use_graphs: Annotated[bool, Strict()] = True
-    # 0: the series alternate batch by batch, so all run at one clock. > 0: each series runs batches for block_s
-    # seconds before the next takes over, the first half of each block left out of its samples, so that under a power
-    # cap each series is timed at its own clock, not at its partner's (docs/verdicts.md, "At the power cap").
+    # > 0: every cell in blocks (module docstring), each series at its own clock.
     block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.0
-    # Where block_s is 0 and a cell of two series or more is at the power cap, it is timed in blocks of cap_block_s (0:
-    # never): its warm-up saw the cap (NvmlSampler.near_power_cap: the cap's clock-event reason, or a mean draw of at
-    # least cap_power_fraction of the enforced limit), or the caller knows one series alone is held at it (the
-    # baseline's own cell at this shape saw the cap: beside a frugal kernel, the pair's mean draw hides that).
+    # Else blocks of cap_block_s (0: never) for two series or more at the power cap (time_interleaved says when;
+    # cap_power_fraction: near_power_cap's share of the enforced limit).
     cap_block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 1.0
     cap_power_fraction: Fraction = 0.9
     warmup: WarmupRule = field(default_factory=WarmupRule)
@@ -82,8 +77,8 @@ class CellTiming:
     stop_reason: str
     warmup_window: tuple[float, float]
     energy_mj: float | None  # energy counter difference over the whole timed phase (every series)
-    power_capped: bool = False  # the cell saw the power cap (asked only where cap_block_s may apply)
-    alone_capped: bool | None = None  # the `alone` series held at the cap by itself, where known
+    power_capped: bool = False  # the cell saw the power cap
+    alone_capped: bool | None = None  # the series "baseline" held at the cap by itself, where known
 
 
 class _Series:
@@ -158,7 +153,6 @@ def time_interleaved(
     last: tuple[tuple[str, ...], Callable[[], None]] | None = None,
     near_power_cap: Callable[[float, float], bool] | None = None,
     capped_alone: bool | None = False,
-    alone: str = "baseline",
 ) -> CellTiming:
     """Time each launch callable (they launch on the current stream); batches alternate between them.
 
@@ -167,11 +161,10 @@ def time_interleaved(
     last = (series names, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited
     for) and each of those series times one more batch, kept as its last sample: the batches whose outputs the
     caller checks.
-    near_power_cap(since, fraction) -> whether the samples since host time `since` show the power cap (cap_block_s);
-    capped_alone: whether series `alone` is held at the cap when it runs alone (cap_block_s applies whatever warm-up
-    saw); None: not known yet, so where warm-up did not see the cap, that series runs alone for CAP_PROBE_ALONE_S and
-    its own samples say (beside a frugal kernel the pair's mean draw stays below the cap), the answer left in
-    CellTiming.alone_capped.
+    Blocks of cap_block_s (block_s 0, two series or more) where near_power_cap(since, fraction) finds the cap in the
+    samples of warm-up or of a batch-by-batch timing (then done again), or where series "baseline" alone is held at
+    it: capped_alone; None: not known, so it runs alone for CAP_PROBE_ALONE_S (beside a frugal kernel the pair's draw
+    hides it) and the answer is left in CellTiming.alone_capped.
     """
     import cupy
 
@@ -181,7 +174,7 @@ def time_interleaved(
     warm_began = time.perf_counter()
     checked = None
     warmup_reason = None
-    # With auto blocks, warm-up lasts until the cell's own telemetry can say whether it runs at the power cap.
+    # Warm-up lasts until the cell's own telemetry can say whether it is at the power cap.
     probe_s = CAP_PROBE_S if near_power_cap and cfg.cap_block_s and not cfg.block_s else 0.0
     while not warmup_reason or time.perf_counter() - warm_began < probe_s:
         for s in series.values():
@@ -194,11 +187,11 @@ def time_interleaved(
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
             warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
     capped = bool(probe_s) and near_power_cap(warm_began, cfg.cap_power_fraction)
-    if probe_s and capped_alone is None and not capped and alone in series and len(series) > 1:
+    if probe_s and capped_alone is None and not capped and "baseline" in series and len(series) > 1:
         probe_began = time.perf_counter()
         while time.perf_counter() - probe_began < CAP_PROBE_ALONE_S:
-            series[alone].warm_launch()
-            series[alone].stream.synchronize()
+            series["baseline"].warm_launch()
+            series["baseline"].stream.synchronize()
         capped_alone = near_power_cap(probe_began, cfg.cap_power_fraction)
     # One series alone has no partner whose clock it could take: no blocks.
     block_s = cfg.block_s or (cfg.cap_block_s if (capped or capped_alone) and len(series) > 1 else 0.0)
@@ -231,7 +224,7 @@ def time_interleaved(
         began, rounds = time.perf_counter(), 0
         while True:
             for name in series:
-                (partial(timed_block, block_s) if block_s else timed_batch)(name)
+                timed_block(block_s, name) if block_s else timed_batch(name)
             rounds += 1
             stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
             if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B at least, so drift still cancels
@@ -240,14 +233,13 @@ def time_interleaved(
     why = "power cap in warm-up" if capped else "baseline alone at the power cap" if capped_alone else ""
     phase_began = time.perf_counter()
     stop_reason = timed_phase(block_s)
-    # NVML's power reading lags (averaged over up to a second on recent GPUs), so a short warm-up can miss the cap: a
-    # pair timed batch by batch whose own timing then showed it is timed again, in blocks.
+    # NVML's power reading lags (a 1 s average), so a short warm-up can miss the cap.
     if probe_s and not block_s and len(series) > 1 and near_power_cap(phase_began, cfg.cap_power_fraction):
         block_s, why = cfg.cap_block_s, "power cap while timed batch by batch"
         stop_reason = timed_phase(block_s)
     if block_s:
         stop_reason += f", in blocks of {block_s:g} s" + (f", {why}" if not cfg.block_s else "")
-    # For the caller (a baseline's own cell: GpuMeasurer's capped_alone for its partner cells): the cap anywhere in it.
+    # The cap anywhere in the cell, for the caller (a baseline's own cell tells its partner cells).
     capped = capped or (bool(probe_s) and near_power_cap(warm_began, cfg.cap_power_fraction))
     if last:
         names, prepare = last
