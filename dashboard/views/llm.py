@@ -106,7 +106,7 @@ def headlines(cells: pd.DataFrame) -> pd.DataFrame:
 
 def geomean_of_all(values: pd.Series) -> float:
     """The geometric mean of `values`, NaN where one is missing (a mean over fewer shapes is another mean)."""
-    return float(np.exp(np.log(values).mean())) if values.notna().all() and len(values) else np.nan
+    return report.geomean(values.tolist()) if values.notna().all() and len(values) else np.nan
 
 
 # ---------------------------------------------------------------- charts

@@ -145,7 +145,7 @@ def _best(stages: dict[str, list[dict]]) -> list[dict]:
     return max(stages.values(), key=_median_pct)
 
 
-def _geomean(values: list[float]) -> float:
+def geomean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
@@ -201,8 +201,8 @@ def llm_headlines(cells: list[dict]) -> list[dict]:
                 "dtype": dtype,
                 "shapes_measured": len(group),
                 "shapes_total": group[0]["shapes_total"],
-                "geomean_pct_of_cublas": _geomean([c["pct_of_cublas"] for c in group]),
-                "geomean_pct_of_vendor_best": _geomean(vendor) if len(vendor) == len(group) else None,
+                "geomean_pct_of_cublas": geomean([c["pct_of_cublas"] for c in group]),
+                "geomean_pct_of_vendor_best": geomean(vendor) if len(vendor) == len(group) else None,
                 "lowest_pct": low["pct_of_cublas"],
                 "lowest_shape": f"{low['m']}x{low['n']}x{low['k']}",
             }
