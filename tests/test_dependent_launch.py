@@ -30,9 +30,9 @@ def test_packing_refuses_what_it_cannot_pass():
         packed_arguments([1.5])
 
 
-def test_only_stage_15_is_a_dependent_launch():
+def test_only_stages_15_and_16_are_dependent_launches():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
-    assert dependent == ["d_dependent_launch_bf16", "d_dependent_launch_fp16"]
+    assert dependent == ["d_dependent_launch_bf16", "d_dependent_launch_fp16", "d_priced_plan_bf16", "d_priced_plan_fp16"]
 
 
 def test_the_launcher_holds_its_function_and_so_its_module():

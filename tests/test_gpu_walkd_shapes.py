@@ -43,7 +43,9 @@ branches run in clusters of 2: the swapped product at 16, 64 and 128 tokens, 12'
 tails, once on a grid of 14, 13's 13 rounded up) and stream-K.
 Stage 15 (dependent_launch), 12 as a programmatic dependent launch, at 11's and 12's branches; its timed batches are
 graphs of back-to-back launches with programmatic edges, and at ODD_N each launch follows the harness's padding copy
-of B, a kernel writing what it reads, so a load before griddepcontrol.wait would fail the post-timing check.
+of B, a kernel writing what it reads, so a load before griddepcontrol.wait would fail the post-timing check. Stage 16 (priced_plan), 15 on its own plan, at
+the same shapes: whole tiles where 12 shares k tiles but where sharing saves whole waves (1 x 4096 x 4096, 3000 x 3000
+x 2048 and 2500 x 1000 x 2048 stay shared; tests/test_host_plan.py checks its choices).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -64,7 +66,7 @@ WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
 PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_", "d_stream_k_"))]
 STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
 SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
-HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_"))]
+HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_", "d_priced_plan_"))]
 SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]

@@ -44,6 +44,27 @@ def test_the_plan_at_the_readme_sizes_and_09s_branches(shape):
     assert (p.width, p.dp, p.sk) == CHOICES[shape]
 
 
+# 16's plan (d_priced_plan: a stream-K k tile priced at STREAM_K_PRICE whole ones'): where 12 shares k tiles at the
+# LLM shapes it measured slower than whole tiles (README.md, 16), it walks whole tiles; a short last wave stays shared.
+PRICED = {
+    (1024, 512, 3584): (64, 64, 0),  # 12: (64, 0, 64)
+    (1024, 1024, 8192): (64, 128, 0),  # 12: (128, 0, 64)
+    (1024, 3584, 18944): (256, 112, 0),  # 12: (256, 0, 112)
+    (4096, 3584, 3584): (128, 896, 0),  # 12: (256, 396, 52)
+    (8192, 8192, 8192): (256, 2048, 0),  # 12: (256, 1980, 68)
+    (4096, 3584, 18944): (256, 396, 52),  # as 12
+    (8192, 28672, 8192): (256, 7128, 40),  # as 12: 40 of 7168 tiles
+    (1024, 1024, 1024): (64, 128, 0),  # as 12: nothing shared
+}
+
+
+@pytest.mark.parametrize("shape", PRICED, ids=lambda s: "x".join(map(str, s)))
+def test_16s_plan_prices_stream_k_at_its_measured_cost(shape):
+    launch = STAGES["d_priced_plan_bf16"].launches[0]
+    assert launch.dependent and launch.plan(*shape, H100_SMS).args == dict(zip(("WIDTH", "DP", "SK"), PRICED[shape]))
+    assert plan(*shape, blocks(shape[0], shape[1]), 1) == plan(*shape, blocks(shape[0], shape[1]))  # 11, 12, 15
+
+
 @pytest.mark.parametrize("size", [1024, 2048, 4096])
 def test_no_workspace_where_nothing_is_shared(size):
     assert HOST_PLAN.workspace_floats(size, size, size, H100_SMS) == 0

@@ -7,7 +7,8 @@ one range per block. Each candidate is costed in estimated k-tile times a block;
 wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 8192 k tiles to keep its 32-bit
 range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
 The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
-none where nothing is shared (08-10 always get 8 planes).
+none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
+at STREAM_K_PRICE whole ones'.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
+# 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
+# long a k tile as whole tiles of the same width (README.md, 16); 11, 12 and 15 keep 1.
+STREAM_K_PRICE = 2
 
 
 @dataclass(frozen=True)
@@ -38,8 +42,9 @@ class Plan:
         return self.segments * m * n if self.sk else 0
 
 
-def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool) -> Plan | None:
-    """The plan of `width`-column tiles, whole waves only or with stream-K, or None where it may not run."""
+def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1) -> Plan | None:
+    """The plan of `width`-column tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
+    None where it may not run."""
     tiles, kt = cdiv(m, BM) * cdiv(n, width), cdiv(k, BK)
     if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
         return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * (width + 32))
@@ -57,17 +62,17 @@ def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool) -
     # 16-bit load rate; plus one for the fences and the count.
     fixup = 1 + cdiv((2 + segments) * min(m, BM) * width * 4, 2 * (BM + width) * BK * 2)
     dp = tiles - sk
-    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) + fixup) * (width + 32))
+    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) * price + fixup) * (width + 32))
 
 
-def plan(m: int, n: int, k: int, blocks: int) -> Plan:
+def plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> Plan:
     """The cheapest candidate for an m x n x k product on `blocks` persistent blocks (ties: the earlier in
     WIDTHS, whole waves before stream-K); 256 columns in whole waves always runs."""
-    found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk)) is not None]
+    found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk, price)) is not None]
     return min(found, key=lambda c: c.cost)  # min keeps the first of equals
 
 
-def launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner)."""
-    p = plan(m, n, k, blocks)
+def launch_plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> LaunchPlan:
+    """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner); 16's with `price`."""
+    p = plan(m, n, k, blocks, price)
     return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))

@@ -9,10 +9,11 @@ farm/measure/tma.py builds them, A in boxes of tile_m rows x 64 (TMA_A128: 128 r
 Notes and measurements: kernels/hopper_d/README.md.
 """
 
+from functools import partial
 from pathlib import Path
 
 from kernels.hopper_d import cluster_plan, swap_plan
-from kernels.hopper_d.host_plan import launch_plan
+from kernels.hopper_d.host_plan import STREAM_K_PRICE, launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -163,6 +164,19 @@ KERNELS = [
         },
         "12 as a programmatic dependent launch: each block sets up while the kernel before it finishes, then waits "
         "for it (griddepcontrol) before its first load",
+    ),
+    # 16: 15's kernel on host_plan's plan with a stream-K k tile priced at STREAM_K_PRICE whole ones'.
+    (
+        "d_priced_plan",
+        "16_priced_plan.cu",
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK"),
+            "planner": partial(launch_plan, price=STREAM_K_PRICE),
+            "dependent": True,
+        },
+        "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
+        "last wave, whole tiles elsewhere",
     ),
 ]
 
