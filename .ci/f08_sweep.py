@@ -1,7 +1,7 @@
 """Walk F 08's plan sweep (issue 32): every candidate plan of kernels/hopper_fp8/tile_plan.py (and 128-row tiles at 128
-tokens, which its plan does not offer) at the small-work LLM shapes, each cell verified (C poisoned) and timed interleaved
-with cuBLASLt FP8 in the farm's own measurer, the plan forced by replacing tile_plan.plan for the cell. 07 once per shape
-beside them. Prints one CSV line a cell; the plan's choice is marked. Run on the device from the repo root:
+tokens, which its plan does not offer) at the small-work LLM shapes, each cell verified (C poisoned) and timed with
+cuBLASLt FP8 interleaved, the plan forced by replacing tile_plan.plan. 07 once a shape beside them. One CSV line a
+cell; the plan's choice marked. Run on the device from the repo root:
     python3 .ci/f08_sweep.py [MxNxK ...]
 """
 
@@ -15,7 +15,7 @@ from farm.measure.stopping import StoppingRule, WarmupRule
 from farm.measure.timing import TimingConfig
 from kernels.hopper_fp8 import swap_plan, tile_plan
 
-SHAPES = [  # the furthest below 0.9x first: a timeout cuts the tail
+SHAPES = [  # lowest first
     (1024, 512, 3584),
     (1024, 1024, 4096),
     (1024, 1024, 8192),
@@ -42,7 +42,7 @@ OPTIONS = MeasureOptions(
 def plans(m: int, n: int, k: int, blocks: int) -> list[tile_plan.Plan]:
     chosen = tile_plan.plan(m, n, k, blocks)
     found = [p for p in tile_plan.candidates(m, n, k, blocks) if p == chosen or _tried(p, m, n, blocks)]
-    if m <= 128:  # 07's swapped candidates (its cost model's), and 128-row tiles at 128 tokens too
+    if m <= 128:  # 07's swapped candidates, and 128-row tiles
         found = [chosen] + [
             tile_plan.Plan(swap_plan.tokens(m), bnt, s, c)
             for bnt in swap_plan.WIDTHS

@@ -197,7 +197,7 @@ def test_swap_plan_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
 # 14's plan on 132 SMs: ("split", width) or 13's branch as SWAP_PLAN_SHAPES writes it
 CLUSTER_PAIR_SHAPES = {
     (128, 8192, 8192): ("split", 128),  # one round of 64 tiles
-    (100, 14336, 4104): ("split", 128),  # 112 tiles: two rounds (the receive buffer reused), odd M, K off 64
+    (100, 14336, 4104): ("split", 128),  # 112 tiles: two rounds, odd M, K off 64
     (128, 8192, 520): ("split", 128),  # 9 k tiles: 4 and 5
     (128, 8192, 128): ("split", 128),  # one k tile each
     (65, 14336, 832): ("split", 128),

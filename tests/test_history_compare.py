@@ -1,5 +1,5 @@
-"""History's change-point rule on synthetic histories, the Compare page's verdicts and summary, and both pages
-(and Peak & roofline) on the shipped datasets through AppTest."""
+"""History's change-point rule on synthetic histories, the Compare page's verdicts and summary, and both pages and
+Peak & roofline on the shipped datasets (AppTest)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_noise_alone_marks_nothing(seed):
 
 
 def test_a_faster_step_within_noisy_runs_is_not_a_change():
-    noisy = history.history(series([3.0] * 4 + [2.91] * 4, seed=1, noise=0.08))  # 8 % noise per sample
+    noisy = history.history(series([3.0] * 4 + [2.91] * 4, seed=1, noise=0.08))
     assert not noisy["change"].any() and set(noisy["verdict"]) == {""}
     clean = history.history(series([3.0] * 4 + [2.91] * 4, seed=1))
     assert list(history.changes(clean)["verdict"]) == ["FASTER"]
@@ -165,7 +165,7 @@ def test_new_pages_on_the_shipped_datasets(monkeypatch):
 
 def test_a_history_link_opens_compare_on_those_runs(monkeypatch):
     runs = compare.side_options(data.load_uncached(SHIPPED).rows, "run")
-    a, b = runs[0], runs[-1]  # the oldest and newest: not the pair the page picks by itself
+    a, b = runs[0], runs[-1]  # not the pair the page picks itself
     at = app(monkeypatch, *SHIPPED, query={"by": "run", "a": a, "b": b})
     at.switch_page("views/compare.py").run()
     assert not at.exception

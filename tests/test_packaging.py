@@ -3,8 +3,8 @@
 Every third-party import of farm/, kernels/ and dashboard/ (inside functions too, and the modules named in
 importlib.import_module calls) must be declared in the place its room needs: the farm's own in the core
 dependencies, the GPU libraries in every CUDA extra, PyTorch and Triton in the torch extra, the dashboard's in
-the core or the dashboard extra. Every core dependency must be one the farm imports, so that nothing the
-dashboard alone needs weighs on every GPU host.
+the core or the dashboard extra. Every core dependency is one the farm imports: nothing only the dashboard needs
+weighs on every GPU host.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from farm.plan import PLANS, PlanError, load_plan, plan_file
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_PARTY = {"farm", "kernels", "dashboard"}
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
-# Import name (a module path prefix, the longest wins) -> the distributions that provide it (any one).
+# Import name (a module path prefix; the longest wins) -> its distributions.
 PROVIDERS = {
     "altair": {"altair"},
     "cuda.bindings": {"cuda-bindings"},
@@ -68,7 +68,7 @@ def _imported(tree: ast.AST) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names |= {f"{node.module}.{a.name}" for a in node.names}  # `from cuda import pathfinder`: cuda.pathfinder
+            names |= {f"{node.module}.{a.name}" for a in node.names}  # from cuda import pathfinder
         elif (
             isinstance(node, ast.Call)
             and getattr(node.func, "attr", getattr(node.func, "id", "")) in ("import_module", "__import__")
@@ -76,7 +76,7 @@ def _imported(tree: ast.AST) -> set[str]:
         ):
             arg = node.args[0]
             if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
-                arg = arg.values[0]  # f"nvmath.bindings.{name}": its literal start
+                arg = arg.values[0]  # an f-string's literal start
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 names.add(arg.value.rstrip("."))
     return names
@@ -153,7 +153,7 @@ def test_the_check_sees_what_it_must():
 
 
 def test_the_package_carries_the_repos_plans():
-    assert PLANS.resolve() == (ROOT / "plans").resolve()  # farm/plans links to plans/, which setuptools copies
+    assert PLANS.resolve() == (ROOT / "plans").resolve()  # farm/plans links to plans/ (copied)
     assert (
         "plans/*.toml"
         in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["farm"]
@@ -185,6 +185,6 @@ def test_an_installed_package_ships_no_working_dir_to_a_cluster(tmp_path, monkey
     import farm.sweep
 
     monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
-    assert farm.sweep.runtime_env()["working_dir"] == str(ROOT)  # a checkout: the repo travels to the workers
-    monkeypatch.setattr(farm.sweep, "REPO_ROOT", tmp_path)  # site-packages: no pyproject.toml beside farm/
+    assert farm.sweep.runtime_env()["working_dir"] == str(ROOT)  # a checkout travels to the workers
+    monkeypatch.setattr(farm.sweep, "REPO_ROOT", tmp_path)  # site-packages: no pyproject.toml
     assert "working_dir" not in farm.sweep.runtime_env()

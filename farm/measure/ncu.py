@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from farm.data.profile_metrics import METRICS
 
 NCU_ENV = "GEMM_FARM_NCU"  # a path to ncu, or "none" to switch the pass off
-# Where ncu lives when it is not on PATH (newest version first after sorting).
+# Where ncu lives off PATH (newest first once sorted).
 NCU_FALLBACKS: tuple[str, ...] = (
     "/opt/nvidia/nsight-compute/*/ncu",
     "/usr/local/cuda/bin/ncu",
@@ -85,11 +85,10 @@ def query_metrics(ncu: str) -> set[str] | None:
         return None
     names = parse_query_metrics(proc.stdout)
     core = {s.metric.split(".")[0] for s in METRICS if not s.optional}
-    # A listing that lacks most of the core metrics is not a listing we understand.
+    # Most core metrics missing: not a listing we understand.
     return names if len(names & core) >= len(core) // 2 else None
 
 
-# ---------------------------------------------------------------------------------------------
 # Parsing ncu --csv --page raw
 
 
@@ -97,7 +96,7 @@ def query_metrics(ncu: str) -> set[str] | None:
 class ProfiledKernel:
     """One profile result of ncu's raw page: a kernel launch and its metrics as (value, unit)."""
 
-    index: int  # the "ID" column: order of the profile results
+    index: int  # the "ID" column: profile order
     name: str  # "Kernel Name" as ncu printed it
     metrics: dict[str, tuple[float | None, str]] = field(default_factory=dict)
     info: dict[str, str] = field(default_factory=dict)  # the identification columns (Block Size, CC, ...)
@@ -165,7 +164,7 @@ def parse_raw_csv(text: str) -> list[ProfiledKernel]:
         except ValueError:
             index = len(out)
         out.append(ProfiledKernel(index, named.get("Kernel Name", ""), metrics, info))
-    return out  # in ncu's order: by ID within a process
+    return out  # ncu's order: by ID in a process
 
 
 def named_metrics(metrics: list[str], text: str) -> set[str]:
