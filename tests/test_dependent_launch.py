@@ -32,7 +32,7 @@ def test_packing_refuses_what_it_cannot_pass():
 
 def test_only_stages_15_and_16_are_dependent_launches():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
-    assert dependent == ["d_dependent_launch_bf16", "d_dependent_launch_fp16", "d_priced_plan_bf16", "d_priced_plan_fp16"]
+    assert dependent == [f"d_{s}_{t}" for s in ("dependent_launch", "priced_plan") for t in ("bf16", "fp16")]
 
 
 def test_the_launcher_holds_its_function_and_so_its_module():

@@ -66,7 +66,9 @@ WALK_D = [s.name for s in catalog() if s.family == "hopper_d"]
 PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_", "d_stream_k_"))]
 STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
 SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
-HOST_PLAN = [n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_", "d_priced_plan_"))]
+HOST_PLAN = [
+    n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_", "d_priced_plan_"))
+]
 SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
@@ -130,7 +132,7 @@ def test_every_walk_d_stage_runs_odd_n_padded(measurer, stage, shape):
 def test_per_shape_stages_verify_on_every_branch_of_their_plan(measurer, stage, shape):
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row) and stage.startswith("d_split_k_") and shape == (16, 1024, 4096):
-        assert row["grid_blocks"] == 128, row["grid_blocks"]  # one block per 8-column strip: 16 tiles x 8 slices
+        assert row["grid_blocks"] == 128, row["grid_blocks"]  # 16 tiles x 8 slices
 
 
 STREAM_K_BRANCHES = [
