@@ -9,6 +9,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from dashboard import frames
+
 alt.data_transformers.disable_max_rows()  # the pages bound their own data (telemetry is thinned)
 
 MEASURED_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#eeca3b"]
@@ -70,14 +72,37 @@ def nominal(field: str, title: str) -> alt.Tooltip:
     return alt.Tooltip(field, type="nominal", title=title)
 
 
-def baseline_tips(in_cell: str, alone: str, shift: str, of: str = "cuBLAS") -> list[alt.Tooltip]:
+def baseline_tips(
+    in_cell: str = "pct", alone: str = "pct_alone", shift: str = "partner_shift", of: str = "cuBLAS"
+) -> list[alt.Tooltip]:
     """Both % of the baseline, whichever a chart plots, and the partner shift that sets them apart (docs/verdicts.md,
-    "At the power cap")."""
+    "At the power cap"); by default frames.cell_stats' columns."""
     return [
         tip(in_cell, f"% of {of} in the cell (median)", ".1f"),
         tip(alone, f"% of {of} timed alone (median)", ".1f"),
         tip(shift, f"partner shift: {of} beside it slower than alone by (%)", "+.1f"),
     ]
+
+
+def pct_tips(basis: frames.PctBasis) -> list[alt.Tooltip]:
+    """baseline_tips, then the spread of the % `basis` plots."""
+    pct = basis.cell_column
+    return [
+        *baseline_tips(),
+        tip(f"{pct}_lo", f"% {basis.short}, low", ".1f"),
+        tip(f"{pct}_hi", f"% {basis.short}, high", ".1f"),
+    ]
+
+
+def drawn(field: str) -> alt.Chart:
+    """A chart that draws no mark where `field` is missing: a % without its baseline is no mark, never a 0."""
+    return alt.Chart().transform_filter(f"isValid(datum.{field})")
+
+
+def pct_labels(df: pd.DataFrame, field: str) -> list[str]:
+    """Each mark's % as text, ⚑ where it pools unlike launches; blank where the % is missing."""
+    flags = df["flag"].fillna("") if "flag" in df else [""] * len(df)
+    return [f"{p:.0f}{' ⚑' if f and f != '—' else ''}" if p == p else "" for p, f in zip(df[field], flags)]
 
 
 PROVENANCE_TIPS = {

@@ -39,6 +39,7 @@ from farm.data.llm_shapes import MODELS  # noqa: E402
 from farm.data.rows import cell_row  # noqa: E402
 from farm.data.schema import TELEMETRY_KEY  # noqa: E402
 from kernels.registry import catalog  # noqa: E402
+from kernels.tuning import tuning_stages  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 PAGES = {  # page file -> (charts at least, download buttons at least)
@@ -997,8 +998,9 @@ def partner_shifted(rows: list[dict], shift: float) -> list[dict]:
     return rows
 
 
-def x_fields(at: AppTest) -> set[str]:
-    return {e["x"]["field"] for spec in vega_specs(at) for e in _encodings(spec) if "field" in e.get("x", {})}
+def encoded(at: AppTest, channel: str = "x") -> set[str]:
+    """The fields the page's charts put on `channel`."""
+    return {e[channel]["field"] for spec in vega_specs(at) for e in _encodings(spec) if "field" in e.get(channel, {})}
 
 
 BOTH_TIPS = {  # whichever % a chart plots
@@ -1018,24 +1020,30 @@ def tooltip_titles(at: AppTest) -> set[str]:
     }
 
 
-def test_ladder_plots_the_pct_of_the_baseline_timed_alone_when_asked(tmp_path, monkeypatch):
-    """In the cell by default; picked, the bars are each cell's % of cuBLAS timed alone (pct_of_alone_baseline). The
-    RTX 4090's run timed no cuBLAS cell of its own at 2048³: its five kernel cells are counted and drawn as missing."""
+def rtx_alone_missing_at_2048(tmp_path) -> str:
+    """An H100 and an RTX 4090, cuBLAS 5 % slower beside each kernel than alone; the RTX 4090's run timed no cuBLAS
+    cell of its own at 2048³, so its five kernel cells there have no alone baseline."""
     start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     rows = partner_shifted(make_rows("r1", 1, start, seed=21, gpus=[GPUS[0], GPUS[2]]), 0.05)
     rows = [r for r in rows if not (r["gpu_model"] == "RTX-4090" and r["stage"] == "cublas_fp32" and r["m"] == 2048)]
     write_rows(rows, str(tmp_path / "shifted"))
-    at = app(monkeypatch, str(tmp_path / "shifted"))
+    return str(tmp_path / "shifted")
+
+
+def test_ladder_plots_the_pct_of_the_baseline_timed_alone_when_asked(tmp_path, monkeypatch):
+    """In the cell by default; picked, the bars are each cell's % of cuBLAS timed alone (pct_of_alone_baseline); the
+    RTX 4090's kernel cells at 2048³ are counted and drawn as missing."""
+    at = app(monkeypatch, rtx_alone_missing_at_2048(tmp_path))
     at.switch_page("views/ladder.py").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.selectbox(key="ladder_size").value == "2048³"
     assert at.radio(key="ladder_pct_basis").value == frames.IN_CELL
-    assert "pct" in x_fields(at) and "pct_alone" not in x_fields(at)
+    assert "pct" in encoded(at) and "pct_alone" not in encoded(at)
     assert "5 of 10 cells have no alone baseline" in texts(at) and "overstates" in texts(at)
 
     at.radio(key="ladder_pct_basis").set_value(frames.ALONE).run()
     assert not at.exception, [e.message for e in at.exception]
-    assert "pct_alone" in x_fields(at) and "pct" not in x_fields(at)
+    assert "pct_alone" in encoded(at) and "pct" not in encoded(at)
     assert "isValid(datum.pct_alone)" in json.dumps(vega_specs(at)), "a missing % is no bar"
     assert tooltip_titles(at) >= BOTH_TIPS
     [plotted] = [f for f in chart_frames(at) if "pct_alone" in f.columns]
@@ -1088,3 +1096,68 @@ def test_llm_page_plots_and_heads_with_the_pct_of_the_baseline_timed_alone(tmp_p
     assert alone.tolist() == pytest.approx(cells["pct_of_alone_baseline"].tolist(), nan_ok=True)
     assert alone.isna().sum() == 1 and pd.isna(alone[("bf16", "1x4096x4096")]), "missing, not 0"
     assert alone.dropna().gt(40).all()
+
+
+def test_scaling_heat_map_plots_the_pct_of_the_baseline_timed_alone_when_asked(tmp_path, monkeypatch):
+    """The heat map's colour is the % in the cell by default, the % timed alone once picked; the RTX 4090's cells at
+    2048³ are counted, and left blank (no rect, no label), never coloured as 0."""
+    at = app(monkeypatch, rtx_alone_missing_at_2048(tmp_path))
+    at.switch_page("views/scaling.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.selectbox(key="scaling_size").value == "2048³"
+    assert at.radio(key="scaling_pct_basis").value == frames.IN_CELL
+    assert "pct" in encoded(at, "color") and "pct_alone" not in encoded(at, "color")
+    assert "5 of 10 cells have no alone baseline" in texts(at)
+    assert tooltip_titles(at) >= BOTH_TIPS, "the throughput chart's tooltips carry both too"
+
+    at.radio(key="scaling_pct_basis").set_value(frames.ALONE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "pct_alone" in encoded(at, "color") and "pct" not in encoded(at, "color")
+    heat = json.dumps(vega_specs(at)[-1])
+    assert "isValid(datum.pct_alone)" in heat and "datum.pct_alone > 60" in heat
+    [cells] = [f for f in chart_frames(at) if "pct_label" in f.columns]
+    cells = cells.set_index(["gpu_model", "stage"])
+    h100 = [("H100-80GB-HBM3", s) for s in KERNELS]
+    assert cells.loc[h100, "pct"].tolist() == pytest.approx((1.05 * cells.loc[h100, "pct_alone"]).tolist(), rel=0.01)
+    rtx = [("RTX-4090", s) for s in KERNELS]
+    assert cells.loc[rtx, "pct_alone"].isna().all(), "no alone baseline: missing, not 0"
+    assert cells.loc[rtx, "pct"].gt(0).all() and cells.loc[rtx, "pct_label"].eq("").all()
+
+
+def test_tuning_plots_the_pct_of_the_baseline_timed_alone_when_asked(tmp_path, monkeypatch):
+    """Measured as % of cuBLAS, the Tuning page offers the same choice: both charts plot the % timed alone once picked.
+    The run timed no cuBLAS cell of its own at 2048³: its five cells there (the ladder stage and four configurations)
+    are counted and drawn as missing."""
+    rng, (dev, clock, _) = random.Random(31), GPUS[0]
+    stages = [STAGES["cublas_fp32"], STAGES["c_warptile"], *tuning_stages(["c_warptile"])[:4]]
+    rows, t = [], dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    for size in (1024, 2048):
+        base_ms = 2 * size**3 / 40e9
+        for i, stage in enumerate(stages[size == 2048 :]):  # no cuBLAS cell at 2048³
+            t += dt.timedelta(seconds=1)
+            row = {**cell_row(dev, stage, Cell(stage.name, size, size, size, 0), "tune", "ok"), "timestamp": t}
+            rows.append(_timed(row, base_ms / (1 - 0.05 * i), base_ms, rng, clock, throttled=False))
+    write_rows(partner_shifted(rows, 0.05), str(tmp_path / "tune"))
+    at = app(monkeypatch, str(tmp_path / "tune"))
+    at.switch_page("views/tuning.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "tflops" in encoded(at, "y")
+    assert not [r for r in at.radio if r.key == "tuning_pct_basis"], "no % plotted: no choice of %"
+
+    at.radio(key="tuning_metric").set_value("pct").run()
+    assert at.radio(key="tuning_pct_basis").value == frames.IN_CELL
+    assert "pct" in encoded(at, "y") and "pct" in encoded(at, "x") and "pct_alone" not in encoded(at, "y")
+    assert "5 of 10 cells have no alone baseline" in texts(at)
+
+    at.radio(key="tuning_pct_basis").set_value(frames.ALONE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "pct_alone" in encoded(at, "y") and "pct_alone" in encoded(at, "x")  # every configuration; the ranking
+    assert "pct" not in encoded(at, "y") | encoded(at, "x")
+    assert "isValid(datum.pct_alone)" in json.dumps(vega_specs(at)), "a missing % is no mark"
+    assert tooltip_titles(at) >= BOTH_TIPS
+    [lines, _] = [f for f in chart_frames(at) if "pct_alone" in f.columns]
+    lines = lines.set_index("size_label")
+    assert lines.loc["2048³", "pct_alone"].isna().all() and len(lines.loc["2048³"]) == 5, "missing, not 0"
+    assert lines.loc["2048³", "pct"].gt(0).all()
+    ok = lines.loc["1024³"]
+    assert ok["pct"].tolist() == pytest.approx((1.05 * ok["pct_alone"]).tolist(), rel=0.01)

@@ -1,5 +1,4 @@
-"""History's change-point rule on synthetic histories, the Compare page's verdicts and summary, and both pages and
-Peak & roofline on the shipped datasets (AppTest)."""
+"""History's change points, Compare's verdicts (synthetic rows); both pages and Peak on shipped data."""
 
 from __future__ import annotations
 
@@ -34,8 +33,8 @@ def run_rows(
     commit: str | None = None,
     dataset: str = "d",
 ) -> list[dict]:
-    """One run's rows of one cell as the dashboard holds them: `repeats` rows of 15 batch samples with relative
-    noise `noise`, each repeat shifted by a little drift (a card warming up, another card of the model)."""
+    """One run's rows of one cell as the dashboard has them: `repeats` rows of 15 samples with relative noise
+    `noise`, each repeat drifting a little (warm-up, another card)."""
     out = []
     for repeat in range(repeats):
         level = ms * (1 + rng.gauss(0, noise / 3))

@@ -6,8 +6,6 @@ noise learned from the loaded datasets' A/A history). A step is marked at the fi
 exceeds half the tolerance; a step across which the card, driver, CUDA or library version, clocks or power limit also
 changed is marked as an environment change (named), not counted as a regression or an improvement. Noise alone
 marks nothing; a single odd run is a level of its own only when it is far outside the noise; each step links to Compare.
-A paired sweep is one run of the series, not two: its arms pooled where they ran the same code, arm a's alone where
-arm b ran the base tree's changed stage (older code measured now, judged against arm a on Compare).
 """
 
 from __future__ import annotations

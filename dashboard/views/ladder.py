@@ -10,10 +10,12 @@ import streamlit as st
 
 from dashboard import data, frames, marks, ui
 from dashboard.marks import (
-    baseline_tips,
     clean,
+    drawn,
     never_null,
     nominal,
+    pct_labels,
+    pct_tips,
     rules_at,
     stage_order,
     tip,
@@ -251,8 +253,8 @@ def ladder_chart(lad: pd.DataFrame, size_label: str, basis: frames.PctBasis = fr
     """
     df = clean(lad)
     pct = basis.cell_column
-    df["flag"] = df["flag"].fillna("") if "flag" in df else ""
-    df["pct_label"] = [f"{p:.0f}{' ⚑' if f else ''}" if p == p else "" for p, f in zip(df[pct], df["flag"])]
+    df["flag"] = df["flag"].fillna("") if "flag" in df else ""  # never_null's '—' would dim unflagged bars
+    df["pct_label"] = pct_labels(df, pct)
     stages = stage_order(df, baselines_last=True)
     sources = list(dict.fromkeys(df.sort_values(["kind", "source"])["source"]))
     kinds = dict(zip(df["source"], df["kind"]))
@@ -267,9 +269,7 @@ def ladder_chart(lad: pd.DataFrame, size_label: str, basis: frames.PctBasis = fr
         nominal("source", "source"),
         nominal("stage", "stage"),
         nominal("size_label", "size"),
-        *baseline_tips("pct", "pct_alone", "partner_shift"),
-        tip(f"{pct}_lo", f"% {basis.short}, low", ".1f"),
-        tip(f"{pct}_hi", f"% {basis.short}, high", ".1f"),
+        *pct_tips(basis),
         tip("tflops", "TFLOP/s (median)", ".2f"),
         tip("median_ms", "median time (ms)", ".4f"),
         tip("gain", "× over previous stage", ".3f"),
@@ -297,7 +297,7 @@ def ladder_chart(lad: pd.DataFrame, size_label: str, basis: frames.PctBasis = fr
         label: str | None = None,
     ) -> alt.LayerChart:
         y = alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260) if labels else None)
-        base = alt.Chart().transform_filter(f"isValid(datum.{field})").encode(y=y, yOffset=yo)  # missing: no bar
+        base = drawn(field).encode(y=y, yOffset=yo)
         bar_kw = {"x2": alt.X2(datum=x2_datum)} if x2_datum is not None else {}
         bars = base.mark_bar(height={"band": 0.9}).encode(
             x=alt.X(f"{field}:Q", title=title, scale=scale),

@@ -1,4 +1,5 @@
-"""Scaling across devices: TFLOP/s vs size per GPU, a device x stage heat map of % cuBLAS."""
+"""Scaling across devices: TFLOP/s vs size per GPU, a device x stage heat map of % cuBLAS (in the cell or timed
+alone)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,20 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import frames, ui
-from dashboard.marks import clean, flag_marks, never_null, nominal, stage_order, stage_scale, tip, with_provenance
+from dashboard.marks import (
+    baseline_tips,
+    clean,
+    drawn,
+    flag_marks,
+    never_null,
+    nominal,
+    pct_labels,
+    pct_tips,
+    stage_order,
+    stage_scale,
+    tip,
+    with_provenance,
+)
 
 # ---------------------------------------------------------------- queries
 
@@ -57,7 +71,7 @@ def scaling_chart(sc: pd.DataFrame, columns: int = 2) -> alt.FacetChart:
         tip("tflops_lo", "TFLOP/s low", ".3f"),
         tip("tflops_hi", "TFLOP/s high", ".3f"),
         tip("median_ms", "median time (ms)", ".4f"),
-        tip("pct", "% of cuBLAS", ".1f"),
+        *baseline_tips(),
         tip("rows", "rows pooled", "d"),
         nominal("spread", "spread shown"),
         nominal("runs", "run ids"),
@@ -78,16 +92,17 @@ def scaling_chart(sc: pd.DataFrame, columns: int = 2) -> alt.FacetChart:
     ).resolve_scale(y="shared")
 
 
-def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
-    """Device x stage heat map of % of same-precision cuBLAS at one size, value written in each cell."""
+def heatmap_chart(sc: pd.DataFrame, size_label: str, basis: frames.PctBasis = frames.IN_CELL) -> alt.LayerChart:
+    """Device x stage heat map of % of same-precision cuBLAS at one size, in the cell or timed alone as `basis` says,
+    value written in each cell; a cell without that % is left blank."""
     df = clean(sc[sc["family"] != "baseline"])
+    pct = basis.cell_column
     stages = stage_order(df)
     devices = sorted(df["gpu_model"].unique().tolist())
-    base = alt.Chart().encode(
-        x=alt.X(
-            "gpu_model:N", title="GPU model", sort=devices, axis=alt.Axis(labelAngle=0, orient="top", labelLimit=200)
-        ),
-        y=alt.Y("stage:N", sort=stages, title=None, axis=alt.Axis(labelLimit=260)),
+    top = alt.Axis(labelAngle=0, orient="top", labelLimit=200)
+    base = drawn(pct).encode(  # scale domains: a device or stage with no % drawn keeps its blank column or row
+        x=alt.X("gpu_model:N", title="GPU model", scale=alt.Scale(domain=devices), axis=top),
+        y=alt.Y("stage:N", scale=alt.Scale(domain=stages), title=None, axis=alt.Axis(labelLimit=260)),
     )
     tips = [
         nominal("gpu_model", "GPU model"),
@@ -95,24 +110,24 @@ def heatmap_chart(sc: pd.DataFrame, size_label: str) -> alt.LayerChart:
         nominal("family", "family"),
         nominal("dtype", "precision"),
         nominal("size_label", "size"),
-        tip("pct", "% of cuBLAS (median)", ".2f"),
-        tip("pct_lo", "% low", ".2f"),
-        tip("pct_hi", "% high", ".2f"),
+        *pct_tips(basis),
         tip("tflops", "TFLOP/s", ".3f"),
         tip("rows", "rows pooled", "d"),
         nominal("runs", "run ids"),
     ]
     tips = never_null(df, with_provenance(tips))
-    df["pct_label"] = [
-        f"{p:.0f}{'⚑' if f and f != '—' else ''}" for p, f in zip(df["pct"], df.get("flag", [""] * len(df)))
-    ]
+    df["pct_label"] = pct_labels(df, pct)
     rect = base.mark_rect(stroke="white").encode(
-        color=alt.Color("pct:Q", title="% of cuBLAS", scale=alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)),
+        color=alt.Color(
+            f"{pct}:Q",
+            title=f"% of cuBLAS {basis.short}",
+            scale=alt.Scale(scheme="viridis", domain=[0, 100], clamp=True),
+        ),
         tooltip=tips,
     )
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("pct_label:N"),
-        color=alt.condition("datum.pct > 60", alt.value("black"), alt.value("white")),
+        color=alt.condition(f"datum.{pct} > 60", alt.value("black"), alt.value("white")),
         tooltip=tips,
     )
     width = max(160, len(devices) * max(90, 9 * max(len(d) for d in devices) + 24))
@@ -156,10 +171,12 @@ def body(L, rows, _) -> None:
         "Device × stage, median over repeats, runs and same-model GPUs; each stage against the cuBLAS of its "
         "own precision. Against the chip's own peak instead: the Peak & roofline page."
     )
-    if at[at["family"] != "baseline"].empty:
+    kernels = at[at["family"] != "baseline"]
+    if kernels.empty:
         st.info(f"No kernel rows at {size}.")
     else:
-        ui.chart(heatmap_chart(at, size), key="heatmap")
+        basis = ui.pct_basis("scaling_pct_basis", kernels["pct_alone"])
+        ui.chart(heatmap_chart(at, size, basis), key="heatmap")
 
 
 if __name__ == "__main__":  # Streamlit runs this file as the page; tests import its queries and charts

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, frames, marks, ui
-from dashboard.marks import clean, fields_of, flag_marks, never_null, nominal, tip
+from dashboard.marks import baseline_tips, clean, drawn, fields_of, flag_marks, never_null, nominal, tip
 from kernels.tuning import split_name as tune_stage  # rows have no kernel column: a tuning stage's name carries it
 
 # ---------------------------------------------------------------- queries
@@ -35,10 +35,9 @@ def tuning_rows(rows: pd.DataFrame) -> pd.DataFrame:
 def tuning_cells(rows: pd.DataFrame, ladder_tags: dict[str, str] | None = None) -> pd.DataFrame:
     """One line per (GPU model, tuned kernel, size, configuration), plus the kernel's ladder stage at that size.
 
-    Only ok and verified rows count; repeats, runs and same-model GPUs are pooled (cell_stats: median of the rows'
-    median_ms, spread min-max over rows or q1-q3 of one row's samples). The ladder stage's rows come from the
-    runs that measured the tuning rows of the cell where there are any (same session, same GPUs: the fair
-    reference), from any run otherwise (ladder_same_run False). `ladder_tags` maps a kernel to its ladder
+    Only ok and verified rows count; repeats, runs and same-model GPUs are pooled (frames.cell_stats, with both % of
+    cuBLAS). The ladder stage's rows come from the runs that measured the tuning rows of the cell where there are any
+    (same session, same GPUs: the fair reference), from any run otherwise (ladder_same_run False). `ladder_tags` maps a kernel to its ladder
     configuration's tag (data.ladder_configs): that tuning row is flagged is_ladder_config, a second
     measurement of the ladder stage. rank: 1 = fastest configuration of the cell (the ladder stage is not ranked).
     """
@@ -62,6 +61,10 @@ def tuning_cells(rows: pd.DataFrame, ladder_tags: dict[str, str] | None = None) 
         "pct",
         "pct_lo",
         "pct_hi",
+        "pct_alone",
+        "pct_alone_lo",
+        "pct_alone_hi",
+        "partner_shift",
         *extra,
         "rows",
         "spread",
@@ -286,8 +289,9 @@ def ladder_configs() -> dict[str, str]:
 
 TUNING_METRICS = {  # field -> axis title
     "tflops": "throughput (TFLOP/s)",
-    "pct": "% of same-precision cuBLAS (timed interleaved with each cell)",
+    **{b.cell_column: f"% of same-precision cuBLAS {b.short}" for b in frames.PCT_BASES},
 }
+MEASURES = {"tflops": "TFLOP/s", "pct": "% of cuBLAS"}  # a % then in the cell or timed alone
 OTHER_CONFIGS = "other configurations"
 
 
@@ -305,7 +309,7 @@ def _tuning_tips() -> list[alt.Tooltip]:
         tip("gap_to_best_pct", "slower than the best (%)", ".2f"),
         tip("rank", "rank (1 = fastest)", "d"),
         tip("configs", "configurations measured", "d"),
-        tip("pct", "% of cuBLAS (median)", ".1f"),
+        *baseline_tips(),
         tip("baseline_ms", "cuBLAS time, interleaved (ms)", ".4f"),
         tip("registers", "registers / thread", "d"),
         tip("local_bytes", "local memory / thread (bytes; > 0: spills)", "d"),
@@ -341,10 +345,10 @@ def _highlight_order(df: pd.DataFrame) -> list[str]:
 
 
 def tuning_chart(lines: pd.DataFrame, metric: str = "tflops", log: bool = False) -> alt.LayerChart:
-    """Every configuration of one kernel on one GPU model against size: thin grey lines, the configurations
-    that win at some size in colour, the ladder stage in black; ringed points: the best at each size;
-    whiskers (highlighted lines): spread; ⚑: pools rows whose % compares unlike launches. `log`: a log y axis
-    (64³ and 8192³ differ by orders of magnitude in TFLOP/s)."""
+    """Every configuration of one kernel on one GPU model, `metric` (a TUNING_METRICS field; a missing % is no mark)
+    against size: thin grey lines, the configurations that win at some size in colour, the ladder stage in black;
+    ringed points: the best at each size; whiskers (highlighted lines): spread; ⚑: pools rows whose % compares unlike
+    launches. `log`: a log y axis."""
     title = TUNING_METRICS[metric] + (" (log scale)" if log else "")
     tips = _tuning_tips()
     df = clean(
@@ -370,12 +374,14 @@ def tuning_chart(lines: pd.DataFrame, metric: str = "tflops", log: bool = False)
     )
     dash = alt.condition("datum.is_ladder_config", alt.value([5, 3]), alt.value([1, 0]))
     others = (
-        alt.Chart()
+        drawn(metric)
         .transform_filter(f"datum.highlight == '{OTHER_CONFIGS}'")
         .encode(x=x, y=y, color=color, detail="stage:N")
     )
     shown = (
-        alt.Chart().transform_filter(f"datum.highlight != '{OTHER_CONFIGS}'").encode(x=x, color=color, detail="stage:N")
+        drawn(metric)
+        .transform_filter(f"datum.highlight != '{OTHER_CONFIGS}'")
+        .encode(x=x, color=color, detail="stage:N")
     )
     layers = [
         others.mark_line(strokeWidth=0.8, opacity=0.7),
@@ -385,7 +391,7 @@ def tuning_chart(lines: pd.DataFrame, metric: str = "tflops", log: bool = False)
         ),
         shown.mark_line(strokeWidth=2.4).encode(y=y, strokeDash=dash),
         shown.mark_circle(size=45, opacity=1).encode(y=y, tooltip=tips),
-        alt.Chart()
+        drawn(metric)
         .transform_filter("datum.best_here")
         .mark_point(size=190, strokeWidth=2, color="#000", filled=False)
         .encode(x=x, y=y, tooltip=tips),
@@ -431,7 +437,7 @@ def tuning_rank_chart(
         title=title,
         scale=alt.Scale(type="log", padding=30) if log else alt.Scale(zero=False, padding=30),
     )
-    base = alt.Chart().encode(y=y)
+    base = drawn(metric).encode(y=y)
     layers = [
         base.mark_rule(color="#333").encode(x=alt.X(f"{metric}_lo:Q", title=title), x2=f"{metric}_hi:Q", tooltip=tips),
         base.mark_text(align="left", dx=6, fontSize=10, color="#333").encode(
@@ -442,7 +448,7 @@ def tuning_rank_chart(
     if ladder.any():
         layers.insert(
             0,
-            alt.Chart()
+            drawn(metric)
             .transform_filter("datum.role != 'tuning'")
             .mark_rule(strokeDash=[4, 3], color="#000")
             .encode(x=alt.X(f"{metric}:Q", title=title)),
@@ -518,12 +524,12 @@ def body(L, rows, _) -> None:
     model = c2.selectbox("GPU model", models, key="tuning_gpu")
     metric = c3.radio(
         "Measure",
-        list(TUNING_METRICS),
+        list(MEASURES),
         horizontal=True,
         key="tuning_metric",
-        format_func=lambda m: {"tflops": "TFLOP/s", "pct": "% of cuBLAS"}[m],
-        help="% of cuBLAS divides by the cuBLAS timed interleaved with each cell, whose own time moves "
-        "between cells: rank by TFLOP/s",
+        format_func=MEASURES.get,
+        help="% of cuBLAS in the cell divides by the cuBLAS timed interleaved with each cell, whose own time moves "
+        "between cells: rank by TFLOP/s, or by the % of cuBLAS timed alone",
     )
     log = c4.toggle(
         "Log scale",
@@ -532,6 +538,8 @@ def body(L, rows, _) -> None:
         help="a log axis: small sizes' TFLOP/s are orders of magnitude below the largest's",
     )
     lines = tuning_lines(cells[(cells["kernel"] == kernel) & (cells["gpu_model"] == model)])
+    if metric == "pct":
+        metric = ui.pct_basis("tuning_pct_basis", lines["pct_alone"]).cell_column
     st.caption(
         "Grey: every configuration; in colour: those that are the best at some size; black: the ladder stage; "
         "dashed: the ladder configuration measured again as a tuning row. Ringed: the best at each size. "
@@ -549,7 +557,7 @@ def body(L, rows, _) -> None:
         "the best each is; dashed: the ladder stage. Is the winner alone, or one of a pack within the noise?"
     )
     ui.chart(tuning_rank_chart(lines, size, metric, log), key="tuning_rank_chart")
-    if metric == "pct":
+    if metric == frames.IN_CELL.cell_column:
         st.caption(
             "Ranked by time. % of cuBLAS scatters more than time does: each cell divides by the cuBLAS timed "
             "interleaved with it, and that cuBLAS time moves from cell to cell (see 'cuBLAS time' in the tooltip)."
@@ -563,7 +571,9 @@ def body(L, rows, _) -> None:
                 "median_ms": st.column_config.NumberColumn("median (ms)", format="%.4f"),
                 "gap_to_best_pct": st.column_config.NumberColumn("slower than best", format="%.2f %%"),
                 "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
-                "pct": st.column_config.NumberColumn("% of cuBLAS", format="%.1f"),
+                "pct": st.column_config.NumberColumn("% of cuBLAS in the cell", format="%.1f"),
+                "pct_alone": st.column_config.NumberColumn("% of cuBLAS timed alone", format="%.1f"),
+                "partner_shift": st.column_config.NumberColumn("partner shift (%)", format="%+.1f"),
                 "rank": st.column_config.NumberColumn("rank", format="%d"),
             },
         )
