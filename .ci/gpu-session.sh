@@ -473,13 +473,15 @@ PY
     moves moves-walkd14.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd14 2>&1 | tee "$OUT/profile-walkd14.txt"
     python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
-  llm-targets)  # issue 31's LLM target and its cross-check in one call on one card: plans/llm.toml's BF16 cells of the
-    # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144) and 15 with
-    # cuBLASLt, cuBLAS interleaved (720 cells, about 310 s on an H100; DEADLINE, default 360, stops the sweep), then
-    # llm-crosscheck on the same card. The best stage over fewer stages is a lower bound of the full plan's.
+  llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
+    # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
+    # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.
+    # Batch by batch it took about 310 s on an H100; in blocks at the cap (the default) 1,600 s: run the `reference` line
+    # below with DEADLINE and .resume/results.tgz until every cell has a row, then this step. The best stage over fewer
+    # stages is a lower bound of the full plan's. The shipped h100-llm and h200-llm runs predate 16.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
-      --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16
+      --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
     OUT=$FINAL DEADLINE=300 bash "$0" llm-crosscheck "$run" ;;
   cubes)  # issue 31's cube targets and their cross-check in one call on one card: walk D 11, 12 and 15 (the stages best
     # at 1024^3 to 8192^3), BF16 and FP16, three repeats under plans/walkd.toml's timing, cuBLAS interleaved and timed

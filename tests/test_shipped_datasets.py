@@ -155,8 +155,8 @@ def test_reference_dataset_ships_its_crosscheck(name):
 
 
 # Issue 31's LLM target, `.ci/gpu-session.sh llm-targets` (plans/llm.toml's BF16 cells of these stages, cuBLAS
-# interleaved and timed alone), with its torch.mm cross-check of all 72 shapes from the same call; and issue 32's FP8
-# reference runs, plans/walkf.toml three times.
+# interleaved and timed alone; the step now runs 16 too, after them), with its torch.mm cross-check of all 72 shapes;
+# and issue 32's FP8 reference runs, plans/walkf.toml three times.
 LLM_TARGET_KERNELS = (
     "d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,"
     "d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16"
