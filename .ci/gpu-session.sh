@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -473,6 +473,15 @@ PY
     moves moves-walkd14.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd14 2>&1 | tee "$OUT/profile-walkd14.txt"
     python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
+  walkd16)  # issue 31, walk D 16 (d_priced_plan): Nsight Compute of 12 and 16 at 1024 x 3584 x 18944, where 12 shares
+    # every one of its 112 tiles' k tiles and 16 walks the same 128 x 256 tiles whole (38.8 against 98.4 % of cuBLAS on
+    # an H100), and 1024 x 1024 x 8192 (12: 128-column tiles shared; 16: 64-column, whole), BF16: where a shared k tile's
+    # time goes (DRAM bytes, L2 hit rate, tensor pipe; moves-walkd16.txt, profile-walkd16.txt).
+    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tma_store_bf16,d_priced_plan_bf16 \
+      --sizes 1024x3584x18944,1024x1024x8192 --output "$RES" --run-id profile-walkd16 --timeout 40 > "$OUT/profile-walkd16.log" 2>&1
+    echo "profile rc=$?"
+    moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
   llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
     # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.
