@@ -246,9 +246,10 @@ def test_fp8_llm_target_holds_the_step_cells_and_its_independent_reference():
     assert len(cells) == 72 * 6
     _every_cell_ok(rows, cells, 1)
     assert any("in blocks" in (r["stop_reason"] or "") for r in rows)
-    # torch._scaled_mm calls cuBLASLt: the two libraries' medians agree shape by shape within the noise
+    # torch._scaled_mm calls cuBLASLt: over the 72 shapes the two medians agree within 2 % (geometric mean)
     by = {(r["stage"], r["m"], r["n"], r["k"]): r["median_ms"] for r in rows}
-    ratios = [by[("cublaslt_fp8_e4m3", *s)] / by[("torch_fp8_e4m3", *s)] for _, *s in cells if _ == "torch_fp8_e4m3"]
+    shapes = {(m, n, k) for _, m, n, k in cells}
+    ratios = [by[("cublaslt_fp8_e4m3", *s)] / by[("torch_fp8_e4m3", *s)] for s in shapes]
     assert len(ratios) == 72 and abs(sum(map(math.log, ratios)) / 72) < 0.02
 
 
