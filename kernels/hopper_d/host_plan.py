@@ -23,7 +23,8 @@ MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 # 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
-# long a k tile as whole tiles of the same width (README.md, 16); 11, 12 and 15 keep 1.
+# long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
+# 11, 12 and 15 keep 1.
 STREAM_K_PRICE = 2
 
 
