@@ -42,7 +42,7 @@ class TimingConfig:
     use_graphs: Annotated[bool, Strict()] = True
     # > 0: every cell in blocks (module docstring), each series at its own clock.
     block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.0
-    # Else blocks of cap_block_s (0: never) for two series or more at the power cap (time_interleaved says when;
+    # Else blocks of cap_block_s (0: never) for a cell at the power cap (time_interleaved says when;
     # cap_power_fraction: near_power_cap's share of the enforced limit).
     cap_block_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 1.0
     cap_power_fraction: Fraction = 0.9
@@ -161,7 +161,7 @@ def time_interleaved(
     last = (series names, prepare): once the stopping rule is met, prepare() runs (on the current stream, waited
     for) and each of those series times one more batch, kept as its last sample: the batches whose outputs the
     caller checks.
-    Blocks of cap_block_s (block_s 0, two series or more) where near_power_cap(since, fraction) finds the cap in the
+    Blocks of cap_block_s (block_s 0; one series alone too) where near_power_cap(since, fraction) finds the cap in the
     samples of warm-up or of a batch-by-batch timing (then done again), or where series "baseline" alone is held at
     it: capped_alone; None: not known, so it runs alone for CAP_PROBE_ALONE_S (beside a frugal kernel the pair's draw
     hides it) and the answer is left in CellTiming.alone_capped.
@@ -193,8 +193,10 @@ def time_interleaved(
             series["baseline"].warm_launch()
             series["baseline"].stream.synchronize()
         capped_alone = near_power_cap(probe_began, cfg.cap_power_fraction)
-    # One series alone has no partner whose clock it could take: no blocks.
-    block_s = cfg.block_s or (cfg.cap_block_s if (capped or capped_alone) and len(series) > 1 else 0.0)
+    # One series alone (a baseline's own cell) has no partner's clock to take, but its clock lags the controller too:
+    # timed batch by batch its 0.2-0.3 s ran before the clock came down (H100, 8192^3 cuBLAS 2-5 % fast), so it is
+    # timed in blocks as well, each block's first half settling its clock.
+    block_s = cfg.block_s or (cfg.cap_block_s if capped or capped_alone else 0.0)
     for s in series.values():
         s.prepare()
     warm_ended = time.perf_counter()
@@ -227,14 +229,14 @@ def time_interleaved(
                 timed_block(block_s, name) if block_s else timed_batch(name)
             rounds += 1
             stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
-            if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B at least, so drift still cancels
+            if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B (or A A) at least, so drift cancels
                 return stop_reason
 
     why = "power cap in warm-up" if capped else "baseline alone at the power cap" if capped_alone else ""
     phase_began = time.perf_counter()
     stop_reason = timed_phase(block_s)
     # NVML's power reading lags (a 1 s average), so a short warm-up can miss the cap.
-    if probe_s and not block_s and len(series) > 1 and near_power_cap(phase_began, cfg.cap_power_fraction):
+    if probe_s and not block_s and near_power_cap(phase_began, cfg.cap_power_fraction):
         block_s, why = cfg.cap_block_s, "power cap while timed batch by batch"
         stop_reason = timed_phase(block_s)
     if block_s:
