@@ -193,9 +193,7 @@ def time_interleaved(
             series["baseline"].warm_launch()
             series["baseline"].stream.synchronize()
         capped_alone = near_power_cap(probe_began, cfg.cap_power_fraction)
-    # One series alone (a baseline's own cell) has no partner's clock to take, but its clock lags the controller too:
-    # timed batch by batch its 0.2-0.3 s ran before the clock came down (H100, 8192^3 cuBLAS 2-5 % fast), so it is
-    # timed in blocks as well, each block's first half settling its clock.
+    # One series alone too: its clock lags the controller (batch by batch, cuBLAS alone ran 2-5 % fast at 8192^3).
     block_s = cfg.block_s or (cfg.cap_block_s if capped or capped_alone else 0.0)
     for s in series.values():
         s.prepare()
