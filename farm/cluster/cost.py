@@ -2,16 +2,15 @@
 
 A cell costs a fixed part (inputs, the FP64 check, host work), a few untimed launches
 (verification, warm-up) and its timed batches: at least ten launches and 0.2 s
-(farm/stopping.py), and for slow kernels, which stop on time with few batches, at most
-about MAX_TIMED_S. A launch takes flops / rate, with
+(farm/measure/stopping.py), for slow kernels (few batches) at most about MAX_TIMED_S. A launch takes flops / rate,
 the stage's rate taken, best first, from earlier ok rows of the same GPU model (their
 median_ms), else from a write-up's published time when it was measured on this GPU model
-(walk A on an RTX 3050 Laptop, B on an RTX 5060 Laptop, C on an RTX 4090: a data-centre
-prior would price a laptop's cells ten times too short), else from the write-up's published
-% of its baseline times a per-precision rate of that baseline, else a per-family rate. The absolute scale matters little: the
-ETA and the batch sizes calibrate it against the cells measured so far (Eta).
-A paired sweep's cell times its two arms and the baseline as one interleaved timing: its launches cost 3/2 of an
-unpaired kernel cell's (two series against one for a baseline cell), its floor of timed seconds is the same.
+(walks A, B and C on an RTX 3050 Laptop, RTX 5060 Laptop and RTX 4090: a data-centre prior
+would price a laptop's cells 10x too short), else from the write-up's published
+% of its baseline times a per-precision rate of that baseline, else a per-family rate. The scale matters little: the
+ETA and batch sizes calibrate it on the cells measured so far (Eta).
+A paired cell times its two arms and the baseline as one interleaved timing: its launches cost 3/2 of an unpaired
+cell's (three series against two), its floor of timed seconds is the same.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ CELL_OVERHEAD_S = 0.13
 UNTIMED_LAUNCHES = 4
 TIMED_LAUNCHES = 10
 MIN_TIMED_S, MAX_TIMED_S = 0.2, 7.0
-# Sustained FLOP/s of the vendor baseline per input precision on a current datacenter GPU (H100/H200 class).
+# Sustained FLOP/s of the vendor baseline per input precision, H100/H200 class.
 BASELINE_RATE = {
     "fp32": 50e12,
     "tf32": 350e12,
@@ -39,10 +38,9 @@ BASELINE_RATE = {
     "fp8_e4m3": 1200e12,
     "fp8_e4m3_e5m2": 1200e12,
 }
-# Stages with no published figure: their family's typical share of the baseline (walk D: its seven
-# stages' mean at 8192^3 in the reference runs, 0.37 to 1.02; walk D in TF32: its four stages' mean at
-# 8192^3 on an H100, 0.51 to 0.95, kernels/hopper_tf32/README.md; hopper_fp8: its first five stages on an H100 at
-# 4096^3 and 8192^3, 0.66 to 1.02 of cuBLASLt FP8, mean 0.90, kernels/hopper_fp8/README.md).
+# Stages with no published figure: their family's typical share of the baseline (walk D: its seven stages' mean at
+# 8192^3 in the reference runs, 0.37-1.02; TF32: its four on an H100 at 8192^3, 0.51-0.95; hopper_fp8: its first
+# five on an H100 at 4096^3 and 8192^3, 0.66-1.02, mean 0.90; the families' READMEs).
 FAMILY_SHARE = {
     "baseline": 1.0,
     "simt_fp32": 0.7,
