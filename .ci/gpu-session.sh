@@ -495,7 +495,7 @@ PY
   cubes)  # issue 31's cube targets and their cross-check in one call on one card: walk D 11, 12 and 15 (the stages best
     # at 1024^3 to 8192^3), BF16 and FP16, three repeats under plans/walkd.toml's timing, cuBLAS interleaved and timed
     # alone; then the farm's cuBLAS at those sizes against torch.mm under Triton's do_bench_cudagraph (hot), its CSV
-    # beside the run (about 250 s on an H100; DEADLINE, default 300, stops the sweep)
+    # beside the run (in blocks at the cap about 400 s on an H100; DEADLINE, default 300, stops the sweep)
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" --sizes 1024,2048,4096,8192 \
       --kernels d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16
@@ -525,8 +525,8 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
     # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
     # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved
-    # and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, about 230 s on an H100 (DEADLINE,
-    # default 330, stops the sweep). The best stage over fewer stages is a lower bound of the full plan's.
+    # and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, in blocks at the cap 850 s on an H100:
+    # two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best stage over fewer stages is a lower bound of the full plan's.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
       --kernels f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3 ;;
