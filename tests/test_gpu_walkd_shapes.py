@@ -67,9 +67,7 @@ PER_SHAPE = [n for n in WALK_D if n.startswith(("d_narrow_tiles_", "d_split_k_",
 STREAM_K = [n for n in WALK_D if n.startswith("d_stream_k_")]
 SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
 HOST_PLAN = [
-    n
-    for n in WALK_D
-    if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_", "d_priced_plan_", "d_lean_fixup_"))
+    n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_", "d_priced_plan_"))
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]

@@ -11,7 +11,7 @@ from h100_plans import H100_SMS
 
 from farm.measure import tma
 from farm.measure.sizing import bytes_needed
-from kernels.hopper_d.host_plan import BK, BM, L2_RESIDENT_BYTES, MAX_SEGMENTS, STREAM_K_PRICE, plan
+from kernels.hopper_d.host_plan import BK, BM, MAX_SEGMENTS, plan
 from kernels.registry import catalog
 from kernels.stage import cdiv
 
@@ -63,24 +63,6 @@ def test_16s_plan_prices_stream_k_at_its_measured_cost(shape):
     launch = STAGES["d_priced_plan_bf16"].launches[0]
     assert launch.dependent and launch.plan(*shape, H100_SMS).args == dict(zip(("WIDTH", "DP", "SK"), PRICED[shape]))
     assert plan(*shape, blocks(shape[0], shape[1]), 1) == plan(*shape, blocks(shape[0], shape[1]))  # 11, 12, 15
-
-
-# 17's plan (d_lean_fixup): 12's where A and B (16-bit) total L2_RESIDENT_BYTES or less, 16's elsewhere.
-RESIDENT = {
-    (1024, 512, 3584): (64, 0, 64),  # 11 MB: 12's stream-K
-    (1024, 1024, 8192): (128, 0, 64),  # 32 MB: 12's
-    (1024, 3584, 18944): (256, 112, 0),  # 174 MB: 16's whole tiles
-    (8192, 8192, 8192): (256, 2048, 0),  # 16's
-}
-
-
-@pytest.mark.parametrize("shape", RESIDENT, ids=lambda s: "x".join(map(str, s)))
-def test_17s_plan_shares_k_tiles_as_12_only_where_a_and_b_stay_in_l2(shape):
-    launch = STAGES["d_lean_fixup_bf16"].launches[0]
-    assert launch.dependent and launch.plan(*shape, H100_SMS).args == dict(zip(("WIDTH", "DP", "SK"), RESIDENT[shape]))
-    m, n, k = shape
-    price = 1 if 2 * k * (m + n) <= L2_RESIDENT_BYTES else STREAM_K_PRICE
-    assert launch.plan(*shape, H100_SMS).workspace_floats == plan(*shape, H100_SMS, price).workspace_floats(m, n)
 
 
 @pytest.mark.parametrize("size", [1024, 2048, 4096])

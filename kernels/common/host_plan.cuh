@@ -11,9 +11,8 @@ using persistent_ws::cdiv;
 // TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
 // TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
 // thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
-// completed, and the setup overlaps its end. PAIRS (17): stream-K's fix-up with one fence a warp and two planes' loads
-// in flight (stream_k::last_segment_sums).
-template <typename T, bool TMA_STORE, bool DEPENDENT = false, bool PAIRS = false>
+// completed, and the setup overlaps its end.
+template <typename T, bool TMA_STORE, bool DEPENDENT = false>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C, float* W,
                                     int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -42,9 +41,9 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        if (width == 256) consume<T, 256, TMA_STORE, PAIRS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<T, 128, TMA_STORE, PAIRS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else consume<T, 64, TMA_STORE, PAIRS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if (width == 256) consume<T, 256, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<T, 128, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else consume<T, 64, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 }  // namespace host_plan

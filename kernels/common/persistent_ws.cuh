@@ -81,28 +81,13 @@ __device__ __forceinline__ bool last_arrival(unsigned int* arrivals, int splits)
     return true;
 }
 
-// 17's arrival: one fence a warp. __syncwarp orders every lane's partial before lane 0's fence, which is cumulative,
-// then its count; the per-lane fence of last_arrival stalled 12's fix-up (memory barrier 6-9 % of warp stalls).
-__device__ __forceinline__ bool last_arrival_by_warp(unsigned int* arrivals, int splits) {
-    __syncwarp();
-    unsigned int before = 0;
-    if (threadIdx.x % 32 == 0) {
-        __threadfence();
-        before = atomicAdd(arrivals, 1u);
-    }
-    if (__shfl_sync(0xffffffffu, before, 0) != (unsigned int)splits - 1) return false;
-    __threadfence();
-    if (threadIdx.x % 32 == 0) *arrivals = 0;
-    return true;
-}
-
 // A consumer warp's part of a fix-up through a workspace (09's stream-K segments): store its partial 16 x WIDTH rows
 // to plane z of W (M x N floats a plane) and count its arrival; true for the warp that arrives last of `parts`.
-template <int WIDTH, bool BY_WARP = false>
+template <int WIDTH>
 __device__ __forceinline__ bool arrives_last(const float (&acc)[WIDTH / 2], float* W, unsigned int* arrivals, int parts, int z, int M,
                                              int N, int row0, int col0) {
     store_acc<WIDTH>(acc, W + z * ((size_t)M * N), M, N, row0, col0);
-    return BY_WARP ? last_arrival_by_warp(arrivals, parts) : last_arrival(arrivals, parts);
+    return last_arrival(arrivals, parts);
 }
 
 // Split-K fix-up, per consumer warp: store this slice's partial 16 x WIDTH rows to plane z of W (M x N floats a plane),

@@ -77,41 +77,16 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
 // the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
 // C. 64 columns at a time: a lane's 16 loads of a plane's chunk in flight together, 32 registers beside 256 columns'
 // 128 accumulators.
-// PAIRS (17): one fence a warp (persistent_ws::last_arrival_by_warp), and two planes' loads in flight at a time, summed
-// in the same order: 12's fix-up stalled on these loads (long scoreboard 40-48 % of warp stalls).
-template <int WIDTH, bool PAIRS = false>
+template <int WIDTH>
 __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
                                                   int M, int N, int row0, int col0) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)M * N;
-    if (!persistent_ws::arrives_last<WIDTH, PAIRS>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
+    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
 #pragma unroll
     for (int q = 0; q < WIDTH / 64; ++q) {
 #pragma unroll
         for (int i = 0; i < 32; ++i) acc[32 * q + i] = 0.0f;
-        if constexpr (PAIRS) {
-#pragma unroll 1
-            for (int p = 0; p < segments; p += 2) {
-                float2 v[2][16];
-#pragma unroll
-                for (int u = 0; u < 2; ++u)
-#pragma unroll
-                    for (int i = 0; i < 16; ++i) {
-                        const int r = row0 + warp * 16 + lane / 4 + 8 * (i % 2), c = col0 + (8 * q + i / 2) * 8 + 2 * (lane % 4);
-                        v[u][i] = p + u < segments && r < M && c < N
-                                      ? __ldcg(reinterpret_cast<const float2*>(W + (p + u) * plane + (size_t)r * N + c))
-                                      : make_float2(0.0f, 0.0f);
-                    }
-#pragma unroll
-                for (int u = 0; u < 2; ++u)
-#pragma unroll
-                    for (int i = 0; i < 16; ++i) {
-                        acc[32 * q + 2 * i] += v[u][i].x;
-                        acc[32 * q + 2 * i + 1] += v[u][i].y;
-                    }
-            }
-            continue;
-        }
 #pragma unroll 1
         for (int p = 0; p < segments; ++p) {
             const float* part = W + p * plane;
@@ -134,7 +109,7 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up is
 // stored from registers as before, since each of its warps may be finished by a different block.
-template <typename T, int WIDTH, bool TMA_STORE = false, bool PAIRS = false>
+template <typename T, int WIDTH, bool TMA_STORE = false>
 __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
@@ -157,7 +132,7 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
         fence_acc(acc);
         mbar_arrive(&empty[(it - 1) % STAGES_W]);
         if (segments > 1 &&
-            !last_segment_sums<WIDTH, PAIRS>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32], segments,
+            !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32], segments,
                                       segment, M, N, tm * BM + c * 64, tn * WIDTH))
             return;
         if constexpr (TMA_STORE) {

@@ -26,9 +26,6 @@ INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 # long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
 # 11, 12 and 15 keep 1.
 STREAM_K_PRICE = 2
-# 17: where A and B (16-bit) total this or less they stay in L2 (H100 50 MB, H200 60 MB), so stream-K's blocks lose no
-# sharing and a shared k tile is priced as a whole one (README.md, 17).
-L2_RESIDENT_BYTES = 40 * 2**20
 
 
 @dataclass(frozen=True)
@@ -80,9 +77,3 @@ def launch_plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> LaunchPl
     """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner); 16's with `price`."""
     p = plan(m, n, k, blocks, price)
     return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
-
-
-def resident_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_lean_fixup's launch arguments (17): price 1 where A and B stay in L2, else 16's STREAM_K_PRICE."""
-    resident = 2 * k * (m + n) <= L2_RESIDENT_BYTES
-    return launch_plan(m, n, k, blocks, 1 if resident else STREAM_K_PRICE)

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from kernels.hopper_d import cluster_plan, swap_plan
-from kernels.hopper_d.host_plan import STREAM_K_PRICE, launch_plan, resident_plan
+from kernels.hopper_d.host_plan import STREAM_K_PRICE, launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -177,19 +177,6 @@ KERNELS = [
         },
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
-    ),
-    # 17: 16 with a leaner stream-K fix-up, and stream-K priced as whole k tiles where A and B stay in L2.
-    (
-        "d_lean_fixup",
-        "17_lean_fixup.cu",
-        {
-            **PERSISTENT,
-            "args": ("TMA_A", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "WIDTH", "DP", "SK"),
-            "planner": resident_plan,
-            "dependent": True,
-        },
-        "16 with stream-K's fix-up fenced once a warp and two planes read back at a time, and stream-K priced as "
-        "whole k tiles where A and B stay in L2",
     ),
 ]
 
