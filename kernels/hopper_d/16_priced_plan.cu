@@ -8,7 +8,7 @@
 // 4096, 64 columns, 36.3 us shared against 18.3 us whole; 1024 x 1024 x 8192 64.9 against 37.0; 4096 x 512 x 3584, 128
 // columns, 50.1 against 27.9; 1024 x 512 x 3584, 64 columns, 22.0 against 14.7. 09's model prices the fix-up at a few
 // k tiles, and its k tiles as whole ones'. Why (Nsight Compute, README.md, 16's section): stream-K's blocks lose
-// L2's sharing of A and B (DRAM reads 8x at 1024 x 3584 x 18944), and its fix-up's L2 round trips stall small shapes.
+// L2's sharing of A and B (DRAM reads 8x at 1024 x 3584 x 18944); at small shapes its k tiles run about 3x slower.
 // What changed: the plan alone (host_plan.plan with STREAM_K_PRICE = 2); the kernel is 15's body, a programmatic
 // dependent launch of 12 (host_plan.cuh with DEPENDENT).
 // Predicted (H100): the 19 shapes at 07's whole-tile numbers or above (12's pipeline: a deeper ring for narrow tiles,
