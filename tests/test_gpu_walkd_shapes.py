@@ -45,7 +45,10 @@ Stage 15 (dependent_launch), 12 as a programmatic dependent launch, at 11's and 
 graphs of back-to-back launches with programmatic edges, and at ODD_N each launch follows the harness's padding copy
 of B, a kernel writing what it reads, so a load before griddepcontrol.wait would fail the post-timing check. Stage 16 (priced_plan), 15 on its own plan, at
 the same shapes: whole tiles where 12 shares k tiles but where sharing saves whole waves (1 x 4096 x 4096, 3000 x 3000
-x 2048 and 2500 x 1000 x 2048 stay shared; tests/test_host_plan.py checks its choices).
+x 2048 and 2500 x 1000 x 2048 stay shared; tests/test_host_plan.py checks its choices). Stage 17 (half_tiles) at
+every branch of its host plan (kernels/hopper_d/half_plan.py; tests/test_walkd_half_plan.py checks the choices):
+HALF_TILES_SHAPES, whole 64-row tiles of 64 (one consumer warpgroup), 128 and 256 columns, in one wave and several,
+and 16's 128-row path whole and shared.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -71,6 +74,7 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
+HALF_TILES = [n for n in WALK_D if n.startswith("d_half_tiles_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [
@@ -222,6 +226,33 @@ CLUSTER_PAIR_SHAPES = {
 @pytest.mark.parametrize("shape", CLUSTER_PAIR_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("stage", CLUSTER_PAIR)
 def test_cluster_pair_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
+    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
+    if _ok_or_not_hopper(row):
+        assert row["spill_bytes"] == 0
+
+
+# 17's plan on 132 SMs: (ROWS, WIDTH, tiles shared): 64-row tiles at each width (one wave and several, odd M, N off
+# the tile, K off 64), 16's 128-row path whole and shared
+HALF_TILES_SHAPES = {
+    (1024, 512, 3584): (64, 64, 0),  # the k/v projection: 128 tiles of 64 x 64, one consumer warpgroup
+    (127, 520, 1032): (64, 64, 0),
+    (200, 8, 832): (64, 64, 0),  # a grid of 4
+    (16, 14336, 264): (64, 128, 0),
+    (33, 14336, 1032): (64, 128, 0),
+    (1, 28672, 264): (64, 256, 0),
+    (320, 28672, 264): (64, 256, 0),  # 560 tiles: four waves and a part
+    (33, 57344, 40): (64, 256, 0),
+    (65, 8200, 264): (128, 64, 0),
+    (65, 14336, 264): (128, 128, 0),
+    (2048, 2048, 2048): (128, 256, 0),
+    (100, 2056, 4104): (128, 64, 33),
+    (3000, 3000, 2048): (128, 128, 48),
+}
+
+
+@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("stage", HALF_TILES)
+def test_half_tiles_verify_on_every_branch_of_their_plan(measurer, stage, shape):
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row):
         assert row["spill_bytes"] == 0

@@ -4,7 +4,7 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Any M, any K % 8 == 0, and any N: N % 8 != 0 runs padded (PAD_N_TO).
-Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 15's C; TMA_A128: 13's and 14's A for 12's tiles):
+Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 17's C; TMA_A128: 13's, 14's and 17's A for 12's tiles):
 farm/measure/tma.py builds them, A in boxes of tile_m rows x 64 (TMA_A128: 128 rows), B in 64 x 64 boxes, C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
@@ -12,7 +12,7 @@ Notes and measurements: kernels/hopper_d/README.md.
 from functools import partial
 from pathlib import Path
 
-from kernels.hopper_d import cluster_plan, swap_plan
+from kernels.hopper_d import cluster_plan, half_plan, swap_plan
 from kernels.hopper_d.host_plan import STREAM_K_PRICE, launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
@@ -177,6 +177,19 @@ KERNELS = [
         },
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
+    ),
+    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from half_plan.py.
+    (
+        "d_half_tiles",
+        "17_half_tiles.cu",
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
+            "planner": half_plan.launch_plan,
+            "dependent": True,
+        },
+        "16 with whole 64 x 256, 64 x 128 or 64 x 64 tiles where the plan finds 128-row tiles leave SMs idle: a k tile "
+        "of 16-40 KB into each SM, the two consumer warpgroups splitting the columns",
     ),
 ]
 
