@@ -40,7 +40,7 @@ def test_where_64_row_tiles_save_nothing_it_is_16s_plan_and_workspace():
 
 def test_the_k_v_projection_runs_128_tiles_of_64_x_64_with_no_workspace():
     p = LAUNCH.plan(1024, 512, 3584, H100_SMS)
-    assert p.args == {"ROWS": 64, "WIDTH": 64, "DP": 0, "SK": 0} and p.workspace_floats == 0
+    assert p.args == {"ROWS": 64, "WIDTH": 64, "DP": 16 * 8, "SK": 0} and p.workspace_floats == 0  # every tile whole
     # 16: 64 tiles of 128 x 64 at 56 k tiles x (64 + 32); 17: 128 of 64 x 64 at 56 x (32 + 32), one wave each
     assert half_plan.half_candidate(1024, 512, 3584, H100_SMS, 64).cost == 56 * 64
 

@@ -11,39 +11,40 @@ using persistent_ws::cdiv;
 // TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
 // TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
 // thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
-// completed, and the setup overlaps its end.
-template <typename T, bool TMA_STORE, bool DEPENDENT = false>
+// completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0.
+template <typename T, bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C, float* W,
                                     int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ uint64_t full[MAX_STAGES], empty[MAX_STAGES];
+    constexpr bool HALF = ROWS != persistent_ws::BM;
+    __shared__ uint64_t full[Ring<64, ROWS>::STAGES], empty[Ring<64, ROWS>::STAGES];  // the deepest ring
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
         prefetch_tensormap(tma_a);
         prefetch_tensormap(tma_b);
         if constexpr (TMA_STORE) prefetch_tensormap(*tma_c);
-        ring_init<MAX_STAGES>(full, empty, 256);  // the width uses the first Ring<width>::STAGES
+        ring_init<Ring<64, ROWS>::STAGES>(full, empty, HALF && width == 64 ? 128 : 256);  // the width uses the first Ring<width, ROWS>::STAGES
     }
     __syncthreads();
     if constexpr (DEPENDENT) {
         launch_dependents();
         grid_dependency_wait();
     }
-    const Schedule s{cdiv(M, persistent_ws::BM), (N + width - 1) >> (31 - __clz(width)), cdiv(K, BK), dp, sk};  // width: a power of 2
+    const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, BK), dp, HALF ? 0 : sk};  // width: a power of 2
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
         if (tid == 0) {
-            if (width == 256) produce<256>(tma_a, tma_b, s, smem, full, empty);
-            else if (width == 128) produce<128>(tma_a, tma_b, s, smem, full, empty);
-            else produce<64>(tma_a, tma_b, s, smem, full, empty);
+            if (width == 256) produce<256, ROWS>(tma_a, tma_b, s, smem, full, empty);
+            else if (width == 128) produce<128, ROWS>(tma_a, tma_b, s, smem, full, empty);
+            else produce<64, ROWS>(tma_a, tma_b, s, smem, full, empty);
         }
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        if (width == 256) consume<T, 256, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<T, 128, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else consume<T, 64, TMA_STORE>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if (width == 256) consume<T, 256, TMA_STORE, ROWS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<T, 128, TMA_STORE, ROWS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (!HALF || wg == 1) consume<T, 64, TMA_STORE, ROWS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 }  // namespace host_plan

@@ -2,7 +2,10 @@
 // 05's persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles
 // are laid end to end and cut into one contiguous range per block; a ring as deep as the tile width allows; the
 // fixed-order fix-up through workspace planes. Moved here from 09_stream_k.cu unchanged (09's code_sha256 the same);
-// consume's TMA_STORE (12) stores whole tiles through tma_store.cuh.
+// consume's TMA_STORE (12) stores whole tiles through tma_store.cuh. ROWS (17): tiles of BM rows, warpgroup c
+// multiplying rows [64c, 64c + 64) of the width, or of 64 rows walked whole (sk == 0), warpgroup c multiplying the
+// columns [c * COLS, (c + 1) * COLS) (COLS: WIDTH / 2; at 64 columns 64, warpgroup 0 alone: wgmma's MN-major B needs
+// whole 64-column swizzle rows). 09-16's code_sha256 stayed the same.
 #pragma once
 #include "persistent_ws.cuh"
 #include "tma_store.cuh"
@@ -45,30 +48,30 @@ struct Schedule {
     }
 };
 
-template <int WIDTH>
+template <int WIDTH, int ROWS = BM>
 struct Ring {
-    enum : int { STAGE = A_BYTES + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 stages
+    enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 stages (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A as one 128 x 64 box and B as WIDTH / 64 boxes of 64 x 64.
-template <int WIDTH>
+// Producer thread: every unit's k tiles, A as one ROWS x 64 box and B as WIDTH / 64 boxes of 64 x 64.
+template <int WIDTH, int ROWS = BM>
 __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s, unsigned char* smem,
                                         uint64_t* full, uint64_t* empty) {
-    constexpr int STAGES_W = Ring<WIDTH>::STAGES;
+    using R = Ring<WIDTH, ROWS>;
     int it = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
 #pragma unroll 1
         for (int kt = k0; kt < k1; ++kt, ++it) {
-            const int st = it % STAGES_W;
-            if (it >= STAGES_W) mbar_wait(&empty[st], (it / STAGES_W - 1) & 1);
-            unsigned char* stage = smem + st * Ring<WIDTH>::STAGE;
-            mbar_arrive_expect_tx(&full[st], Ring<WIDTH>::STAGE);
-            tma_load_2d(stage, &tma_a, &full[st], kt * BK, tm * BM);
+            const int st = it % R::STAGES;
+            if (it >= R::STAGES) mbar_wait(&empty[st], (it / R::STAGES - 1) & 1);
+            unsigned char* stage = smem + st * R::STAGE;
+            mbar_arrive_expect_tx(&full[st], R::STAGE);
+            tma_load_2d(stage, &tma_a, &full[st], kt * BK, tm * ROWS);
 #pragma unroll
             for (int p = 0; p < WIDTH / 64; ++p)
-                tma_load_2d(stage + A_BYTES + p * B_PANEL, &tma_b, &full[st], tn * WIDTH + p * 64, kt * BK);
+                tma_load_2d(stage + ROWS * BK * 2 + p * B_PANEL, &tma_b, &full[st], tn * WIDTH + p * 64, kt * BK);
         }
     });
 }
@@ -108,40 +111,49 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up is
-// stored from registers as before, since each of its warps may be finished by a different block.
-template <typename T, int WIDTH, bool TMA_STORE = false>
+// stored from registers as before, since each of its warps may be finished by a different block. 64 ROWS: TMA_STORE.
+template <typename T, int WIDTH, bool TMA_STORE = false, int ROWS = BM>
 __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
-    constexpr int STAGES_W = Ring<WIDTH>::STAGES;
+    using R = Ring<WIDTH, ROWS>;
+    constexpr bool HALF = ROWS != BM;
+    constexpr int COLS = !HALF ? WIDTH : WIDTH == 64 ? 64 : WIDTH / 2;
+    static_assert(!HALF || TMA_STORE, "64-row tiles leave through TMA stores");
     int it = 0, chunk = 0;
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
-        float acc[WIDTH / 2] = {};
+        float acc[COLS / 2] = {};
 #pragma unroll 1
         for (int kt = k0; kt < k1; ++kt, ++it) {
-            const int st = it % STAGES_W;
-            mbar_wait(&full[st], (it / STAGES_W) & 1);
-            const unsigned char* stage = smem + st * Ring<WIDTH>::STAGE;
-            wgmma_k_tile<WIDTH, BK, T>(acc, stage + c * 64 * 128, stage + A_BYTES, B_PANEL);
+            const int st = it % R::STAGES;
+            mbar_wait(&full[st], (it / R::STAGES) & 1);
+            const unsigned char* stage = smem + st * R::STAGE;
+            const unsigned char* b = stage + ROWS * BK * 2 + (HALF ? c * (COLS / 64) * B_PANEL : 0);
+            wgmma_k_tile<COLS, BK, T>(acc, HALF ? stage : stage + c * 64 * 128, b, B_PANEL);
             wgmma_wait<1>();
-            if (kt > k0) mbar_arrive(&empty[(it - 1) % STAGES_W]);
+            if (kt > k0) mbar_arrive(&empty[(it - 1) % R::STAGES]);
         }
         wgmma_wait<0>();
         fence_acc(acc);
-        mbar_arrive(&empty[(it - 1) % STAGES_W]);
-        if (segments > 1 &&
-            !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32], segments,
-                                      segment, M, N, tm * BM + c * 64, tn * WIDTH))
-            return;
+        mbar_arrive(&empty[(it - 1) % R::STAGES]);
+        // The warpgroup's corner of C, worked out where it is written (held across the k loop, it changed 09-16's code)
+        const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64); };
+        const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
+        if constexpr (!HALF) {
+            if (segments > 1 &&
+                !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32],
+                                          segments, segment, M, N, row0(), col0()))
+                return;
+        }
         if constexpr (TMA_STORE) {
-            if (segments == 1) {  // the same for the whole block
-                tma_store::store<WIDTH>(acc, *tma_c, staging, chunk, tm * BM + c * 64, tn * WIDTH, c);
+            if (HALF || segments == 1) {  // the same for the whole block
+                tma_store::store<COLS>(acc, *tma_c, staging, chunk, row0(), col0(), c);
                 return;
             }
         }
-        store_acc<WIDTH>(acc, C, M, N, tm * BM + c * 64, tn * WIDTH);
+        store_acc<COLS>(acc, C, M, N, row0(), col0());
     });
     if constexpr (TMA_STORE) {
         if (threadIdx.x % 128 == 0) tma_store::drain();

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kernels.hopper_d import host_plan
 from kernels.stage import LaunchPlan, cdiv
 
-ROWS = 64  # a half tile's rows (kernels/common/half_tiles.cuh)
+ROWS = 64  # a half tile's rows (kernels/common/stream_k.cuh's ROWS)
 
 
 @dataclass(frozen=True)
@@ -41,5 +41,5 @@ def launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     """d_half_tiles's launch arguments and workspace (kernels.stage.Launch.planner)."""
     p = plan(m, n, k, blocks)
     if isinstance(p, HalfPlan):
-        return LaunchPlan({"ROWS": ROWS, "WIDTH": p.width, "DP": 0, "SK": 0}, 0)
+        return LaunchPlan({"ROWS": ROWS, "WIDTH": p.width, "DP": cdiv(m, ROWS) * cdiv(n, p.width), "SK": 0}, 0)
     return LaunchPlan({"ROWS": host_plan.BM, "WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
