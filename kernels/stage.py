@@ -1,10 +1,8 @@
 """What the catalog holds: kernel stages (a .cu file and its launches) and library baselines, and their parts.
 
-Both are what a dataset's `stage` column names and what the farm measures: `Stage` is a kernel of ours,
-compiled from its source; `Baseline` is a library's GEMM (cuBLAS, cuBLASLt, PyTorch, Triton), launched by
-farm/measure. They share `Measured`: name, family, ladder position, precision, baseline, shapes, the
-compute capability needed and `is_baseline`, which is how the farm tells the two apart.
-This module only defines the types; kernels/registry.py gathers the catalog.
+A dataset's `stage` column names one of them: `Stage` is a kernel of ours, compiled from its source; `Baseline` a
+library's GEMM (cuBLAS, cuBLASLt, PyTorch, Triton), launched by farm/measure. Both are a `Measured` (name, family,
+ladder position, precision, baseline, shapes, compute capability, `is_baseline`). kernels/registry.py gathers them.
 """
 
 from __future__ import annotations
@@ -102,9 +100,8 @@ class Launch:
     dynamic_smem: int = 0
     persistent: bool = False
     cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
-    # programmatic dependent launch: launched with PROGRAMMATIC_STREAM_SERIALIZATION (farm/measure/dependent_launch.py),
-    # so it may start while the kernel before it in the stream finishes; the kernel must execute griddepcontrol.wait
-    # before it touches global memory
+    # programmatic dependent launch (farm/measure/dependent_launch.py): it may start while the kernel before it
+    # finishes, so it must execute griddepcontrol.wait before it touches global memory
     dependent: bool = False
     # per-shape choices made on the host (`plan`); a module-level function, since stages travel by pickle
     planner: Callable[[int, int, int, int], LaunchPlan] | None = None
@@ -206,11 +203,10 @@ class Stage(Measured):
     launches: tuple[Launch, ...]
     workspace_floats_per_mn: int = 0  # split-K partials: workspace = this * M * N floats (a planned launch: its plan's)
     requires_arch: str | None = None  # e.g. "sm_90a": compiled for that arch-specific target alone
-    # N not a multiple of this runs padded: the harness copies B into a zero-padded K x padded_n(N) buffer before the
-    # launches and C out of an M x padded_n(N) one after, both inside the timed sequence (farm/measure/padding.py)
+    # N not a multiple of this runs padded: B copied into a zero-padded K x padded_n(N) buffer and C out of an
+    # M x padded_n(N) one, inside the timed sequence (farm/measure/padding.py)
     pad_n_to: int = 1
-    # preprocessor defines its compile passes (NAME or NAME=VALUE): one source built as several stages (walk F's
-    # fp8_e4m3_e5m2 stages are its E4M3 files with FP8_B_E5M2 defined)
+    # preprocessor defines (NAME or NAME=VALUE): one source built as several stages (walk F's E4M3 x E5M2 stages)
     defines: tuple[str, ...] = ()
 
     @property

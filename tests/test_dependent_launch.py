@@ -32,7 +32,9 @@ def test_packing_refuses_what_it_cannot_pass():
 
 def test_only_stages_15_to_17_are_dependent_launches():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
-    assert dependent == [f"d_{s}_{t}" for s in ("dependent_launch", "half_tiles", "priced_plan") for t in ("bf16", "fp16")]
+    assert dependent == [
+        f"d_{s}_{t}" for s in ("dependent_launch", "half_tiles", "priced_plan") for t in ("bf16", "fp16")
+    ]
 
 
 def test_the_launcher_holds_its_function_and_so_its_module():

@@ -46,7 +46,7 @@ graphs of back-to-back launches with programmatic edges, and at ODD_N each launc
 of B, a kernel writing what it reads, so a load before griddepcontrol.wait would fail the post-timing check. Stage 16 (priced_plan), 15 on its own plan, at
 the same shapes: whole tiles where 12 shares k tiles but where sharing saves whole waves (1 x 4096 x 4096, 3000 x 3000
 x 2048 and 2500 x 1000 x 2048 stay shared; tests/test_host_plan.py checks its choices). Stage 17 (half_tiles) at
-every branch of its host plan (kernels/hopper_d/half_plan.py; tests/test_walkd_half_plan.py checks the choices):
+every branch of its host plan (kernels/hopper_d/host_plan.py; tests/test_walkd_half_plan.py checks the choices):
 HALF_TILES_SHAPES, whole 64-row tiles of 64 (one consumer warpgroup), 128 and 256 columns, in one wave and several,
 and 16's 128-row path whole and shared.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival

@@ -1,5 +1,5 @@
-"""Checks sized for the card (farm/measure/sizing.py): which FP64 check a baseline gets on each emulated GeForce
-card and on an H100, what it costs and proves, and the memory rule that skips a cell before it allocates."""
+"""Checks sized for the card (farm/measure/sizing.py): the FP64 check a baseline gets on each emulated GeForce
+card and an H100, its cost and proof, and the memory rule skipping a cell before it allocates."""
 
 import numpy as np
 import pytest
@@ -13,12 +13,7 @@ from kernels.registry import stage_named
 
 
 def device(card) -> dict:
-    return {
-        "arch": card.arch,
-        "sm_count": card.sm_count,
-        "memory_bytes": card.memory_bytes,
-        "max_sm_clock_mhz": card.max_sm_clock_mhz,
-    }
+    return {key: getattr(card, key) for key in ("arch", "sm_count", "memory_bytes", "max_sm_clock_mhz")}
 
 
 LAPTOP_3050 = device(CARDS["NVIDIA GeForce RTX 3050 Laptop GPU"])
@@ -32,17 +27,17 @@ H100 = {"arch": "sm_90", "sm_count": 132, "memory_bytes": 80 * 2**30, "max_sm_cl
     [
         (LAPTOP_3050, 2048, True, 0.154),  # 16 SMs x 4 FP64 FLOP/clock x 1.74 GHz = 0.11 TFLOPS
         (LAPTOP_3050, 4096, False, 1.23),
-        (LAPTOP_3050, 8192, False, 9.87),  # the issue's "order of ten seconds"
+        (LAPTOP_3050, 8192, False, 9.87),
         (RTX4090, 4096, True, 0.107),
         (RTX4090, 8192, False, 0.852),
         (LAPTOP_5060, 4096, False, 0.529),
-        (H100, 8192, True, 0.0329),  # 132 SMs x 128 x 1.98 GHz: the whole product, as before
+        (H100, 8192, True, 0.0329),  # 132 SMs x 128 x 1.98 GHz
     ],
 )
 def test_the_whole_product_only_where_it_is_cheap(dev, size, full, full_s):
     plan = reference_plan(size, size, size, dev)
     assert plan.full == full and plan.full_seconds == pytest.approx(full_s, rel=0.01)
-    if not full:  # as many blocks as the budget buys: the check's FP64 time is bounded
+    if not full:  # the blocks the budget buys
         assert plan.rows % BLOCK_ROWS == 0 and 2 * BLOCK_ROWS <= plan.rows < size
         assert plan.rows / size * full_s <= FP64_BUDGET_S
         assert f"{plan.rows} of {size} rows" in plan.describe() and "missed" in plan.describe()
@@ -51,7 +46,7 @@ def test_the_whole_product_only_where_it_is_cheap(dev, size, full, full_s):
 
 
 def test_the_whole_product_needs_memory_too():
-    # Cheap in time on a fast card, yet its FP64 operands (1.5 GiB) are more than a quarter of a 4 GiB card.
+    # Cheap on a fast card, yet its FP64 operands (1.5 GiB) are over a quarter of a 4 GiB card.
     small_fast = {**H100, "memory_bytes": 4 * 2**30}
     plan = reference_plan(8192, 8192, 8192, small_fast)
     assert not plan.full and plan.rows == 8192 and "every element, in blocks" in plan.describe()
@@ -152,12 +147,12 @@ def test_fp8_baselines_are_checked_against_the_dequantised_product_with_b_stored
 
 def test_memory_rule_skips_before_allocating_on_a_4gb_card():
     naive, cublas = stage_named("naive"), stage_named("cublas_fp32")
-    free_3050 = LAPTOP_3050["memory_bytes"] - 300 * 2**20  # the context and cuBLAS's workspace taken
+    free_3050 = LAPTOP_3050["memory_bytes"] - 300 * 2**20  # context and cuBLAS's workspace
     assert memory_skip_reason(naive, 8192, 8192, 8192, LAPTOP_3050, free_3050) is None  # 1 GiB
     assert memory_skip_reason(cublas, 8192, 8192, 8192, LAPTOP_3050, free_3050) is None  # + 0.5 GiB of FP64 blocks
     reason = memory_skip_reason(naive, 16384, 16384, 16384, LAPTOP_3050, free_3050)
     assert reason == "needs 4.00 GiB of device memory, 3.39 GiB free"
-    # The whole FP64 product would have needed 1.5 GiB more at 8192^3; its blocks need B and one block.
+    # The whole FP64 product needed 1.5 GiB more at 8192^3; its blocks need B and one block.
     assert bytes_needed(cublas, 8192, 8192, 8192, LAPTOP_3050) - bytes_needed(
         naive, 8192, 8192, 8192, LAPTOP_3050
     ) == 8 * (8192 * 8192 + 2 * BLOCK_ROWS * 8192)

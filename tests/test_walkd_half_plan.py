@@ -1,4 +1,4 @@
-"""Walk D 17's host plan (kernels/hopper_d/half_plan.py): its choices on an H100's 132 SMs (the shapes its GPU tests
+"""Walk D 17's host plan (kernels/hopper_d/host_plan.py, half_launch_plan): its choices on an H100's 132 SMs (the shapes its GPU tests
 run, tests/test_gpu_walkd_shapes.py, and the LLM layers it changes), 16's plan wherever 64-row tiles save nothing. CPU only."""
 
 from functools import partial
@@ -8,7 +8,7 @@ import pytest
 from h100_plans import H100_SMS
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES
 
-from kernels.hopper_d import half_plan
+from kernels.hopper_d.host_plan import half_cost
 from kernels.registry import stage_named
 
 LAUNCH = stage_named("d_half_tiles_bf16").launches[0]
@@ -32,8 +32,17 @@ def test_the_gpu_tests_reach_every_branch():
 
 
 def test_where_64_row_tiles_save_nothing_it_is_16s_plan_and_workspace():
-    for shape in [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (1024, 1024, 8192),
-                  (4096, 512, 3584), (1024, 3584, 18944), (4096, 3584, 18944), (100, 2056, 4104)]:
+    for shape in [
+        (1024, 1024, 1024),
+        (2048, 2048, 2048),
+        (4096, 4096, 4096),
+        (8192, 8192, 8192),
+        (1024, 1024, 8192),
+        (4096, 512, 3584),
+        (1024, 3584, 18944),
+        (4096, 3584, 18944),
+        (100, 2056, 4104),
+    ]:
         mine, sixteen = LAUNCH.plan(*shape, H100_SMS), SIXTEEN.plan(*shape, H100_SMS)
         assert mine.args == {"ROWS": 128, **sixteen.args} and mine.workspace_floats == sixteen.workspace_floats, shape
 
@@ -42,10 +51,10 @@ def test_the_k_v_projection_runs_128_tiles_of_64_x_64_with_no_workspace():
     p = LAUNCH.plan(1024, 512, 3584, H100_SMS)
     assert p.args == {"ROWS": 64, "WIDTH": 64, "DP": 16 * 8, "SK": 0} and p.workspace_floats == 0  # every tile whole
     # 16: 64 tiles of 128 x 64 at 56 k tiles x (64 + 32); 17: 128 of 64 x 64 at 56 x (32 + 32), one wave each
-    assert half_plan.half_candidate(1024, 512, 3584, H100_SMS, 64).cost == 56 * 64
+    assert half_cost(1024, 512, 3584, H100_SMS, 64) == 56 * 64
 
 
 def test_a_tie_goes_to_16s_plan():
     # 1024 x 1024 x 8192: 128 tiles of 128 x 64 or of 64 x 128, one wave, 128 k tiles at 96 each way
-    assert half_plan.half_candidate(1024, 1024, 8192, H100_SMS, 128).cost == 128 * 96
+    assert half_cost(1024, 1024, 8192, H100_SMS, 128) == 128 * 96
     assert planned(1024, 1024, 8192)["ROWS"] == 128

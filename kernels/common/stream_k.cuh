@@ -1,17 +1,14 @@
 // Stream-K's pieces, shared by walk D's 09 (stream_k: planned in the kernel) and 11 (host_plan: planned on the host):
 // 05's persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles
 // are laid end to end and cut into one contiguous range per block; a ring as deep as the tile width allows; the
-// fixed-order fix-up through workspace planes. Moved here from 09_stream_k.cu unchanged (09's code_sha256 the same);
-// consume's TMA_STORE (12) stores whole tiles through tma_store.cuh. ROWS (17): tiles of BM rows, warpgroup c
-// multiplying rows [64c, 64c + 64) of the width, or of 64 rows walked whole (sk == 0), warpgroup c multiplying the
-// columns [c * COLS, (c + 1) * COLS) (COLS: WIDTH / 2; at 64 columns 64, warpgroup 0 alone: wgmma's MN-major B needs
-// whole 64-column swizzle rows). 09-16's code_sha256 stayed the same.
+// fixed-order fix-up through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the
+// columns (at 64, warpgroup 0 alone: MN-major B needs whole 64-column swizzle rows).
 #pragma once
 #include "persistent_ws.cuh"
 #include "tma_store.cuh"
 
 namespace stream_k {
-using persistent_ws::A_BYTES, persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persistent_ws::BM,
+using persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persistent_ws::BM,
     persistent_ws::cdiv, persistent_ws::GROUP, persistent_ws::SMEM_BYTES, persistent_ws::WARPS_PER_TILE;
 enum : int {
     MAX_SEGMENTS = 8,  // workspace planes
@@ -110,8 +107,8 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 }
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
-// TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up is
-// stored from registers as before, since each of its warps may be finished by a different block. 64 ROWS: TMA_STORE.
+// TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
+// leaves from registers, since each of its warps may be finished by a different block.
 template <typename T, int WIDTH, bool TMA_STORE = false, int ROWS = BM>
 __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
@@ -119,7 +116,7 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
     using R = Ring<WIDTH, ROWS>;
     constexpr bool HALF = ROWS != BM;
     constexpr int COLS = !HALF ? WIDTH : WIDTH == 64 ? 64 : WIDTH / 2;
-    static_assert(!HALF || TMA_STORE, "64-row tiles leave through TMA stores");
+    static_assert(!HALF || TMA_STORE, "64-row tiles need TMA stores");
     int it = 0, chunk = 0;
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
@@ -138,7 +135,7 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
         wgmma_wait<0>();
         fence_acc(acc);
         mbar_arrive(&empty[(it - 1) % R::STAGES]);
-        // The warpgroup's corner of C, worked out where it is written (held across the k loop, it changed 09-16's code)
+        // Here: held across the k loop, it changed 09-16's code
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
         if constexpr (!HALF) {

@@ -4,7 +4,7 @@
 // about 0.22 us, 24 KB a k tile into each SM: about what one SM takes in from L2 (some 64 bytes a clock); stream-K
 // on all 132 ran its k tiles 3x slower (README.md, 16). cuBLAS's kernel there (Nsight Compute) runs 128 tiles of
 // 64 x 64: a k tile is 16 KB into each SM, on twice the SMs.
-// What changed: the plan (kernels/hopper_d/half_plan.py) also costs whole 64-row tiles of 256, 128 or 64 columns,
+// What changed: the plan (kernels/hopper_d/host_plan.py) also costs whole 64-row tiles of 256, 128 or 64 columns,
 // a k tile at half a 128-row tile's width term (half its math) plus the same fixed 32, and takes them where they are
 // cheaper than 16's plan (ties: 16's); ROWS (64 or 128) arrives with 16's WIDTH, DP, SK. The 64-row path is 16's
 // pipeline (host_plan.cuh, stream_k.cuh at ROWS 64) over 64-row boxes of A (TMA_A; BM below), the two consumer

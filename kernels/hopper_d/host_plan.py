@@ -8,7 +8,7 @@ wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 
 range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
 The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
 none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
-at STREAM_K_PRICE whole ones'.
+at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from kernels.stage import LaunchPlan, cdiv
 
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
+HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
@@ -77,3 +78,19 @@ def launch_plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> LaunchPl
     """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner); 16's with `price`."""
     p = plan(m, n, k, blocks, price)
     return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
+
+
+def half_cost(m: int, n: int, k: int, blocks: int, width: int) -> int:
+    """17's whole 64-row tiles `width` wide, in estimated k-tile times a block: a k tile at half a 128-row tile's
+    width term (half its math; at the shapes it is for, half the bytes of A) and the same fixed 32."""
+    return cdiv(cdiv(m, HALF_ROWS) * cdiv(n, width), blocks) * cdiv(k, BK) * (width // 2 + 32)
+
+
+def half_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_half_tiles's ROWS, WIDTH, DP, SK and workspace: 16's plan, or the cheapest whole 64-row tiles where they cost
+    less (ties: 16's, then the wider tile), walked whole with no workspace."""
+    whole = plan(m, n, k, blocks, STREAM_K_PRICE)
+    width = min(WIDTHS, key=lambda w: half_cost(m, n, k, blocks, w))
+    if half_cost(m, n, k, blocks, width) < whole.cost:
+        return LaunchPlan({"ROWS": HALF_ROWS, "WIDTH": width, "DP": cdiv(m, HALF_ROWS) * cdiv(n, width), "SK": 0}, 0)
+    return LaunchPlan({"ROWS": BM, "WIDTH": whole.width, "DP": whole.dp, "SK": whole.sk}, whole.workspace_floats(m, n))

@@ -12,8 +12,8 @@ Notes and measurements: kernels/hopper_d/README.md.
 from functools import partial
 from pathlib import Path
 
-from kernels.hopper_d import cluster_plan, half_plan, swap_plan
-from kernels.hopper_d.host_plan import STREAM_K_PRICE, launch_plan
+from kernels.hopper_d import cluster_plan, swap_plan
+from kernels.hopper_d.host_plan import STREAM_K_PRICE, half_launch_plan, launch_plan
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -178,14 +178,14 @@ KERNELS = [
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
     ),
-    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from half_plan.py.
+    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from host_plan.half_launch_plan.
     (
         "d_half_tiles",
         "17_half_tiles.cu",
         {
             **PERSISTENT,
             "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
-            "planner": half_plan.launch_plan,
+            "planner": half_launch_plan,
             "dependent": True,
         },
         "16 with whole 64 x 256, 64 x 128 or 64 x 64 tiles where the plan finds 128-row tiles leave SMs idle: a k tile "
