@@ -404,7 +404,7 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     # One call; read gpu-tests-walkd11.log, report-walkd11.md (% of cuBLAS per cell and repeat), crosscheck-walkd11.md.
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --families hopper_d
-    timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k "host_plan or tma_store" 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
+    timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k "d_host_plan or d_tma_store" 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
     timeout "${DEADLINE:-300}" python3 -m farm bench --plan plans/walkd11.toml --run-id walkd11 --output "$RES" > "$OUT/bench-walkd11.log" 2>&1
     echo "bench rc=$?"; grep -E "\] \[[0-9]+/" "$OUT/bench-walkd11.log" | sed 's/.*\] \[/[/'
     python3 -m farm report "$RES" --run-id walkd11 > "$OUT/report-walkd11.md" 2>&1

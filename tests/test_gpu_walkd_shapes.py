@@ -156,14 +156,6 @@ def test_stream_k_verifies_where_its_plan_shares_k_tiles(measurer, stage, shape)
     _ok_or_not_hopper(measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes"))
 
 
-@pytest.mark.parametrize("shape", PLAN_BRANCHES + STREAM_K_BRANCHES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("stage", HOST_PLAN)
-def test_host_plan_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
-    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
-    if _ok_or_not_hopper(row):
-        assert row["spill_bytes"] == 0
-
-
 @pytest.mark.parametrize("shape", SWAP_BRANCHES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("stage", SWAP_AB)
 def test_swap_ab_verifies_swapped_and_on_08s_path(measurer, stage, shape):
@@ -192,14 +184,6 @@ SWAP_PLAN_SHAPES = {
 }
 
 
-@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("stage", SWAP_PLAN)
-def test_swap_plan_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
-    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
-    if _ok_or_not_hopper(row):
-        assert row["spill_bytes"] == 0
-
-
 # 14's plan on 132 SMs: ("split", width) or 13's branch as SWAP_PLAN_SHAPES writes it
 CLUSTER_PAIR_SHAPES = {
     (128, 8192, 8192): ("split", 128),  # one round of 64 tiles
@@ -223,14 +207,6 @@ CLUSTER_PAIR_SHAPES = {
 }
 
 
-@pytest.mark.parametrize("shape", CLUSTER_PAIR_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("stage", CLUSTER_PAIR)
-def test_cluster_pair_verifies_on_every_branch_of_its_plan(measurer, stage, shape):
-    row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
-    if _ok_or_not_hopper(row):
-        assert row["spill_bytes"] == 0
-
-
 # 17's plan on 132 SMs: (ROWS, WIDTH, tiles shared): 64-row tiles at each width (one wave and several, odd M, N off
 # the tile, K off 64), 16's 128-row path whole and shared
 HALF_TILES_SHAPES = {
@@ -250,9 +226,22 @@ HALF_TILES_SHAPES = {
 }
 
 
-@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("stage", HALF_TILES)
-def test_half_tiles_verify_on_every_branch_of_their_plan(measurer, stage, shape):
+# Each host-planned stage at every branch of its plan, with no spill
+PLANNED = [
+    (stage, shape)
+    for stages, shapes in [
+        (HOST_PLAN, PLAN_BRANCHES + STREAM_K_BRANCHES),
+        (SWAP_PLAN, SWAP_PLAN_SHAPES),
+        (CLUSTER_PAIR, CLUSTER_PAIR_SHAPES),
+        (HALF_TILES, HALF_TILES_SHAPES),
+    ]
+    for stage in stages
+    for shape in shapes
+]
+
+
+@pytest.mark.parametrize("stage, shape", PLANNED, ids=lambda v: v if isinstance(v, str) else "x".join(map(str, v)))
+def test_host_planned_stages_verify_on_every_branch_of_their_plan(measurer, stage, shape):
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row):
         assert row["spill_bytes"] == 0
