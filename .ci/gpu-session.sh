@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -482,6 +482,20 @@ PY
     echo "profile rc=$?"
     moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
+  walkd17)  # issue 31, walk D 17 (d_half_tiles) on one GPU: its GPU tests, plans/llm.toml in blocks with 13, 14, 16, 17
+    # and cuBLASLt (PRECISION bf16 or fp16; SIZES to restrict; DEADLINE, default 480, stops it: the same RUN resumes),
+    # the geometric means with and without 17 (walkd17-RUN.txt), then Nsight Compute of 16 and 17 where 17's plan differs.
+    shift; run=$1; p=${PRECISION:-bf16}
+    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_half_tiles \
+      2>&1 | tee "$OUT/gpu-tests-walkd17.log" | tail -2
+    timeout "${DEADLINE:-480}" python3 -m farm bench --plan plans/llm.toml ${SIZES:+--sizes "$SIZES"} --run-id "$run" --output "$RES" \
+      --kernels "d_swap_plan_$p,d_cluster_pair_$p,d_priced_plan_$p,d_half_tiles_$p,cublaslt_$p" > "$OUT/bench-$run.log" 2>&1
+    echo "bench rc=$?"
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "13-17=swap_plan,cluster_pair,priced_plan,half_tiles" \
+      --best "13-16=swap_plan,cluster_pair,priced_plan" > "$OUT/walkd17-$run.txt" 2>&1; tail -9 "$OUT/walkd17-$run.txt"
+    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels "d_priced_plan_$p,d_half_tiles_$p" --run-id profile-walkd17 \
+      --sizes 1024x512x3584,128x4096x4096,128x3584x3584 --output "$RES" --timeout 40 > "$OUT/profile-walkd17.log" 2>&1
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd17 2>&1 | tee "$OUT/profile-walkd17.txt" ;;
   llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
     # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.
