@@ -1,5 +1,6 @@
-"""Walk D 17's host plan (kernels/hopper_d/host_plan.py, half_launch_plan): its choices on an H100's 132 SMs (the shapes its GPU tests
-run, tests/test_gpu_walkd_shapes.py, and the LLM layers it changes), 16's plan wherever 64-row tiles save nothing. CPU only."""
+"""Walk D 17's host plan (kernels/hopper_d/host_plan.py, half_launch_plan): its choices on an H100's 132 SMs (the
+shapes its GPU tests run, tests/test_gpu_walkd_shapes.py, and the LLM layers it changes), 16's plan wherever 64-row
+tiles save nothing. CPU only."""
 
 from functools import partial
 

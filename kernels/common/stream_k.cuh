@@ -47,7 +47,7 @@ struct Schedule {
 
 template <int WIDTH, int ROWS = BM>
 struct Ring {
-    enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 stages (64 rows: 12, 8, 4)
+    enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
 // Producer thread: every unit's k tiles, A as one ROWS x 64 box and B as WIDTH / 64 boxes of 64 x 64.
@@ -135,7 +135,7 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
         wgmma_wait<0>();
         fence_acc(acc);
         mbar_arrive(&empty[(it - 1) % R::STAGES]);
-        // Here: held across the k loop, it changed 09-16's code
+        // Not before the k loop: live across it, it changed 09-16's code
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
         if constexpr (!HALF) {

@@ -90,7 +90,8 @@ def half_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     """d_half_tiles's ROWS, WIDTH, DP, SK and workspace: 16's plan, or the cheapest whole 64-row tiles where they cost
     less (ties: 16's, then the wider tile), walked whole with no workspace."""
     whole = plan(m, n, k, blocks, STREAM_K_PRICE)
-    width = min(WIDTHS, key=lambda w: half_cost(m, n, k, blocks, w))
-    if half_cost(m, n, k, blocks, width) < whole.cost:
+    costs = {w: half_cost(m, n, k, blocks, w) for w in WIDTHS}
+    width = min(costs, key=costs.get)  # min keeps the first of equals: the wider
+    if costs[width] < whole.cost:
         return LaunchPlan({"ROWS": HALF_ROWS, "WIDTH": width, "DP": cdiv(m, HALF_ROWS) * cdiv(n, width), "SK": 0}, 0)
     return LaunchPlan({"ROWS": BM, "WIDTH": whole.width, "DP": whole.dp, "SK": whole.sk}, whole.workspace_floats(m, n))

@@ -178,7 +178,8 @@ KERNELS = [
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
     ),
-    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from host_plan.half_launch_plan.
+    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from
+    # host_plan.half_launch_plan.
     (
         "d_half_tiles",
         "17_half_tiles.cu",
