@@ -12,9 +12,10 @@ using persistent_ws::cdiv;
 // TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
 // thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
 // completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0.
-template <typename T, bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM>
-__device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C, float* W,
-                                    int M, int N, int K, int width, int dp, int sk) {
+// Ops: the operands (operands.cuh), walk D's Bit16<T> or walk F's Fp8 (its 09).
+template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, typename Ops>
+__device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
+                                    float* W, int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
     constexpr bool HALF = ROWS != persistent_ws::BM;
     __shared__ uint64_t full[Ring<64, ROWS>::STAGES], empty[Ring<64, ROWS>::STAGES];  // the deepest ring
@@ -30,21 +31,21 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
         launch_dependents();
         grid_dependency_wait();
     }
-    const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, BK), dp, HALF ? 0 : sk};  // width: a power of 2
+    const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp, HALF ? 0 : sk};  // width: a power of 2
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
         if (tid == 0) {
-            if (width == 256) produce<256, ROWS>(tma_a, tma_b, s, smem, full, empty);
-            else if (width == 128) produce<128, ROWS>(tma_a, tma_b, s, smem, full, empty);
-            else produce<64, ROWS>(tma_a, tma_b, s, smem, full, empty);
+            if (width == 256) produce<256, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
+            else if (width == 128) produce<128, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
+            else produce<64, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
         }
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        if (width == 256) consume<T, 256, TMA_STORE, ROWS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<T, 128, TMA_STORE, ROWS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (!HALF || wg == 1) consume<T, 64, TMA_STORE, ROWS>(s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if (width == 256) consume<256, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<128, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 }  // namespace host_plan

@@ -4,6 +4,7 @@
 // fixed-order fix-up through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the
 // columns (at 64, warpgroup 0 alone: MN-major B needs whole 64-column swizzle rows).
 #pragma once
+#include "operands.cuh"
 #include "persistent_ws.cuh"
 #include "tma_store.cuh"
 
@@ -50,10 +51,10 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A as one ROWS x 64 box and B as WIDTH / 64 boxes of 64 x 64.
-template <int WIDTH, int ROWS = BM>
-__device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s, unsigned char* smem,
-                                        uint64_t* full, uint64_t* empty) {
+// Producer thread: every unit's k tiles, A as one box of ROWS rows and B as WIDTH / 64 boxes of 64 rows (operands.cuh).
+template <int WIDTH, int ROWS = BM, typename Ops>
+__device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
+                                        unsigned char* smem, uint64_t* full, uint64_t* empty) {
     using R = Ring<WIDTH, ROWS>;
     int it = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
@@ -65,10 +66,9 @@ __device__ __forceinline__ void produce(const TensorMap& tma_a, const TensorMap&
             if (it >= R::STAGES) mbar_wait(&empty[st], (it / R::STAGES - 1) & 1);
             unsigned char* stage = smem + st * R::STAGE;
             mbar_arrive_expect_tx(&full[st], R::STAGE);
-            tma_load_2d(stage, &tma_a, &full[st], kt * BK, tm * ROWS);
+            tma_load_2d(stage, &tma_a, &full[st], kt * Ops::K_TILE, tm * ROWS);
 #pragma unroll
-            for (int p = 0; p < WIDTH / 64; ++p)
-                tma_load_2d(stage + ROWS * BK * 2 + p * B_PANEL, &tma_b, &full[st], tn * WIDTH + p * 64, kt * BK);
+            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], kt, tn * WIDTH + p * 64);
         }
     });
 }
@@ -109,8 +109,8 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
 // leaves from registers, since each of its warps may be finished by a different block.
-template <typename T, int WIDTH, bool TMA_STORE = false, int ROWS = BM>
-__device__ __forceinline__ void consume(const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, typename Ops>
+__device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
     using R = Ring<WIDTH, ROWS>;
@@ -127,8 +127,8 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
             const int st = it % R::STAGES;
             mbar_wait(&full[st], (it / R::STAGES) & 1);
             const unsigned char* stage = smem + st * R::STAGE;
-            const unsigned char* b = stage + ROWS * BK * 2 + (HALF ? c * (COLS / 64) * B_PANEL : 0);
-            wgmma_k_tile<COLS, BK, T>(acc, HALF ? stage : stage + c * 64 * 128, b, B_PANEL);
+            const unsigned char* b = stage + ROWS * 128 + (HALF ? c * (COLS / 64) * B_PANEL : 0);
+            ops.template rows_k_tile<COLS>(acc, HALF ? stage : stage + c * 64 * 128, b);
             wgmma_wait<1>();
             if (kt > k0) mbar_arrive(&empty[(it - 1) % R::STAGES]);
         }
@@ -144,6 +144,7 @@ __device__ __forceinline__ void consume(const Schedule& s, const unsigned char* 
                                           segments, segment, M, N, row0(), col0()))
                 return;
         }
+        ops.scale(acc);
         if constexpr (TMA_STORE) {
             if (HALF || segments == 1) {  // the same for the whole block
                 tma_store::store<COLS>(acc, *tma_c, staging, chunk, row0(), col0(), c);

@@ -4,10 +4,7 @@
 // m64nTNk16 for 16-bit); B's 64-feature boxes are wgmma's A, A's 16-row boxes its B. Both precisions move 128-byte rows
 // (128 FP8 or 64 16-bit elements of K a k tile), so a box and a stage have the same bytes in both: a stage is TN / 16
 // boxes of A then two of B (1 KB aligned), the ring as deep as RING_BYTES allows (12 at TN = 16, 9 at 64, 6 at 128).
-// What differs is the operands' layout, which `Operands` says:
-//   Fp8          walk F: B stored N x K, both operands K-major (03's descriptors, operands exchanged); the accumulators
-//                dequantised by the per-tensor scales before the fix-up
-//   Bit16<T>     walk D: B stored K x N, its 64 x 64 boxes read MN-major (wgmma_swapped: walk D's 10); no scales
+// What differs is the operands' layout, which `Operands` says (operands.cuh: Fp8, walk F's; Bit16<T>, walk D's).
 // A is loaded in boxes of 16 tokens, only those below M. The accumulators hold C^T (lane l of warp w: features
 // 16w + l/4 (+8), tokens 2(l%4) (+1) (+8j)); the epilogue writes C[token][feature], 8 consecutive features a token
 // (whole 32-byte sectors). The grid walks tile-slice units (a tile's K in `splits` slices, side by side); how a sliced
@@ -16,10 +13,11 @@
 // warpgroups 1 and 2 multiply, one wgmma group a k tile kept in flight (03's), and store.
 // The per-warp release and arrival count are walk F's (persistent_fp8.cuh, split_k_fp8.cuh): no FP8 in them.
 #pragma once
+#include "operands.cuh"
 #include "split_k_fp8.cuh"
 
 namespace swapped {
-using persistent_fp8::cdiv;
+using operands::Bit16, operands::Fp8, persistent_fp8::cdiv;
 
 enum : int {
     A_BOX = 16 * 128,  // one box of A: 16 tokens x 128 bytes of K
@@ -27,46 +25,6 @@ enum : int {
     MAX_STAGES = 12,
     RING_BYTES = 12 * (16 * 128 + 2 * 64 * 128),  // dynamic: 12 x 18 KB (TN = 16), 9 x 24 KB (64), 6 x 32 KB (128)
     MAX_SLICES = 8,                               // run_planned's K slices at most: its fix-up's registers
-};
-
-// Walk F's operands: A E4M3, B E4M3 or E5M2 (FP8_B_E5M2), K-major both, B stored N x K; a k tile is 128 elements of K.
-struct Fp8 {
-    enum : int { K_TILE = persistent_fp8::BK };
-    const float* scale_a;
-    const float* scale_b;
-    // The box of B holding features [f0, f0 + 64) of k tile kt.
-    __device__ __forceinline__ void load_b(void* dst, const TensorMap* map, uint64_t* bar, int kt, int f0) const {
-        tma_load_2d(dst, map, bar, kt * K_TILE, f0);
-    }
-    // A k tile of a warpgroup's 64 features (`b`: its box of B) by TN tokens (`a`: the stage's boxes of A).
-    template <int TN>
-    __device__ __forceinline__ void k_tile(float (&acc)[TN / 2], const unsigned char* b, const unsigned char* a) const {
-        wgmma_fp8_k_tile<TN, K_TILE, true>(acc, b, a);  // `b` holds the product's B: its format first
-    }
-    template <int R>
-    __device__ __forceinline__ void scale(float (&acc)[R]) const {
-        dequantise(acc, scale_a, scale_b);
-    }
-};
-
-// Walk D's operands: BF16 or FP16 (T), A K-major, B stored K x N and read MN-major; a k tile is 64 elements of K.
-template <typename T>
-struct Bit16 {
-    enum : int { K_TILE = 64 };
-    __device__ __forceinline__ void load_b(void* dst, const TensorMap* map, uint64_t* bar, int kt, int f0) const {
-        tma_load_2d(dst, map, bar, f0, kt * K_TILE);
-    }
-    // B's box: 64 rows of K, 128 bytes (64 features) each, 16 rows a k16 step; A's: K-major, +32 bytes a k16 step.
-    template <int TN>
-    __device__ __forceinline__ void k_tile(float (&acc)[TN / 2], const unsigned char* b, const unsigned char* a) const {
-        wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < K_TILE / 16; ++ks)
-            wgmma_swapped<TN, T>(acc, swizzled_desc(b + ks * 16 * 128, B_BOX, 1024), swizzled_desc(a + ks * 32, 16, 1024));
-        wgmma_commit();
-    }
-    template <int R>
-    __device__ __forceinline__ void scale(float (&)[R]) const {}
 };
 
 // The ring for TN tokens a tile: a stage holds TN / 16 boxes of A, then two of B, as many as fit.

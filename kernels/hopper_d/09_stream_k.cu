@@ -93,19 +93,20 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
     __syncthreads();
     const Schedule s = planned;
     const int width = planned_width;
+    const operands::Bit16<T> ops{};
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
         if (tid == 0) {
-            if (width == 256) produce<256>(tma_a, tma_b, s, smem, full, empty);
-            else if (width == 128) produce<128>(tma_a, tma_b, s, smem, full, empty);
-            else produce<64>(tma_a, tma_b, s, smem, full, empty);
+            if (width == 256) produce<256>(ops, tma_a, tma_b, s, smem, full, empty);
+            else if (width == 128) produce<128>(ops, tma_a, tma_b, s, smem, full, empty);
+            else produce<64>(ops, tma_a, tma_b, s, smem, full, empty);
         }
     } else {
         setmaxnreg_inc<232>();
-        if (width == 256) consume<T, 256>(s, smem, full, empty, C, W, M, N, wg - 1);
-        else if (width == 128) consume<T, 128>(s, smem, full, empty, C, W, M, N, wg - 1);
-        else consume<T, 64>(s, smem, full, empty, C, W, M, N, wg - 1);
+        if (width == 256) consume<256>(ops, s, smem, full, empty, C, W, M, N, wg - 1);
+        else if (width == 128) consume<128>(ops, s, smem, full, empty, C, W, M, N, wg - 1);
+        else consume<64>(ops, s, smem, full, empty, C, W, M, N, wg - 1);
     }
 }
 }  // namespace stream_k

@@ -26,5 +26,5 @@ template <typename T>
 __global__ void __launch_bounds__(persistent_ws::THREADS, 1)
 d_host_plan(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, float* __restrict__ C, float* __restrict__ W,
             int M, int N, int K, int WIDTH, int DP, int SK) {
-    host_plan::run<T, false>(tma_a, tma_b, nullptr, C, W, M, N, K, WIDTH, DP, SK);
+    host_plan::run<false>(operands::Bit16<T>{}, tma_a, tma_b, nullptr, C, W, M, N, K, WIDTH, DP, SK);
 }

@@ -26,5 +26,5 @@ template <typename T>
 __global__ void __launch_bounds__(persistent_ws::THREADS, 1)
 d_tma_store(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, const __grid_constant__ TensorMap tma_c,
             float* __restrict__ C, float* __restrict__ W, int M, int N, int K, int WIDTH, int DP, int SK) {
-    host_plan::run<T, true>(tma_a, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
+    host_plan::run<true>(operands::Bit16<T>{}, tma_a, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
 }

@@ -45,5 +45,5 @@ d_swap_plan(const __grid_constant__ TensorMap tma_a, const __grid_constant__ Ten
     if (TN == 16) swapped::run_planned<16>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
     else if (TN == 64) swapped::run_planned<64>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
     else if (TN == 128) swapped::run_planned<128>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else host_plan::run<T, true>(tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
+    else host_plan::run<true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
 }
