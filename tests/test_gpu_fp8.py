@@ -21,6 +21,9 @@ wgmma's operand orders (swapped: .e5m2.e4m3; 05's path: .e4m3.e5m2).
 08 (tile_plan_fp8) at every branch of its host plan (kernels/hopper_fp8/tile_plan.py, tests/test_fp8_tile_plan.py holds
 the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and 128 x 128 tiles with K whole and in slices,
 at M, N and K off the tile (TILE_PLAN_SHAPES below).
+09 (half_tiles_fp8) at every branch of its host plan (walk D 17's at K / 2, kernels/hopper_fp8/stages.py; tests/test_fp8_
+half_tiles_plan.py holds the same choices): 64-row tiles of 64, 128 and 256 columns, 128-row tiles whole and stream-K,
+at M, N and K off the tile (HALF_TILES_SHAPES below).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -98,6 +101,24 @@ TILE_PLAN_SHAPES = {
     (1000, 3000, 400): (0, 256, 1),
     (1024, 512, 3584): (0, 128, 4),
     (1024, 1024, 8192): (0, 256, 4),
+}
+# 09 (half_tiles_fp8) on 132 SMs, (ROWS, WIDTH, tiles shared) from its plan: walk D 17's test shapes
+# (tests/test_gpu_walkd_shapes.py) at twice their K, the same branches: 64-row tiles at each width (one wave and several,
+# odd M, N off the tile, K off 128), 128-row tiles whole and stream-K
+HALF_TILES_SHAPES = {
+    (1024, 512, 3584): (64, 64, 0),  # the k/v projection: 128 tiles of 64 x 64, one consumer warpgroup
+    (127, 520, 2064): (64, 64, 0),
+    (200, 8, 1664): (64, 64, 0),  # a grid of 4
+    (16, 14336, 528): (64, 128, 0),
+    (33, 14336, 2064): (64, 128, 0),
+    (1, 28672, 528): (64, 256, 0),
+    (320, 28672, 528): (64, 256, 0),  # 560 tiles: four waves and a part
+    (33, 57344, 80): (64, 256, 0),
+    (65, 8200, 528): (128, 64, 0),
+    (65, 14336, 528): (128, 128, 0),
+    (2048, 2048, 2048): (128, 256, 0),
+    (100, 2056, 8208): (128, 64, 33),
+    (3000, 3000, 4096): (128, 128, 48),
 }
 # 07 with B in E5M2: one shape of each branch (TN 16, 64 and 128, sliced and whole; 05's path whole and sliced)
 SWAP_PLAN_E5M2_SHAPES = [
@@ -239,7 +260,8 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     [(stage, shape) for stage in ("f_split_k_fp8", "f_swap_ab_fp8") for shape in FEW_TOKENS]
     + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES]
     + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES]
-    + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES],
+    + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES]
+    + [("f_half_tiles_fp8", shape) for shape in HALF_TILES_SHAPES],
     ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
 )
 def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):

@@ -168,6 +168,8 @@ LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmb"), "h200-llm": ("H200",
 CUBE_KERNELS = "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16"
 CUBE_RUNS = {("H100-80GB-HBM3", "h100-cubesc"), ("H200", "h200-cubes")}
 FP8_REFERENCE = {("H200", "h200-walkf3"), ("H100-80GB-HBM3", "h100-walkf3")}
+# Walk F's stages after those runs (09), left out of their check until a run holding them ships; none may be in them.
+FP8_LATER = {"f_half_tiles_fp8"}
 # Issue 32's FP8 target at the LLM shapes, `.ci/gpu-session.sh fp8-targets`, in blocks at the cap (H100).
 FP8_TARGET_KERNELS = (
     "f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3"
@@ -230,8 +232,10 @@ def test_cube_targets_hold_the_step_cells_three_times_and_their_crosscheck():
 def test_fp8_reference_holds_the_walk_three_times_on_each_card():
     rows = read_table(str(ROOT / "datasets" / "fp8-reference")).to_pylist()
     assert {(r["gpu_model"], r["run_id"]) for r in rows} == FP8_REFERENCE
+    assert not FP8_LATER & {r["stage"] for r in rows}
+    cells = {cell for cell in _plan_cells("walkf.toml") if cell[0] not in FP8_LATER}
     for model, run in FP8_REFERENCE:
-        _every_cell_ok([r for r in rows if r["run_id"] == run], _plan_cells("walkf.toml"), 3)
+        _every_cell_ok([r for r in rows if r["run_id"] == run], cells, 3)
 
 
 def test_fp8_llm_target_holds_the_step_cells_and_its_independent_reference():

@@ -1,5 +1,5 @@
 """TMA tensor maps for the kernels that take them (walk D in 16-bit and TF32, hopper_fp8): launch args TMA_A, TMA_B,
-TMA_C and TMA_A128.
+TMA_C, TMA_A128 and TMA_B64.
 
 Built on the host by the driver's cuTensorMapEncodeTiled through cuda-python, and passed
 by value: CuPy hands a NumPy structured scalar to a kernel as a struct of its bytes, so
@@ -10,7 +10,8 @@ read in boxes of tile_m rows x that width; B (K x N) in square boxes of that wid
 B, stored N x K (K-major, farm/measure/checks.py), in boxes of tile_n rows x that width. C (FP32, written by TMA
 stores: walk D's 12) in boxes of C_BOX_ROWS rows, a consumer warpgroup's, x 32. TMA_A128: A again, in boxes of
 A128_ROWS rows, for a kernel that runs walk D's 128-row tiles beside a path of its own tile_m (walk D's 13: 16-row
-boxes for its swapped product up to 128 tokens, 12's tiles above).
+boxes for its swapped product up to 128 tokens, 12's tiles above). TMA_B64: B in boxes of 64 rows whatever the
+tile_n (FP8's walk F 09, whose tile_n only sizes its grid; in 16-bit, TMA_B's square boxes).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ SWIZZLE_BYTES = 128  # CU_TENSOR_MAP_SWIZZLE_128B: a box's inner extent is at mo
 TENSOR_MAP = np.dtype([("opaque", np.uint64, (16,))])
 C_BOX_ROWS = 64  # kernels/common/tma_store.cuh: ROWS
 A128_ROWS = 128  # kernels/common/persistent_ws.cuh: BM
+B64_ROWS = 64  # kernels/common/operands.cuh: B_BOX
 # tf32: FP32 storage; TMA moves it as FP32 and the tensor cores read what lands as TF32
 _TYPES = {
     "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
@@ -58,7 +60,7 @@ def tensor_map(matrix, dtype: str, box_rows: int, box_cols: int) -> np.void:
 
 
 def tensor_map_args(launch, dtype: str, operands: dict) -> dict:
-    """TMA_A / TMA_B / TMA_C / TMA_A128 for a launch that names them, built over operands A, B and C."""
+    """TMA_A / TMA_B / TMA_C / TMA_A128 / TMA_B64 for a launch that names them, built over operands A, B and C."""
     width = SWIZZLE_BYTES // operands["A"].itemsize
     b_rows = launch.tile_n if dtype in FP8 else width  # FP8's B is stored N x K: its boxes run along K too
     boxes = {
@@ -66,5 +68,6 @@ def tensor_map_args(launch, dtype: str, operands: dict) -> dict:
         "TMA_B": ("B", dtype, b_rows, width),
         "TMA_C": ("C", "fp32", C_BOX_ROWS, SWIZZLE_BYTES // 4),
         "TMA_A128": ("A", dtype, A128_ROWS, width),
+        "TMA_B64": ("B", dtype, B64_ROWS, width),
     }
     return {arg: tensor_map(operands[boxes[arg][0]], *boxes[arg][1:]) for arg in launch.args if arg in boxes}

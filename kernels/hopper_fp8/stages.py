@@ -15,10 +15,11 @@ against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hoppe
 
 from pathlib import Path
 
+from kernels.hopper_d.host_plan import half_launch_plan
 from kernels.hopper_fp8 import tile_plan
 from kernels.hopper_fp8.swap_plan import launch_plan
 from kernels.sources import declared_launch
-from kernels.stage import ShapeRule, Stage
+from kernels.stage import LaunchPlan, ShapeRule, Stage, cdiv
 
 FAMILY = "hopper_fp8"
 ORDER = 55
@@ -53,6 +54,37 @@ TILE_PLAN = {
     "persistent": True,
     "splits": MAX_SPLITS,
     "planner": tile_plan.launch_plan,
+}
+
+
+def half_tiles_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """09's ROWS, WIDTH, DP, SK and workspace: walk D 17's plan over K in 16-bit elements, since a k tile of 128 FP8
+    elements moves the bytes, and takes the tensor time, of one of 64 16-bit elements."""
+    return half_launch_plan(m, n, cdiv(k, 2), blocks)
+
+
+# 09: walk D 17's pipeline on FP8 operands (kernels/common/operands.cuh), B in 64-row boxes (TMA_B64).
+HALF_TILES = {
+    "args": (
+        "TMA_A",
+        "TMA_A128",
+        "TMA_B64",
+        "TMA_C",
+        "C",
+        "W",
+        "SCALE_A",
+        "SCALE_B",
+        "M",
+        "N",
+        "K",
+        "ROWS",
+        "WIDTH",
+        "DP",
+        "SK",
+    ),
+    "persistent": True,
+    "planner": half_tiles_plan,
+    "dependent": True,
 }
 HERE = Path(__file__).resolve().parent
 
@@ -120,6 +152,13 @@ _KERNELS = [
         TILE_PLAN,
         "07 with a host plan above 128 tokens too (128 x 256 or 128 x 128 tiles, 1-8 K slices, partials in the "
         "accumulators' order) and 07's fix-up: every slice stores its partial, the last to arrive sums them in slice order",
+    ),
+    (
+        "f_half_tiles_fp8",
+        "09_half_tiles_fp8.cu",
+        HALF_TILES,
+        "walk D's 17 on FP8 operands: A in one 64- or 128-row box a k tile, B in 64-row boxes, whole 64-row tiles or "
+        "128-row tiles whole and stream-K on 17's plan, C by TMA stores, a dependent launch",
     ),
 ]
 
