@@ -1,8 +1,8 @@
-// Stream-K's pieces, shared by walk D's 09 (stream_k: planned in the kernel) and 11 (host_plan: planned on the host):
-// 05's persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles
-// are laid end to end and cut into one contiguous range per block; a ring as deep as the tile width allows; the
-// fixed-order fix-up through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the
-// columns (at 64, warpgroup 0 alone: MN-major B needs whole 64-column swizzle rows).
+// Stream-K's pieces, for walk D's 09 (planned in the kernel) and 11 on (host_plan.cuh), walk F's 09 (FP8 Ops): 05's
+// persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles are laid
+// end to end and cut into one range per block; a ring as deep as the tile width allows; the fixed-order fix-up
+// through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the columns (at 64,
+// warpgroup 0 alone: walk D's MN-major B needs whole 64-column swizzle rows).
 #pragma once
 #include "operands.cuh"
 #include "persistent_ws.cuh"
@@ -12,8 +12,8 @@ namespace stream_k {
 using persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persistent_ws::BM,
     persistent_ws::cdiv, persistent_ws::GROUP, persistent_ws::SMEM_BYTES, persistent_ws::WARPS_PER_TILE;
 enum : int {
-    MAX_SEGMENTS = 8,  // workspace planes
-    MAX_STAGES = 8,    // the ring's depth for 64-column tiles
+    MAX_SEGMENTS = 8,  // W planes
+    MAX_STAGES = 8,    // the ring's depth at 64 columns
     MAX_CTAS = 256,    // stream-K's limits: 32-bit range arithmetic (Schedule::begin)
     MAX_KT = 8192,
 };
@@ -25,8 +25,7 @@ __device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each
 struct Schedule {
     int tiles_m, tiles_n, KT, dp, sk;
 
-    // 32-bit: plan_cost keeps sk * KT * gridDim.x under 2^31 (64-bit divisions are subroutines, on the path to the
-    // first load).
+    // 32-bit: plan_cost keeps sk * KT * gridDim.x < 2^31 (64-bit divisions are subroutines, before the first load).
     __device__ __forceinline__ int begin(int b) const { return sk * KT * b / (int)gridDim.x; }
     // The block whose range holds stream-K k tile x: the largest b with begin(b) <= x.
     __device__ __forceinline__ int holder(int x) const { return ((x + 1) * (int)gridDim.x - 1) / (sk * KT); }
@@ -51,7 +50,7 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A as one box of ROWS rows and B as WIDTH / 64 boxes of 64 rows (operands.cuh).
+// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows.
 template <int WIDTH, int ROWS = BM, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty) {
@@ -75,8 +74,7 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
 
 // Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
 // the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
-// C. 64 columns at a time: a lane's 16 loads of a plane's chunk in flight together, 32 registers beside 256 columns'
-// 128 accumulators.
+// C. 64 columns at a time: a lane's 16 loads of a plane's chunk in flight, 32 registers beside 128 accumulators.
 template <int WIDTH>
 __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
                                                   int M, int N, int row0, int col0) {
@@ -108,7 +106,7 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
-// leaves from registers, since each of its warps may be finished by a different block.
+// from registers, since each of its warps may be finished by another block.
 template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
