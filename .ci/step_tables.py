@@ -1,13 +1,13 @@
-"""The tables a walk-D development step of .ci/gpu-session.sh prints about its own run (one script for every step, so
-their analyses cannot drift apart).
+"""The tables a walk-D or walk-F development step of .ci/gpu-session.sh prints about its own run (one script for every
+step, so their analyses cannot drift apart).
 
   python3 .ci/step_tables.py bench RES RUN [--best NAME=KERNEL,KERNEL ...]
       status counts and card, the rows that are not ok, % of same-precision cuBLAS per cell and repeat (with cuBLAS's
       median us), median us and % over the repeats, and geometric means of those medians per token count M and dtype
       and overall, for each kernel and each --best set (per cell, the best of the set's kernels); kernels are named
-      without their d_ prefix and dtype suffix (swap_plan, cluster_pair).
+      without their d_ or f_ prefix and dtype suffix (swap_plan, half_tiles).
   python3 .ci/step_tables.py profile RES RUN
-      the Nsight Compute quantities the steps compare, one column a stage, from RES's profile table.
+      the Nsight Compute quantities the steps compare, one column a stage, a row per shape and quantity.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from farm.data.dataset import read_table
+
+LADDERS = ("hopper_d", "hopper_fp8")
 
 CELL = ["m", "n", "k", "dtype"]
 PROFILED = [
@@ -44,13 +46,14 @@ def bench(res: str, run: str, best: list[str]) -> None:
     bad = t[t.status != "ok"]
     if len(bad):
         print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
-    ok = t[(t.status == "ok") & (t.family == "hopper_d")].assign(kernel=lambda d: d.stage.str[2:-5])
+    ok = t[(t.status == "ok") & t.family.isin(LADDERS)]
+    ok = ok.assign(kernel=ok.stage.str.replace(r"^[df]_|_(bf16|fp16|fp8(_e4m3_e5m2)?)$", "", regex=True))
     cublas_us = t[(t.status == "ok") & (t.family == "baseline")].groupby(CELL).median_ms.median() * 1e3
     pd.set_option("display.width", 250)
     pct = ok.pivot_table(index=CELL, columns=["kernel", "repeat"], values="pct_of_baseline")
     pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
     pct["cublas_us"] = cublas_us
-    print("% of same-precision cuBLAS per repeat")
+    print("% of the same-precision vendor library per repeat")
     print(pct.round(1).to_string())
     us = ok.groupby([*CELL, "kernel"]).median_ms.median().unstack("kernel") * 1e3
     us["cublas"] = cublas_us
@@ -71,7 +74,8 @@ def profile(res: str, run: str) -> None:
     t = ds.dataset(res + "/profile", format="parquet", partitioning="hive").to_table().to_pandas()
     t = t[t.run_id == run]
     print(t[["stage", "kernel_symbol"]].dropna().drop_duplicates().to_string(index=False))
-    table = t[t.quantity.isin(PROFILED)].pivot_table(index="quantity", columns="stage", values="value", aggfunc="first")
+    profiled = t[t.quantity.isin(PROFILED)]
+    table = profiled.pivot_table(index=["m", "n", "k", "quantity"], columns="stage", values="value", aggfunc="first")
     print(table.to_string())
 
 
