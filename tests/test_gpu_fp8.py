@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 from fp8_host import E4M3_MAX, E5M2_MAX, e4m3_round, e4m3_values, e5m2_round, e5m2_values
 from test_gpu import QUICK
+from test_gpu_walkd_shapes import HALF_TILES_SHAPES as WALK_D_HALF_TILES
 
 from farm.cells import Cell
 from farm.measure.checks import FP8
@@ -102,23 +103,11 @@ TILE_PLAN_SHAPES = {
     (1024, 512, 3584): (0, 128, 4),
     (1024, 1024, 8192): (0, 256, 4),
 }
-# 09 (half_tiles_fp8) on 132 SMs, (ROWS, WIDTH, tiles shared) from its plan: walk D 17's test shapes
-# (tests/test_gpu_walkd_shapes.py) at twice their K, the same branches: 64-row tiles at each width (one wave and several,
-# odd M, N off the tile, K off 128), 128-row tiles whole and stream-K
-HALF_TILES_SHAPES = {
-    (1024, 512, 3584): (64, 64, 0),  # the k/v projection: 128 tiles of 64 x 64, one consumer warpgroup
-    (127, 520, 2064): (64, 64, 0),
-    (200, 8, 1664): (64, 64, 0),  # a grid of 4
-    (16, 14336, 528): (64, 128, 0),
-    (33, 14336, 2064): (64, 128, 0),
-    (1, 28672, 528): (64, 256, 0),
-    (320, 28672, 528): (64, 256, 0),  # 560 tiles: four waves and a part
-    (33, 57344, 80): (64, 256, 0),
-    (65, 8200, 528): (128, 64, 0),
-    (65, 14336, 528): (128, 128, 0),
-    (2048, 2048, 2048): (128, 256, 0),
-    (100, 2056, 8208): (128, 64, 33),
-    (3000, 3000, 4096): (128, 128, 48),
+# 09 (half_tiles_fp8): its plan is walk D 17's at K / 2, so 17's test shapes (tests/test_gpu_walkd_shapes.py) at 2K take
+# the same branches (64-row tiles at each width, one wave and several, odd M, N off the tile, K off 128; 128-row tiles
+# whole and stream-K), and the k/v projection as the LLM plan has it
+HALF_TILES_SHAPES = {(m, n, 2 * k): branch for (m, n, k), branch in WALK_D_HALF_TILES.items()} | {
+    (1024, 512, 3584): (64, 64, 0)
 }
 # 07 with B in E5M2: one shape of each branch (TN 16, 64 and 128, sliced and whole; 05's path whole and sliced)
 SWAP_PLAN_E5M2_SHAPES = [
