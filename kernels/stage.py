@@ -80,7 +80,8 @@ class Launch:
     """One kernel launch of a stage. Arguments are named, resolved by the harness:
 
     A, B, C: device matrices; W: the stage's workspace; M, N, K, SPLITS: ints;
-    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py; TMA_C over C, TMA_A128 over A in 128-row boxes);
+    TMA_A, TMA_B: tensor maps over A and B (farm/measure/tma.py; TMA_C over C, TMA_A128 over A in 128-row boxes,
+    TMA_B64 over B in 64-row boxes);
     SCALE_A, SCALE_B: FP8 stages' per-tensor dequantisation factors, one float each on the device; any other name: an
     int of the launch's plan.
     A launch with a `planner` has its choices (tile width, K slices...) made once per shape on the host, not by
