@@ -714,7 +714,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compact", help="rewrite each partition's small files as one (safe beside a running sweep)")
     p.add_argument("path", help="dataset path or URI")
     p.add_argument(
-        "--telemetry-stride", type=_at_least(1), default=1, help="keep every n-th raw telemetry sample (default 1: all)"
+        "--telemetry-stride",
+        type=_at_least(1),
+        default=1,
+        help="keep every n-th raw telemetry sample of each cell, its first always (default 1: all)",
     )
     p.add_argument(
         "--max-samples",

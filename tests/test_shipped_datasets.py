@@ -365,6 +365,39 @@ def test_compaction_keeps_every_row_and_sample(tmp_path):
     assert validate(str(tmp_path)) == []
 
 
+def test_a_telemetry_stride_thins_each_cell_and_keeps_every_cells_first_sample(tmp_path):
+    """The stride counts within a cell, not across the partition: a cell with fewer samples than the stride keeps its
+    first, so thinning never leaves a measured cell without telemetry."""
+    from farm.data.schema import TELEMETRY_KEY
+
+    def tele(count):
+        return [
+            {
+                "t_ms": float(i),
+                "sm_clock_mhz": 1980,
+                "mem_clock_mhz": 3201,
+                "temp_c": 40,
+                "power_w": 500.0,
+                "reasons": 0,
+            }
+            for i in range(count)
+        ]
+
+    for repeat, count in enumerate([1, 3, 5, 1]):
+        write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: tele(count)}], str(tmp_path))
+    compact(str(tmp_path), telemetry_stride=2)
+    kept = read_table(str(tmp_path), "telemetry").to_pylist()
+    assert sorted((r["repeat"], r["t_ms"]) for r in kept) == [
+        (0, 0.0),
+        (1, 0.0),
+        (1, 2.0),
+        (2, 0.0),
+        (2, 2.0),
+        (2, 4.0),
+        (3, 0.0),
+    ]
+
+
 def test_compaction_can_keep_fewer_samples_without_touching_the_summaries(tmp_path):
     """--max-samples keeps an even subset of each row's batch times, first and last included; the row's median and
     `batches` (how many were measured) stay, and so does the standard error the verdicts use."""

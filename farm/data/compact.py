@@ -46,6 +46,20 @@ def _oldest_version(fs: pafs.FileSystem, files: list[str]) -> bytes:
     return min(versions, key=int)
 
 
+def every_nth_of_each_cell(data: pa.Table, stride: int, cell: list[str]) -> pa.Table:
+    """Rows 0, stride, 2 x stride ... of each run of equal `cell` values (`data` sorted by them): every cell keeps its
+    first sample, however few it has."""
+    n = data.num_rows
+    starts = np.zeros(n, dtype=bool)
+    starts[:1] = True
+    for name in cell:
+        values = data.column(name).to_numpy(zero_copy_only=False)
+        starts[1:] |= values[1:] != values[:-1]
+    index = np.arange(n)
+    first = np.maximum.accumulate(np.where(starts, index, 0))
+    return data.filter(pa.array((index - first) % stride == 0))
+
+
 def thin_samples(samples: pa.ChunkedArray, max_samples: int) -> pa.Array:
     """Each row's samples_ms cut to at most `max_samples`, evenly spaced over the run of batches (the first and the
     last kept), so a drift or a slow start still shows; rows with fewer are left whole."""
@@ -81,7 +95,8 @@ def compact(output: str, telemetry_stride: int = 1, max_samples: int | None = No
             data = ds.dataset(files, filesystem=fs, format="parquet", schema=file_schema).to_table()
             data = data.sort_by([(c, "ascending") for c in _SORT[table] if c in data.column_names])
             if stride > 1:
-                data = data.take(list(range(0, data.num_rows, stride)))
+                cell = [c for c in _SORT[table] if c in data.column_names and c != "t_ms"]
+                data = every_nth_of_each_cell(data, stride, cell)
             if table == "rows" and max_samples is not None:
                 i = data.column_names.index("samples_ms")
                 data = data.set_column(i, data.field(i), thin_samples(data.column(i), max_samples))
