@@ -17,11 +17,10 @@
 #include "split_k_fp8.cuh"
 
 namespace swapped {
-using operands::Bit16, operands::Fp8, persistent_fp8::cdiv;
+using operands::B_BOX, operands::Bit16, operands::Fp8, persistent_fp8::cdiv;
 
 enum : int {
     A_BOX = 16 * 128,  // one box of A: 16 tokens x 128 bytes of K
-    B_BOX = 64 * 128,  // one box of B: 64 features x 128 bytes of K (FP8), or 64 rows of K x 64 features (16-bit)
     MAX_STAGES = 12,
     RING_BYTES = 12 * (16 * 128 + 2 * 64 * 128),  // dynamic: 12 x 18 KB (TN = 16), 9 x 24 KB (64), 6 x 32 KB (128)
     MAX_SLICES = 8,                               // run_planned's K slices at most: its fix-up's registers
