@@ -489,13 +489,16 @@ PY
     # differs.
     shift; run=$1; p=${PRECISION:-bf16}
     if [ "$STEP" = walkd17 ]; then
-      tests=(tests/test_gpu_walkd_shapes.py -k d_half_tiles); plan=plans/llm.toml; before=swap_plan,cluster_pair,priced_plan
-      kernels="d_swap_plan_$p,d_cluster_pair_$p,d_priced_plan_$p,d_half_tiles_$p,cublaslt_$p"; profiled="d_priced_plan_$p,d_half_tiles_$p"
+      stage() { echo "d_$1_$p"; }; before=swap_plan,cluster_pair,priced_plan; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py
+      library=cublaslt_$p; profiled=
     else
-      tests=(tests/test_gpu_fp8.py -k f_half_tiles_fp8); plan=plans/llm_fp8.toml; before=mma_overlap,swap_plan,tile_plan
-      kernels=f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3; profiled=f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3
+      stage() { echo "f_$1_fp8"; }; before=mma_overlap,swap_plan,tile_plan; plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py
+      library=cublaslt_fp8_e4m3; profiled=,$library  # walk F's profile also holds cuBLASLt FP8's kernel
     fi
-    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider "${tests[@]}" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    kernels=$(for k in ${before//,/ } half_tiles; do stage "$k"; done | paste -sd,),$library
+    profiled=$(stage "${before##*,}"),$(stage half_tiles)$profiled  # the stage before, then 17 or 09
+    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$(stage half_tiles | sed "s/_$p\$//")" 2>&1 \
+      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
     timeout "${DEADLINE:-480}" python3 -m farm bench --plan "$plan" ${SIZES:+--sizes "$SIZES"} --run-id "$run" --output "$RES" \
       --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
     echo "bench rc=$?"
