@@ -341,10 +341,9 @@ def test_compacted_files_drop_the_arrow_schema_and_read_back_the_same(tmp_path):
     assert validate(str(tmp_path)) == []
 
 
-def test_compaction_keeps_every_row_and_sample(tmp_path):
-    from farm.data.schema import TELEMETRY_KEY
-
-    tele = [
+def _telemetry(count: int) -> list[dict]:
+    """`count` raw telemetry samples of a kernel series, 1 ms apart."""
+    return [
         {
             "series": "kernel",
             "t_ms": float(i),
@@ -354,10 +353,15 @@ def test_compaction_keeps_every_row_and_sample(tmp_path):
             "power_w": 500.0,
             "reasons": 0,
         }
-        for i in range(8)
+        for i in range(count)
     ]
+
+
+def test_compaction_keeps_every_row_and_sample(tmp_path):
+    from farm.data.schema import TELEMETRY_KEY
+
     for repeat in range(3):
-        write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: tele}], str(tmp_path))
+        write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: _telemetry(8)}], str(tmp_path))
     assert compact(str(tmp_path)) == {"rows": (3, 1), "telemetry": (3, 1), "profile": (0, 0), "runs": (0, 0)}
     assert read_table(str(tmp_path)).num_rows == 3 and read_table(str(tmp_path), "telemetry").num_rows == 24
     compact(str(tmp_path), telemetry_stride=4)
@@ -370,21 +374,8 @@ def test_a_telemetry_stride_thins_each_cell_and_keeps_every_cells_first_sample(t
     first, so thinning never leaves a measured cell without telemetry."""
     from farm.data.schema import TELEMETRY_KEY
 
-    def tele(count):
-        return [
-            {
-                "t_ms": float(i),
-                "sm_clock_mhz": 1980,
-                "mem_clock_mhz": 3201,
-                "temp_c": 40,
-                "power_w": 500.0,
-                "reasons": 0,
-            }
-            for i in range(count)
-        ]
-
     for repeat, count in enumerate([1, 3, 5, 1]):
-        write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: tele(count)}], str(tmp_path))
+        write_rows([{**_ok(repeat=repeat), TELEMETRY_KEY: _telemetry(count)}], str(tmp_path))
     compact(str(tmp_path), telemetry_stride=2)
     kept = read_table(str(tmp_path), "telemetry").to_pylist()
     assert sorted((r["repeat"], r["t_ms"]) for r in kept) == [
