@@ -101,10 +101,10 @@ class Launch:
     dynamic_smem: int = 0
     persistent: bool = False
     cluster: int = 1  # blocks per thread-block cluster (the kernel's __cluster_dims__), along x
-    # programmatic dependent launch (farm/measure/dependent_launch.py): it may start while the kernel before it
-    # finishes, so it must execute griddepcontrol.wait before it touches global memory
+    # programmatic dependent launch (farm/measure/dependent_launch.py): it may start before the kernel before it
+    # ends, so it runs griddepcontrol.wait before it touches global memory
     dependent: bool = False
-    # per-shape choices made on the host (`plan`); a module-level function, since stages travel by pickle
+    # per-shape choices made on the host (`plan`); module-level: stages travel by pickle
     planner: Callable[[int, int, int, int], LaunchPlan] | None = None
 
     def plan(self, m: int, n: int, k: int, sm_count: int) -> LaunchPlan:

@@ -4,7 +4,7 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Any M, any K % 8 == 0, and any N: N % 8 != 0 runs padded (PAD_N_TO).
-Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 17's C; TMA_A128: 13's, 14's and 17's A for 12's tiles):
+Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 18's C; TMA_A128: 13's, 14's, 17's and 18's A for 12's tiles):
 farm/measure/tma.py builds them, A in boxes of tile_m rows x 64 (TMA_A128: 128 rows), B in 64 x 64 boxes, C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
@@ -191,6 +191,19 @@ KERNELS = [
         },
         "16 with whole 64 x 256, 64 x 128 or 64 x 64 tiles where the plan finds 128-row tiles leave SMs idle: a k tile "
         "of 16-40 KB into each SM, the two consumer warpgroups splitting the columns",
+    ),
+    # 18: 17's kernel with SHARED (64-row tiles through stream-K's fix-up) on half_launch_plan with `shared`.
+    (
+        "d_half_stream_k",
+        "18_half_stream_k.cu",
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
+            "planner": partial(half_launch_plan, shared=True),
+            "dependent": True,
+        },
+        "17 with its 64-row tiles shared by stream-K too, where whole ones leave SMs idle: each consumer warpgroup's "
+        "part of a shared tile through 09's fix-up, priced as 16 prices stream-K",
     ),
 ]
 

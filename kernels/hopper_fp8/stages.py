@@ -63,6 +63,11 @@ def half_tiles_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     return half_launch_plan(m, n, cdiv(k, 2), blocks)
 
 
+def half_stream_k_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """10's: walk D 18's plan (64-row tiles shared by stream-K too) over K in 16-bit elements, as 09's is 17's."""
+    return half_launch_plan(m, n, cdiv(k, 2), blocks, shared=True)
+
+
 # 09: walk D 17's pipeline on FP8 operands (kernels/common/operands.cuh), B in 64-row boxes (TMA_B64).
 HALF_TILES = {
     "args": (
@@ -86,6 +91,8 @@ HALF_TILES = {
     "planner": half_tiles_plan,
     "dependent": True,
 }
+# 10: 09's arguments on walk D 18's plan.
+HALF_STREAM_K = {**HALF_TILES, "planner": half_stream_k_plan}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
@@ -159,6 +166,13 @@ _KERNELS = [
         HALF_TILES,
         "walk D's 17 on FP8 operands: A in one 64- or 128-row box a k tile, B in 64-row boxes, whole 64-row tiles or "
         "128-row tiles whole and stream-K on 17's plan, C by TMA stores, a dependent launch",
+    ),
+    (
+        "f_half_stream_k_fp8",
+        "10_half_stream_k_fp8.cu",
+        HALF_STREAM_K,
+        "walk D's 18 on FP8 operands: 09 with its 64-row tiles shared by stream-K too (each consumer warpgroup's part "
+        "through the fix-up, the partials summed before the scales), on 18's plan",
     ),
 ]
 
