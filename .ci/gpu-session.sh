@@ -620,12 +620,13 @@ print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in lo
     timeout "${DEADLINE:-300}" python3 -m farm crosscheck --sizes "$sizes" --precisions bf16 --modes hot --max-time-s 0.5 \
       --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
     echo "llm crosscheck rc=$? at M in:$ok"; tail -80 "$OUT/crosscheck-$run.md" | cut -c1-110 ;;
-  walkf-e5m2)  # issue 32, FP8 with B in E5M2 (fp8_e4m3_e5m2: 03, 04, 07 built with FP8_B_E5M2): its GPU tests (B's E5M2
+  walkf-e5m2)  # issue 32, FP8 with B in E5M2 (fp8_e4m3_e5m2: 03, 04, 07, 09 built with FP8_B_E5M2): its GPU tests (B's E5M2
     # inputs against a host E5M2, the stages and both baselines at tile-multiple and odd shapes, 07 at each plan branch,
-    # cuBLASLt's E5M2 x E5M2 refusal); then the three stages and cuBLASLt FP8 of both classes at 4096^3, 8192^3 and two
+    # cuBLASLt's E5M2 x E5M2 refusal); then the class's stages and cuBLASLt FP8 of both classes at 4096^3, 8192^3 and two
     # LLM shapes, two repeats; torch._scaled_mm E4M3 x E5M2 under Triton's do_bench_cudagraph as the independent timer.
     # Read gpu-tests-walkf-e5m2.log and walkFe5m2.txt (% of cuBLASLt FP8 E4M3 x E5M2 per cell and repeat).
-    stages=f_mma_overlap_fp8_e4m3_e5m2,f_multicast_fp8_e4m3_e5m2,f_swap_plan_fp8_e4m3_e5m2
+    stages=$(python3 -c "from kernels.registry import catalog; print(','.join(s.name for s in catalog()
+      if s.dtype == 'fp8_e4m3_e5m2' and not s.is_baseline))")
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --kernels "$stages"
     timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8.py -k e5m2 \

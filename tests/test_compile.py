@@ -158,6 +158,7 @@ def test_fp8_e4m3_e5m2_stages_are_their_e4m3_files_with_b_in_e5m2(capsys):
         "f_mma_overlap_fp8_e4m3_e5m2",
         "f_multicast_fp8_e4m3_e5m2",
         "f_swap_plan_fp8_e4m3_e5m2",
+        "f_half_tiles_fp8_e4m3_e5m2",
     ]
     assert main(["compile", "--arch", "sm_90", "--families", "hopper_fp8", "--json"]) == 0
     code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}

@@ -23,7 +23,7 @@ the same choices): 07's swapped branches, and above 128 tokens 128 x 256 and 128
 at M, N and K off the tile (TILE_PLAN_SHAPES below).
 09 (half_tiles_fp8) at every branch of its host plan (walk D 17's at K / 2, kernels/hopper_fp8/stages.py; tests/test_fp8_
 half_tiles_plan.py holds the same choices): 64-row tiles of 64, 128 and 256 columns, 128-row tiles whole and stream-K,
-at M, N and K off the tile (HALF_TILES_SHAPES below).
+at M, N and K off the tile (HALF_TILES_SHAPES below); its B-in-E5M2 build at one shape of four branches.
 10 (half_stream_k_fp8) likewise on walk D 18's plan at K / 2: 64-row tiles shared by stream-K at each width
 (HALF_STREAM_K_SHAPES below), the partials summed before the scales.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
@@ -122,6 +122,8 @@ SWAP_PLAN_E5M2_SHAPES = [
     (129, 136, 48),
     (200, 1000, 2064),
 ]
+# 09 with B in E5M2: 64-row tiles at 64 and 256 columns, 128-row tiles whole and stream-K
+HALF_TILES_E5M2_SHAPES = [(1024, 512, 3584), (320, 28672, 528), (2048, 2048, 4096), (100, 2056, 8208)]
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +257,8 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES]
     + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES]
     + [("f_half_tiles_fp8", shape) for shape in HALF_TILES_SHAPES]
-    + [("f_half_stream_k_fp8", shape) for shape in HALF_STREAM_K_SHAPES],
+    + [("f_half_stream_k_fp8", shape) for shape in HALF_STREAM_K_SHAPES]
+    + [("f_half_tiles_fp8_e4m3_e5m2", shape) for shape in HALF_TILES_E5M2_SHAPES],
     ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
 )
 def test_split_and_swapped_stages_verify_at_few_tokens(measurer, stage, shape):

@@ -8,8 +8,8 @@ alone, so on any other chip the cells are skipped with the reason. Tensor maps T
 boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the dequantisation factors, device floats.
 
 A second class, `fp8_e4m3_e5m2` (A E4M3, B E5M2: the training backward pass's gradient operand, E5M2's range for its
-2 mantissa bits), runs 03, 04 and 07 again: the same files compiled with FP8_B_E5M2 defined, which makes wgmma's type
-pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands; kernels/common/hopper_fp8.cuh), named <stage>_e4m3_e5m2,
+2 mantissa bits), runs 03, 04, 07 and 09 again: the same files compiled with FP8_B_E5M2 defined, which makes wgmma's
+type pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands; kernels/common/hopper_fp8.cuh), named <stage>_e4m3_e5m2,
 against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hopper_fp8/README.md.
 """
 
@@ -29,7 +29,12 @@ BASELINE = "cublaslt_fp8_e4m3"
 MIXED_DTYPE = "fp8_e4m3_e5m2"
 MIXED_BASELINE = "cublaslt_fp8_e4m3_e5m2"
 MIXED_DEFINE = "FP8_B_E5M2"
-MIXED = ("f_mma_overlap_fp8", "f_multicast_fp8", "f_swap_plan_fp8")  # the best stages at the cubes and LLM shapes
+MIXED = (
+    "f_mma_overlap_fp8",
+    "f_multicast_fp8",
+    "f_swap_plan_fp8",
+    "f_half_tiles_fp8",
+)  # the best at the cubes and LLM shapes
 ARCH = "sm_90a"
 # K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
