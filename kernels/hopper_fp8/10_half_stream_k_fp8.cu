@@ -5,8 +5,8 @@
 // What changed: as walk D's 18, host_plan.cuh and stream_k.cuh with SHARED (each consumer warpgroup's part of a shared
 // 64-row tile through 09's fix-up), on 09's operands (operands.cuh's Fp8: the partials summed before the scales), and
 // the plan walk D 18's over K in 16-bit elements (a k tile of either moves the same bytes), as 09's is 17's.
-// Predicted (H200): 128 x 1024 x 8192 from 64 k tiles a block to 8 shared and a fix-up: near cuBLASLt FP8; 128 x 512 x
-// 3584 likewise; elsewhere 09's plan and times.
+// Predicted (H200): 128 x 1024 x 8192 from 64 k tiles a block to 16 shared (the same 32 tiles over all 132 blocks) and
+// a fix-up: near cuBLASLt FP8; 128 x 512 x 3584 likewise; elsewhere 09's plan and times.
 // N % 8 == 0, K % 16 == 0, any M.
 #include "host_plan.cuh"
 
