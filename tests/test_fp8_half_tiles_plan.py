@@ -2,23 +2,28 @@
 H100's 132 SMs at the shapes its GPU tests run (tests/test_gpu_fp8.py), and the launch it makes; 10's, walk D 18's at
 K in 16-bit elements. CPU only."""
 
-from functools import partial
-
 import h100_plans
 import pytest
-from test_gpu_fp8 import HALF_TILES_SHAPES
+from test_gpu_fp8 import HALF_STREAM_K_SHAPES, HALF_TILES_SHAPES
 
 from kernels.registry import stage_named
 
 LAUNCH = stage_named("f_half_tiles_fp8").launches[0]
 WALK_D = stage_named("d_half_tiles_bf16").launches[0]
-planned = partial(h100_plans.planned, LAUNCH)
+# 09 and 10 at the shapes their GPU tests run, with the branch of the plan each is there for
+GPU_TESTS = [
+    (stage, shape, branch)
+    for stage, shapes in (("f_half_tiles_fp8", HALF_TILES_SHAPES), ("f_half_stream_k_fp8", HALF_STREAM_K_SHAPES))
+    for shape, branch in shapes.items()
+]
 
 
-@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_the_plan_at_the_gpu_tests_shapes(shape):
-    args = planned(*shape)
-    assert (args["ROWS"], args["WIDTH"], args["SK"]) == HALF_TILES_SHAPES[shape]
+@pytest.mark.parametrize(
+    "stage, shape, branch", GPU_TESTS, ids=[f"{s}-{'x'.join(map(str, m))}" for s, m, _ in GPU_TESTS]
+)
+def test_the_plan_at_the_gpu_tests_shapes(stage, shape, branch):
+    args = h100_plans.planned(stage_named(stage).launches[0], *shape)
+    assert (args["ROWS"], args["WIDTH"], args["SK"]) == branch
 
 
 def test_the_gpu_tests_reach_every_branch():
