@@ -22,8 +22,8 @@ BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_w
 HALF_ROWS = 64  # 17's and 18's tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
-# 18's 64-row tiles: at 16 tokens and fewer, 16 to 64 of them hold every k tile, so ranges cut finer; the kernel's
-# fix-up loops over any number of planes, each M x N floats (a few MB at those M)
+# 18's shared 64-row tiles: where it shares them they are few (14 to 32 at the LLM plan's shapes, BF16 and FP8), so
+# their k tiles cut into more ranges than 128-row tiles'; the kernel's fix-up loops over any number of planes
 HALF_MAX_SEGMENTS = 16
 SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit

@@ -29,12 +29,8 @@ BASELINE = "cublaslt_fp8_e4m3"
 MIXED_DTYPE = "fp8_e4m3_e5m2"
 MIXED_BASELINE = "cublaslt_fp8_e4m3_e5m2"
 MIXED_DEFINE = "FP8_B_E5M2"
-MIXED = (
-    "f_mma_overlap_fp8",
-    "f_multicast_fp8",
-    "f_swap_plan_fp8",
-    "f_half_tiles_fp8",
-)  # the best at the cubes and LLM shapes
+# the best stages at the cubes and LLM shapes
+MIXED = ("f_mma_overlap_fp8", "f_multicast_fp8", "f_swap_plan_fp8", "f_half_tiles_fp8")
 ARCH = "sm_90a"
 # K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
