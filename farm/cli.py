@@ -526,6 +526,14 @@ def cmd_dashboard(args: argparse.Namespace) -> NoReturn:
     os.execv(sys.executable, dashboard_command(args))  # the server takes this process over: Ctrl-C stops it
 
 
+def _add_plan_selection(p: argparse.ArgumentParser) -> None:
+    """The plan file and the flags that narrow it, as `bench` and `profile` take them."""
+    p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
+    p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
+    p.add_argument("--families", help="comma-separated families")
+    p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m farm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -570,10 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sweep on this machine's GPUs (a local Ray of its own, never a cluster; "
         "shard mode): compile, verify and time stages; write Parquet",
     )
-    p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
-    p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
-    p.add_argument("--families", help="comma-separated families")
-    p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
+    _add_plan_selection(p)
     p.add_argument("--repeats", type=int, help="times each cell is measured (default 1)")
     p.add_argument(
         "--run-id",
@@ -589,10 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run each stage once under Nsight Compute (ncu) on this machine's GPUs (the "
         "sweep's driver on a local Ray); metrics to the dataset's profile table (no timing)",
     )
-    p.add_argument("--plan", help="TOML plan file (plans/*.toml); flags override its fields")
-    p.add_argument("--kernels", help="comma-separated stage names (their cuBLAS baselines are added)")
-    p.add_argument("--families", help="comma-separated families")
-    p.add_argument("--sizes", help="comma-separated sizes: cube edges (1024) or MxNxK (127x255x33)")
+    _add_plan_selection(p)
     p.add_argument(
         "--run-id",
         help="run identifier: use the sweep's to join its rows; cells it has profiled are skipped (default: a new one)",
