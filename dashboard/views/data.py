@@ -70,42 +70,28 @@ def download(label: str, make, file_name: str, mime: str, key: str) -> None:
     st.download_button(label, data=make, file_name=file_name, mime=mime, key=key, on_click="ignore")
 
 
+# A download's format: its label, file extension, MIME type, key suffix and encoder
+FORMATS = (
+    ("Parquet", "parquet", "application/vnd.apache.parquet", "pq", to_parquet_bytes),
+    ("CSV", "csv", "text/csv", "csv", to_csv_bytes),
+)
+
+
 def buttons(prefix: str, rows: pd.DataFrame, tele: pd.DataFrame, key: str) -> None:
-    rows_t = lambda: export_table(rows, ROW_SCHEMA)  # noqa: E731
-    tele_t = lambda: export_table(tele, TELEMETRY_SCHEMA)  # noqa: E731
-    c = st.columns(4)
-    with c[0]:
-        download(
-            f"rows · Parquet ({len(rows)})",
-            lambda: to_parquet_bytes(rows_t()),
-            f"{prefix}-rows.parquet",
-            "application/vnd.apache.parquet",
-            f"{key}_rows_pq",
-        )
-    with c[1]:
-        download(
-            f"rows · CSV ({len(rows)})",
-            lambda: to_csv_bytes(rows_t()),
-            f"{prefix}-rows.csv",
-            "text/csv",
-            f"{key}_rows_csv",
-        )
-    with c[2]:
-        download(
-            f"telemetry · Parquet ({len(tele)})",
-            lambda: to_parquet_bytes(tele_t()),
-            f"{prefix}-telemetry.parquet",
-            "application/vnd.apache.parquet",
-            f"{key}_tele_pq",
-        )
-    with c[3]:
-        download(
-            f"telemetry · CSV ({len(tele)})",
-            lambda: to_csv_bytes(tele_t()),
-            f"{prefix}-telemetry.csv",
-            "text/csv",
-            f"{key}_tele_csv",
-        )
+    columns = iter(st.columns(4))
+    for name, short, frame, schema in (
+        ("rows", "rows", rows, ROW_SCHEMA),
+        ("telemetry", "tele", tele, TELEMETRY_SCHEMA),
+    ):
+        for label, ext, mime, suffix, encode in FORMATS:
+            with next(columns):
+                download(
+                    f"{name} · {label} ({len(frame)})",
+                    lambda frame=frame, schema=schema, encode=encode: encode(export_table(frame, schema)),
+                    f"{prefix}-{name}.{ext}",
+                    mime,
+                    f"{key}_{short}_{suffix}",
+                )
 
 
 def body(L, rows, tele) -> None:
