@@ -49,4 +49,14 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, SHARED>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
+
+// The body of 17 and 18 (walk F's 09 and 10): where the plan says ROWS 64, whole 64-row tiles over tma_a's 64-row boxes
+// (SHARED: stream-K shares them too); else 16's path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch.
+template <bool SHARED, typename Ops>
+__device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
+                                         const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
+                                         int width, int dp, int sk) {
+    if (rows == 64) run<true, true, 64, SHARED>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+    else run<true, true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+}
 }  // namespace host_plan

@@ -23,6 +23,5 @@ __global__ void __launch_bounds__(persistent_ws::THREADS, 1)
 d_half_stream_k(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_a128, const __grid_constant__ TensorMap tma_b,
                 const __grid_constant__ TensorMap tma_c, float* __restrict__ C, float* __restrict__ W, int M, int N, int K, int ROWS,
                 int WIDTH, int DP, int SK) {
-    if (ROWS == 64) host_plan::run<true, true, 64, true>(operands::Bit16<T>{}, tma_a, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
-    else host_plan::run<true, true>(operands::Bit16<T>{}, tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
+    host_plan::run_rows<true>(operands::Bit16<T>{}, tma_a, tma_a128, tma_b, tma_c, C, W, M, N, K, ROWS, WIDTH, DP, SK);
 }
