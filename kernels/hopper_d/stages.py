@@ -36,6 +36,14 @@ WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
 # 13's launch arguments, which 14 takes too with its SPLIT between them: the operands and sizes, then the host's plan.
 SWAP_PLAN_OPERANDS = ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K")
 SWAP_PLAN_PLAN = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
+# 17's launch (18's on its own plan): 13's operands, then ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128:
+# 16's path over TMA_A128) and 16's WIDTH, DP, SK, from host_plan.half_launch_plan.
+HALF_TILES = {
+    **PERSISTENT,
+    "args": (*SWAP_PLAN_OPERANDS, "ROWS", "WIDTH", "DP", "SK"),
+    "planner": half_launch_plan,
+    "dependent": True,
+}
 
 KERNELS = [
     (
@@ -178,17 +186,10 @@ KERNELS = [
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
     ),
-    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from
-    # host_plan.half_launch_plan.
     (
         "d_half_tiles",
         "17_half_tiles.cu",
-        {
-            **PERSISTENT,
-            "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
-            "planner": half_launch_plan,
-            "dependent": True,
-        },
+        HALF_TILES,
         "16 with whole 64 x 256, 64 x 128 or 64 x 64 tiles where the plan finds 128-row tiles leave SMs idle: a k tile "
         "of 16-40 KB into each SM, the two consumer warpgroups splitting the columns",
     ),
@@ -196,12 +197,7 @@ KERNELS = [
     (
         "d_half_stream_k",
         "18_half_stream_k.cu",
-        {
-            **PERSISTENT,
-            "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
-            "planner": partial(half_launch_plan, shared=True),
-            "dependent": True,
-        },
+        {**HALF_TILES, "planner": partial(half_launch_plan, shared=True)},
         "17 with its 64-row tiles shared by stream-K too, where whole ones leave SMs idle: each consumer warpgroup's "
         "part of a shared tile through 09's fix-up, priced as 16 prices stream-K",
     ),

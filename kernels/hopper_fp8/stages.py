@@ -13,6 +13,7 @@ type pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands; kernels/common/hop
 against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hopper_fp8/README.md.
 """
 
+from functools import partial
 from pathlib import Path
 
 from kernels.hopper_d.host_plan import half_launch_plan
@@ -58,15 +59,10 @@ TILE_PLAN = {
 }
 
 
-def half_tiles_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """09's ROWS, WIDTH, DP, SK and workspace: walk D 17's plan over K in 16-bit elements, since a k tile of 128 FP8
-    elements moves the bytes, and takes the tensor time, of one of 64 16-bit elements."""
-    return half_launch_plan(m, n, cdiv(k, 2), blocks)
-
-
-def half_stream_k_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """10's: walk D 18's plan (64-row tiles shared by stream-K too) over K in 16-bit elements, as 09's is 17's."""
-    return half_launch_plan(m, n, cdiv(k, 2), blocks, shared=True)
+def half_tiles_plan(m: int, n: int, k: int, blocks: int, shared: bool = False) -> LaunchPlan:
+    """09's ROWS, WIDTH, DP, SK and workspace (10's with `shared`): walk D 17's (18's) plan over K in 16-bit elements,
+    since a k tile of 128 FP8 elements moves the bytes, and takes the tensor time, of one of 64 16-bit elements."""
+    return half_launch_plan(m, n, cdiv(k, 2), blocks, shared)
 
 
 # 09: walk D 17's pipeline on FP8 operands (kernels/common/operands.cuh), B in 64-row boxes (TMA_B64).
@@ -93,7 +89,7 @@ HALF_TILES = {
     "dependent": True,
 }
 # 10: 09's arguments on walk D 18's plan.
-HALF_STREAM_K = {**HALF_TILES, "planner": half_stream_k_plan}
+HALF_STREAM_K = {**HALF_TILES, "planner": partial(half_tiles_plan, shared=True)}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
