@@ -551,13 +551,13 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
     python3 .ci/block_calibration.py "$OUT/blocks" "${SIZES:-4096,8192}" 2>&1 | tee "$OUT/blocks-run.txt" | grep -v "^\s*$" ;;
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
-    # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
-    # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved
-    # and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, in blocks at the cap 850 s on an H100:
-    # two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best stage over fewer stages is a lower bound of the full plan's.
+    # walk-F stages that won most cells in the full and development runs (03, 07, 08 and 09) with cuBLASLt FP8 (the
+    # baseline, interleaved and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, in blocks at the cap
+    # about 850 s on an H100: two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best
+    # stage over fewer stages is a lower bound of the full plan's.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
-      --kernels f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3 ;;
+      --kernels f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3 ;;
   walkd15)  # issue 31, walk D 15 (d_dependent_launch: 12 as a programmatic dependent launch) on one GPU: its GPU tests
     # (11's and 12's plan branches, the tails and odd N, C poisoned), then plans/walkd15.toml (11, 12, 15 with cuBLAS
     # interleaved at 1024^3, 2048^3, 4096^3, BF16 and FP16, three repeats: walkd15.txt), Nsight Compute of 12 and 15 at
