@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17|walkd18 RUN|walkf09|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkf09 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -482,33 +482,30 @@ PY
     echo "profile rc=$?"
     moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
-  walkd17|walkd18|walkf09|walkf10)  # issue 31's walk D 17 (d_half_tiles) or 18 (d_half_stream_k; PRECISION bf16 or
-    # fp16), or issue 32's walk F 09 (f_half_tiles_fp8) or 10 (f_half_stream_k_fp8), on one GPU: its GPU tests, the LLM
-    # plan (plans/llm.toml, plans/llm_fp8.toml) with the stages it is measured against and the vendor library (SIZES to
-    # restrict; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means of the best stage with and
-    # without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it at shapes where its plan differs.
+  walkd17|walkf09)  # issue 31's walk D 17 (d_half_tiles; PRECISION bf16 or fp16) or issue 32's walk F 09 (f_half_tiles_fp8)
+    # on one GPU: its GPU tests, the LLM plan (plans/llm.toml, plans/llm_fp8.toml) with the stages it is measured against
+    # and the vendor library (SIZES to restrict; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means
+    # of the best stage with and without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it where its plan
+    # differs.
     shift; run=$1; p=${PRECISION:-bf16}
-    case $STEP in
-      walkd*) stage() { echo "d_$1_$p"; }; before=swap_plan,cluster_pair,priced_plan; plan=plans/llm.toml
-        tests=tests/test_gpu_walkd_shapes.py; library=cublaslt_$p; profiled= ;;
-      *) stage() { echo "f_$1_fp8"; }; before=mma_overlap,swap_plan,tile_plan; plan=plans/llm_fp8.toml
-        tests=tests/test_gpu_fp8.py; library=cublaslt_fp8_e4m3; profiled=,$library ;;  # walk F's also holds cuBLASLt's kernel
-    esac
-    case $STEP in
-      walkd17|walkf09) new=half_tiles; where=1024x512x3584,128x4096x4096,128x3584x3584 ;;
-      *) new=half_stream_k; before=$before,half_tiles; where=128x1024x8192,128x1024x4096,128x512x3584 ;;
-    esac
-    kernels=$(for k in ${before//,/ } $new; do stage "$k"; done | paste -sd,),$library
-    profiled=$(stage "${before##*,}"),$(stage $new)$profiled  # the stage before, then the new one
-    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$(stage $new | sed "s/_$p\$//")" 2>&1 \
+    if [ "$STEP" = walkd17 ]; then
+      stage() { echo "d_$1_$p"; }; before=swap_plan,cluster_pair,priced_plan; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py
+      library=cublaslt_$p; profiled=
+    else
+      stage() { echo "f_$1_fp8"; }; before=mma_overlap,swap_plan,tile_plan; plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py
+      library=cublaslt_fp8_e4m3; profiled=,$library  # walk F's profile also holds cuBLASLt FP8's kernel
+    fi
+    kernels=$(for k in ${before//,/ } half_tiles; do stage "$k"; done | paste -sd,),$library
+    profiled=$(stage "${before##*,}"),$(stage half_tiles)$profiled  # the stage before, then 17 or 09
+    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$(stage half_tiles | sed "s/_$p\$//")" 2>&1 \
       | tee "$OUT/gpu-tests-$STEP.log" | tail -2
     timeout "${DEADLINE:-480}" python3 -m farm bench --plan "$plan" ${SIZES:+--sizes "$SIZES"} --run-id "$run" --output "$RES" \
       --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
     echo "bench rc=$?"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$before,$new" --best "without=$before" \
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$before,half_tiles" --best "without=$before" \
       > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt"
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels "$profiled" --run-id "profile-$STEP" \
-      --sizes "$where" --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
+      --sizes 1024x512x3584,128x4096x4096,128x3584x3584 --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
@@ -551,13 +548,16 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
     python3 .ci/block_calibration.py "$OUT/blocks" "${SIZES:-4096,8192}" 2>&1 | tee "$OUT/blocks-run.txt" | grep -v "^\s*$" ;;
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
-    # walk-F stages that won most cells in the full and development runs (03, 07, 08 and 09) with cuBLASLt FP8 (the
-    # baseline, interleaved and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, in blocks at the cap
-    # about 850 s on an H100: two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best
-    # stage over fewer stages is a lower bound of the full plan's.
+    # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
+    # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved
+    # and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, in blocks at the cap 850 s on an H100:
+    # two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best stage over fewer
+    # stages is a lower bound of the full plan's. FP8_KERNELS replaces the list: run h100-llmf8c takes 09 in place of 02
+    # (f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3), 117 cells
+    # in its first 440 s (compiling included) and 136 in the next 490 s: four calls.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
-      --kernels f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3 ;;
+      --kernels "${FP8_KERNELS:-f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
   walkd15)  # issue 31, walk D 15 (d_dependent_launch: 12 as a programmatic dependent launch) on one GPU: its GPU tests
     # (11's and 12's plan branches, the tails and odd N, C poisoned), then plans/walkd15.toml (11, 12, 15 with cuBLAS
     # interleaved at 1024^3, 2048^3, 4096^3, BF16 and FP16, three repeats: walkd15.txt), Nsight Compute of 12 and 15 at

@@ -1,29 +1,23 @@
 """Walk F 09's host plan (kernels/hopper_fp8/stages.py, half_tiles_plan): walk D 17's at K in 16-bit elements, on an
-H100's 132 SMs at the shapes its GPU tests run (tests/test_gpu_fp8.py), and the launch it makes; 10's, walk D 18's at
-K in 16-bit elements. CPU only."""
+H100's 132 SMs at the shapes its GPU tests run (tests/test_gpu_fp8.py), and the launch it makes. CPU only."""
+
+from functools import partial
 
 import h100_plans
 import pytest
-from test_gpu_fp8 import HALF_STREAM_K_SHAPES, HALF_TILES_SHAPES
+from test_gpu_fp8 import HALF_TILES_SHAPES
 
 from kernels.registry import stage_named
 
 LAUNCH = stage_named("f_half_tiles_fp8").launches[0]
 WALK_D = stage_named("d_half_tiles_bf16").launches[0]
-# 09 and 10 at the shapes their GPU tests run, with the branch of the plan each is there for
-GPU_TESTS = [
-    (stage, shape, branch)
-    for stage, shapes in (("f_half_tiles_fp8", HALF_TILES_SHAPES), ("f_half_stream_k_fp8", HALF_STREAM_K_SHAPES))
-    for shape, branch in shapes.items()
-]
+planned = partial(h100_plans.planned, LAUNCH)
 
 
-@pytest.mark.parametrize(
-    "stage, shape, branch", GPU_TESTS, ids=[f"{s}-{'x'.join(map(str, m))}" for s, m, _ in GPU_TESTS]
-)
-def test_the_plan_at_the_gpu_tests_shapes(stage, shape, branch):
-    args = h100_plans.planned(stage_named(stage).launches[0], *shape)
-    assert (args["ROWS"], args["WIDTH"], args["SK"]) == branch
+@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_plan_at_the_gpu_tests_shapes(shape):
+    args = planned(*shape)
+    assert (args["ROWS"], args["WIDTH"], args["SK"]) == HALF_TILES_SHAPES[shape]
 
 
 def test_the_gpu_tests_reach_every_branch():
@@ -32,15 +26,13 @@ def test_the_gpu_tests_reach_every_branch():
     assert (128, 64, True) in reached and (128, 128, True) in reached
 
 
-@pytest.mark.parametrize(
-    "fp8, bf16", [("f_half_tiles_fp8", "d_half_tiles_bf16"), ("f_half_stream_k_fp8", "d_half_stream_k_bf16")]
-)
 @pytest.mark.parametrize("m", [1, 16, 128, 1024, 4096])
-@pytest.mark.parametrize("n, k", [(512, 3584), (4096, 4096), (14336, 4096), (4096, 14336), (3584, 18944), (1024, 8192)])
-def test_a_k_tile_of_fp8_is_planned_as_one_of_16_bits(fp8, bf16, m, n, k):
-    """128 FP8 elements of K cost what 64 16-bit ones do: 09 (10) plans an FP8 shape as walk D 17 (18) at half its K."""
-    mine = stage_named(fp8).launches[0].plan(m, n, k, h100_plans.H100_SMS)
-    assert mine == stage_named(bf16).launches[0].plan(m, n, k // 2, h100_plans.H100_SMS)
+@pytest.mark.parametrize("n, k", [(512, 3584), (4096, 4096), (14336, 4096), (4096, 14336), (3584, 18944)])
+def test_a_k_tile_of_fp8_is_planned_as_one_of_16_bits(m, n, k):
+    """128 FP8 elements of K cost what 64 16-bit ones do: the FP8 shape plans as walk D 17's at half its K."""
+    fp8 = LAUNCH.plan(m, n, k, h100_plans.H100_SMS)
+    bf16 = WALK_D.plan(m, n, k // 2, h100_plans.H100_SMS)
+    assert fp8 == bf16
 
 
 def test_the_launch_is_walk_d_17s_with_b_in_64_row_boxes_and_the_scales():

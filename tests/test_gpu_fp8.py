@@ -24,8 +24,6 @@ at M, N and K off the tile (TILE_PLAN_SHAPES below).
 09 (half_tiles_fp8) at every branch of its host plan (walk D 17's at K / 2, kernels/hopper_fp8/stages.py; tests/test_fp8_
 half_tiles_plan.py holds the same choices): 64-row tiles of 64, 128 and 256 columns, 128-row tiles whole and stream-K,
 at M, N and K off the tile (HALF_TILES_SHAPES below); its B-in-E5M2 build at one shape of four branches.
-10 (half_stream_k_fp8) likewise on walk D 18's plan at K / 2: 64-row tiles shared by stream-K at each width
-(HALF_STREAM_K_SHAPES below), the partials summed before the scales.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -36,7 +34,7 @@ import numpy as np
 import pytest
 from fp8_host import E4M3_MAX, E5M2_MAX, e4m3_round, e4m3_values, e5m2_round, e5m2_values
 from test_gpu import QUICK
-from test_gpu_walkd_shapes import HALF_STREAM_K_SHAPES as WALK_D_HALF_STREAM_K, HALF_TILES_SHAPES as WALK_D_HALF_TILES
+from test_gpu_walkd_shapes import HALF_TILES_SHAPES as WALK_D_HALF_TILES
 
 from farm.cells import Cell
 from farm.measure.checks import FP8
@@ -111,8 +109,6 @@ TILE_PLAN_SHAPES = {
 HALF_TILES_SHAPES = {(m, n, 2 * k): branch for (m, n, k), branch in WALK_D_HALF_TILES.items()} | {
     (1024, 512, 3584): (64, 64, 0)
 }
-# 10 (half_stream_k_fp8): walk D 18's shapes at 2K, as 09's are 17's
-HALF_STREAM_K_SHAPES = {(m, n, 2 * k): branch for (m, n, k), branch in WALK_D_HALF_STREAM_K.items()}
 # 07 with B in E5M2: one shape of each branch (TN 16, 64 and 128, sliced and whole; 05's path whole and sliced)
 SWAP_PLAN_E5M2_SHAPES = [
     (1, 4096, 4096),
@@ -257,7 +253,6 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
     + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES]
     + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES]
     + [("f_half_tiles_fp8", shape) for shape in HALF_TILES_SHAPES]
-    + [("f_half_stream_k_fp8", shape) for shape in HALF_STREAM_K_SHAPES]
     + [("f_half_tiles_fp8_e4m3_e5m2", shape) for shape in HALF_TILES_E5M2_SHAPES],
     ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v,
 )

@@ -86,12 +86,13 @@ def test_the_launch_passes_the_plan_by_name_for_the_grid_it_launches():
     assert unplanned and all(l.plan(64, 64, 64, H100_SMS).args == {} for l in unplanned)
 
 
-def segments_walked(sk: int, kt: int, g: int) -> list[int]:
-    """Each of `sk` shared tiles' segment count as the kernel's Schedule cuts their `kt` k tiles each among g blocks
-    (stream_k.cuh)."""
-    if not sk:
+def segments_walked(m: int, n: int, k: int, g: int) -> list[int]:
+    """Each shared tile's segment count as the kernel's Schedule cuts its k tiles among g blocks (stream_k.cuh)."""
+    p = plan(m, n, k, g)
+    kt = cdiv(k, BK)
+    if not p.sk:
         return []
-    total = sk * kt
+    total = p.sk * kt
     begin = [total * b // g for b in range(g + 1)]
     assert (
         begin[0] == 0
@@ -104,7 +105,7 @@ def segments_walked(sk: int, kt: int, g: int) -> list[int]:
         assert begin[b] <= x < begin[b + 1]
         return b
 
-    return [holder(j * kt + kt - 1) - holder(j * kt) + 1 for j in range(sk)]
+    return [holder(j * kt + kt - 1) - holder(j * kt) + 1 for j in range(p.sk)]
 
 
 SHAPES = [
@@ -121,7 +122,7 @@ def test_every_tile_is_walked_once_within_the_planned_planes(shape):
     assert p.dp + p.sk == tiles
     if p.sk:
         assert p.dp % g == 0 and p.sk < g  # whole waves, then fewer tiles than blocks
-        assert max(segments_walked(p.sk, cdiv(k, BK), g)) <= p.segments <= MAX_SEGMENTS
+        assert max(segments_walked(m, n, k, g)) <= p.segments <= MAX_SEGMENTS
         assert p.sk * cdiv(k, BK) * g < 2**31  # the kernel's 32-bit range arithmetic
     assert HOST_PLAN.workspace_floats(m, n, k, H100_SMS) == (p.segments * m * n if p.sk else 0)
 

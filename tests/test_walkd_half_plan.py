@@ -9,17 +9,12 @@ import pytest
 from h100_plans import H100_SMS
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES
 
-from kernels.hopper_d.host_plan import HALF_ROWS, STREAM_K_PRICE, candidate
+from kernels.hopper_d.host_plan import half_cost
 from kernels.registry import stage_named
 
 LAUNCH = stage_named("d_half_tiles_bf16").launches[0]
 SIXTEEN = stage_named("d_priced_plan_bf16").launches[0]
 planned = partial(h100_plans.planned, LAUNCH)
-
-
-def half_cost(m: int, n: int, k: int, width: int) -> int:
-    """The plan's cost of whole 64-row tiles `width` wide on an H100, in estimated k-tile times a block."""
-    return candidate(m, n, k, H100_SMS, width, False, STREAM_K_PRICE, HALF_ROWS).cost
 
 
 def branch(args: dict) -> tuple[int, int, int]:
@@ -57,10 +52,10 @@ def test_the_k_v_projection_runs_128_tiles_of_64_x_64_with_no_workspace():
     p = LAUNCH.plan(1024, 512, 3584, H100_SMS)
     assert p.args == {"ROWS": 64, "WIDTH": 64, "DP": 16 * 8, "SK": 0} and p.workspace_floats == 0  # every tile whole
     # 16: 64 tiles of 128 x 64 at 56 k tiles x (64 + 32); 17: 128 of 64 x 64 at 56 x (32 + 32), one wave each
-    assert half_cost(1024, 512, 3584, 64) == 56 * 64
+    assert half_cost(1024, 512, 3584, H100_SMS, 64) == 56 * 64
 
 
 def test_a_tie_goes_to_16s_plan():
     # 1024 x 1024 x 8192: 128 tiles of 128 x 64 or of 64 x 128, one wave, 128 k tiles at 96 each way
-    assert half_cost(1024, 1024, 8192, 128) == 128 * 96
+    assert half_cost(1024, 1024, 8192, H100_SMS, 128) == 128 * 96
     assert planned(1024, 1024, 8192)["ROWS"] == 128

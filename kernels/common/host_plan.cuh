@@ -11,10 +11,9 @@ using persistent_ws::cdiv;
 // TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
 // TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
 // thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
-// completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0
-// unless SHARED (18): then stream-K shares the last `sk` of them. Ops: the operands (operands.cuh), walk D's
-// Bit16<T> or walk F's Fp8 (its 09 and 10).
-template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool SHARED = false, typename Ops>
+// completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0.
+// Ops: the operands (operands.cuh), walk D's Bit16<T> or walk F's Fp8 (its 09).
+template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
                                     float* W, int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -32,7 +31,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         launch_dependents();
         grid_dependency_wait();
     }
-    const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp, HALF && !SHARED ? 0 : sk};  // width: a power of 2
+    const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp, HALF ? 0 : sk};  // width: a power of 2
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
@@ -44,19 +43,19 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        if (width == 256) consume<256, TMA_STORE, ROWS, SHARED>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<128, TMA_STORE, ROWS, SHARED>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, SHARED>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if (width == 256) consume<256, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<128, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 
-// The body of 17 and 18 (walk F's 09 and 10): where the plan says ROWS 64, whole 64-row tiles over tma_a's 64-row boxes
-// (SHARED: stream-K shares them too); else 16's path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch.
-template <bool SHARED, typename Ops>
+// The body of 17 (walk F's 09): where the plan says ROWS 64, whole 64-row tiles over tma_a's 64-row boxes; else 16's
+// path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch.
+template <typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
                                          int width, int dp, int sk) {
-    if (rows == 64) run<true, true, 64, SHARED>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+    if (rows == 64) run<true, true, 64>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
     else run<true, true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
 }
 }  // namespace host_plan

@@ -2,8 +2,7 @@
 // persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles are laid
 // end to end and cut into one range per block; a ring as deep as the tile width allows; the fixed-order fix-up
 // through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the columns (at 64,
-// warpgroup 0 alone: walk D's MN-major B needs whole 64-column swizzle rows); SHARED (18): those tiles shared by
-// stream-K too, each warpgroup's 64 x COLS part through the same fix-up.
+// warpgroup 0 alone: walk D's MN-major B needs whole 64-column swizzle rows).
 #pragma once
 #include "operands.cuh"
 #include "persistent_ws.cuh"
@@ -107,8 +106,8 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
-// from registers, since each of its warps may be finished by another block. SHARED: 64-row tiles meet the fix-up too.
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool SHARED = false, typename Ops>
+// from registers, since each of its warps may be finished by another block.
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
@@ -137,15 +136,15 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
         // Not before the k loop: live across it, it changed 09-16's code
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
-        if constexpr (!HALF || SHARED) {
+        if constexpr (!HALF) {
             if (segments > 1 &&
-                !last_segment_sums<COLS>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32],
-                                         segments, segment, M, N, row0(), col0()))
+                !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32],
+                                          segments, segment, M, N, row0(), col0()))
                 return;
         }
         ops.scale(acc);
         if constexpr (TMA_STORE) {
-            if ((HALF && !SHARED) || segments == 1) {  // the same for the whole block
+            if (HALF || segments == 1) {  // the same for the whole block
                 tma_store::store<COLS>(acc, *tma_c, staging, chunk, row0(), col0(), c);
                 return;
             }

@@ -8,8 +8,7 @@ wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 
 range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
 The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
 none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
-at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan); 18's
-also weighs 64-row tiles shared by stream-K (half_launch_plan with `shared`).
+at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan).
 """
 
 from __future__ import annotations
@@ -19,12 +18,9 @@ from dataclasses import dataclass
 from kernels.stage import LaunchPlan, cdiv
 
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
-HALF_ROWS = 64  # 17's and 18's tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
+HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
-# 18's shared 64-row tiles: where it shares them they are few (14 to 32 at the LLM plan's shapes, BF16 and FP8), so
-# their k tiles cut into more ranges than 128-row tiles'; the kernel's fix-up loops over any number of planes
-HALF_MAX_SEGMENTS = 16
 SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 # 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
@@ -48,17 +44,12 @@ class Plan:
         return self.segments * m * n if self.sk else 0
 
 
-def candidate(
-    m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1, rows: int = BM
-) -> Plan | None:
-    """The plan of `rows` x `width` tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
+def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1) -> Plan | None:
+    """The plan of `width`-column tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
     None where it may not run."""
-    tiles, kt = cdiv(m, rows) * cdiv(n, width), cdiv(k, BK)
-    # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs; a 64-row k tile at half
-    # the width term (half its math; at the shapes 64-row tiles are for, half the bytes of A)
-    per_k_tile = (width if rows == BM else width // 2) + 32
-    if not stream_k:
-        return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * per_k_tile)
+    tiles, kt = cdiv(m, BM) * cdiv(n, width), cdiv(k, BK)
+    if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
+        return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * (width + 32))
     if tiles % blocks == 0:  # whole waves already fill every block
         return None
     sk = tiles if tiles < blocks else tiles % blocks
@@ -67,13 +58,13 @@ def candidate(
     if least < 1 or total * blocks >= INT32 or sk > SHARED_TILES:
         return None
     segments = (kt - 1) // least + 2  # a tile's interior holds range starts at least `least` apart
-    if segments > (MAX_SEGMENTS if rows == BM else HALF_MAX_SEGMENTS):
+    if segments > MAX_SEGMENTS:
         return None
-    # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (rows + width) x BK
+    # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (BM + width) x BK
     # 16-bit load rate; plus one for the fences and the count.
-    fixup = 1 + cdiv((2 + segments) * min(m, rows) * width * 4, 2 * (rows + width) * BK * 2)
+    fixup = 1 + cdiv((2 + segments) * min(m, BM) * width * 4, 2 * (BM + width) * BK * 2)
     dp = tiles - sk
-    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) * price + fixup) * per_k_tile)
+    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) * price + fixup) * (width + 32))
 
 
 def plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> Plan:
@@ -89,17 +80,18 @@ def launch_plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> LaunchPl
     return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
 
 
-def half_launch_plan(m: int, n: int, k: int, blocks: int, shared: bool = False) -> LaunchPlan:
+def half_cost(m: int, n: int, k: int, blocks: int, width: int) -> int:
+    """17's whole 64-row tiles `width` wide, in estimated k-tile times a block: a k tile at half a 128-row tile's
+    width term (half its math; at the shapes it is for, half the bytes of A) and the same fixed 32."""
+    return cdiv(cdiv(m, HALF_ROWS) * cdiv(n, width), blocks) * cdiv(k, BK) * (width // 2 + 32)
+
+
+def half_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     """d_half_tiles's ROWS, WIDTH, DP, SK and workspace: 16's plan, or the cheapest whole 64-row tiles where they cost
-    less (ties: 16's, then the wider tile). `shared` (d_half_stream_k): the 64-row candidates also share their last
-    tiles by stream-K, priced as 16's are (ties: whole tiles)."""
+    less (ties: 16's, then the wider tile), walked whole with no workspace."""
     whole = plan(m, n, k, blocks, STREAM_K_PRICE)
-    halves = [
-        c
-        for w in WIDTHS
-        for sk in ((False, True) if shared else (False,))
-        if (c := candidate(m, n, k, blocks, w, sk, STREAM_K_PRICE, HALF_ROWS)) is not None
-    ]
-    half = min(halves, key=lambda c: c.cost)  # min keeps the first of equals: the wider, then whole tiles
-    best, rows = (half, HALF_ROWS) if half.cost < whole.cost else (whole, BM)
-    return LaunchPlan({"ROWS": rows, "WIDTH": best.width, "DP": best.dp, "SK": best.sk}, best.workspace_floats(m, n))
+    costs = {w: half_cost(m, n, k, blocks, w) for w in WIDTHS}
+    width = min(costs, key=costs.get)  # min keeps the first of equals: the wider
+    if costs[width] < whole.cost:
+        return LaunchPlan({"ROWS": HALF_ROWS, "WIDTH": width, "DP": cdiv(m, HALF_ROWS) * cdiv(n, width), "SK": 0}, 0)
+    return LaunchPlan({"ROWS": BM, "WIDTH": whole.width, "DP": whole.dp, "SK": whole.sk}, whole.workspace_floats(m, n))

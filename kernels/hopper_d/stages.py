@@ -4,7 +4,7 @@ Every kernel is one template over the input type, registered twice like walk C's
 <name>_bf16 (baseline cublas_bf16) and <name>_fp16 (cublas_fp16). The family is built
 for sm_90a alone (wgmma, setmaxnreg and the TMA paths are arch-specific), so on any other
 chip its cells are skipped with the reason. Any M, any K % 8 == 0, and any N: N % 8 != 0 runs padded (PAD_N_TO).
-Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 18's C; TMA_A128: 13's, 14's, 17's and 18's A for 12's tiles):
+Kernels taking tensor maps name them TMA_A / TMA_B (TMA_C: 12's to 17's C; TMA_A128: 13's, 14's and 17's A for 12's tiles):
 farm/measure/tma.py builds them, A in boxes of tile_m rows x 64 (TMA_A128: 128 rows), B in 64 x 64 boxes, C in 64 x 32.
 Notes and measurements: kernels/hopper_d/README.md.
 """
@@ -36,14 +36,6 @@ WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
 # 13's launch arguments, which 14 takes too with its SPLIT between them: the operands and sizes, then the host's plan.
 SWAP_PLAN_OPERANDS = ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K")
 SWAP_PLAN_PLAN = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
-# 17's launch (18's on its own plan): 13's operands, then ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128:
-# 16's path over TMA_A128) and 16's WIDTH, DP, SK, from host_plan.half_launch_plan.
-HALF_TILES = {
-    **PERSISTENT,
-    "args": (*SWAP_PLAN_OPERANDS, "ROWS", "WIDTH", "DP", "SK"),
-    "planner": half_launch_plan,
-    "dependent": True,
-}
 
 KERNELS = [
     (
@@ -186,20 +178,19 @@ KERNELS = [
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
     ),
+    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from
+    # host_plan.half_launch_plan.
     (
         "d_half_tiles",
         "17_half_tiles.cu",
-        HALF_TILES,
+        {
+            **PERSISTENT,
+            "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
+            "planner": half_launch_plan,
+            "dependent": True,
+        },
         "16 with whole 64 x 256, 64 x 128 or 64 x 64 tiles where the plan finds 128-row tiles leave SMs idle: a k tile "
         "of 16-40 KB into each SM, the two consumer warpgroups splitting the columns",
-    ),
-    # 18: 17's kernel with SHARED (64-row tiles through stream-K's fix-up) on half_launch_plan with `shared`.
-    (
-        "d_half_stream_k",
-        "18_half_stream_k.cu",
-        {**HALF_TILES, "planner": partial(half_launch_plan, shared=True)},
-        "17 with its 64-row tiles shared by stream-K too, where whole ones leave SMs idle: each consumer warpgroup's "
-        "part of a shared tile through 09's fix-up, priced as 16 prices stream-K",
     ),
 ]
 

@@ -24,5 +24,5 @@ f_half_tiles_fp8(const __grid_constant__ TensorMap tma_a, const __grid_constant_
                  const __grid_constant__ TensorMap tma_c, float* __restrict__ C, float* W, const float* __restrict__ scale_a,
                  const float* __restrict__ scale_b, int M, int N, int K, int ROWS, int WIDTH, int DP, int SK) {
     const operands::Fp8 ops{scale_a, scale_b};
-    host_plan::run_rows<false>(ops, tma_a, tma_a128, tma_b, tma_c, C, W, M, N, K, ROWS, WIDTH, DP, SK);
+    host_plan::run_rows(ops, tma_a, tma_a128, tma_b, tma_c, C, W, M, N, K, ROWS, WIDTH, DP, SK);
 }

@@ -13,7 +13,6 @@ type pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands; kernels/common/hop
 against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hopper_fp8/README.md.
 """
 
-from functools import partial
 from pathlib import Path
 
 from kernels.hopper_d.host_plan import half_launch_plan
@@ -59,10 +58,10 @@ TILE_PLAN = {
 }
 
 
-def half_tiles_plan(m: int, n: int, k: int, blocks: int, shared: bool = False) -> LaunchPlan:
-    """09's ROWS, WIDTH, DP, SK and workspace (10's with `shared`): walk D 17's (18's) plan over K in 16-bit elements,
-    since a k tile of 128 FP8 elements moves the bytes, and takes the tensor time, of one of 64 16-bit elements."""
-    return half_launch_plan(m, n, cdiv(k, 2), blocks, shared)
+def half_tiles_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """09's ROWS, WIDTH, DP, SK and workspace: walk D 17's plan over K in 16-bit elements, since a k tile of 128 FP8
+    elements moves the bytes, and takes the tensor time, of one of 64 16-bit elements."""
+    return half_launch_plan(m, n, cdiv(k, 2), blocks)
 
 
 # 09: walk D 17's pipeline on FP8 operands (kernels/common/operands.cuh), B in 64-row boxes (TMA_B64).
@@ -88,8 +87,6 @@ HALF_TILES = {
     "planner": half_tiles_plan,
     "dependent": True,
 }
-# 10: 09's arguments on walk D 18's plan.
-HALF_STREAM_K = {**HALF_TILES, "planner": partial(half_tiles_plan, shared=True)}
 HERE = Path(__file__).resolve().parent
 
 # (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
@@ -163,13 +160,6 @@ _KERNELS = [
         HALF_TILES,
         "walk D's 17 on FP8 operands: A in one 64- or 128-row box a k tile, B in 64-row boxes, whole 64-row tiles or "
         "128-row tiles whole and stream-K on 17's plan, C by TMA stores, a dependent launch",
-    ),
-    (
-        "f_half_stream_k_fp8",
-        "10_half_stream_k_fp8.cu",
-        HALF_STREAM_K,
-        "walk D's 18 on FP8 operands: 09 with its 64-row tiles shared by stream-K too (each consumer warpgroup's part "
-        "through the fix-up, the partials summed before the scales), on 18's plan",
     ),
 ]
 
