@@ -8,8 +8,11 @@
 set -uo pipefail
 STEP=${1:-tests}
 export PYTHONUNBUFFERED=1 RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:8265
-# The device copy has no .git: rows learn their commit from here (set GIT_COMMIT=$(git rev-parse --short HEAD)).
-export GEMM_FARM_GIT_COMMIT=${GIT_COMMIT:-unknown}
+# The device copy has no .git: rows learn their commit from here (set GIT_COMMIT=$(git rev-parse --short HEAD)); none
+# is refused, not written as `unknown` (2026-11-27: 117 rows of h100-llmf8c were, from a mistyped line).
+GIT_COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null)}
+[ -n "$GIT_COMMIT" ] || { echo "GIT_COMMIT unset and no .git here: set GIT_COMMIT=\$(git rev-parse --short HEAD)" >&2; exit 2; }
+export GEMM_FARM_GIT_COMMIT=$GIT_COMMIT GIT_COMMIT
 FINAL=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-logs  # logs gather here, then leave as one .tgz
 mkdir -p "$OUT" "$FINAL"
 [ -f .resume/results.tgz ] && tar xzf .resume/results.tgz -C /tmp && echo "resuming from .resume/results.tgz"
@@ -23,7 +26,7 @@ sweep() {  # sweep RUN_ID [flags...]: submitted as a Ray job, timed; its log und
   # job is stopped (`ray job stop`: the driver writes every finished row and the runs rows), not left running.
   local run=$1; shift
   local t0=$(date +%s.%N) sid="$run-$(date +%s%N)"
-  timeout "${DEADLINE:-3600}" ray job submit --submission-id "$sid" --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"${GIT_COMMIT:-unknown}\"}}" \
+  timeout "${DEADLINE:-3600}" ray job submit --submission-id "$sid" --working-dir . --runtime-env-json "{\"env_vars\": {\"GEMM_FARM_GIT_COMMIT\": \"$GIT_COMMIT\"}}" \
     -- python farm/sweep.py --plan "${PLAN:-plans/proof.toml}" --run-id "$run" --output "$RES" "$@" > "$OUT/sweep-$run.log" 2>&1
   local rc=$?
   [ "$rc" = 124 ] && { echo "sweep $run: past DEADLINE ${DEADLINE:-3600} s, stopping the job"; timeout 30 ray job stop "$sid" > "$OUT/stop-$run.log" 2>&1; }
@@ -355,8 +358,7 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     # 4. `farm compare --aa` of the shipped reference runs, recomputed; 5. the A/A's rows, telemetry and runs
     #    compacted (--telemetry-stride 8) into h100-paired-aa, with pip-freeze.txt for its constraints.txt, as
     #    $OUT/h100-paired-aa.tgz (the lead decides whether it ships as datasets/h100-paired-aa).
-    # GIT_COMMIT must be set (rows of an unknown commit are no A/A history). Read summary-aafull.txt (printed last).
-    [ "${GIT_COMMIT:-unknown}" = unknown ] && { echo "aafull: set GIT_COMMIT (rows of an unknown commit are no A/A history)"; exit 2; }
+    # Read summary-aafull.txt (printed last).
     t0=$(date +%s); budget=${DEADLINE:-310}
     until_reserve() { local d=$(( budget - $(date +%s) + t0 - $1 )); echo $(( d < 20 ? 20 : d )); }  # seconds left less $1
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
