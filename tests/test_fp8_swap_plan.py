@@ -2,6 +2,7 @@
 run, tests/test_gpu_fp8.py, and the M = 1, 16 and 128 LLM layers), what the kernel walks from it (replayed here as
 kernels/common/swapped.cuh and its fix-up index it), and the workspace it sizes."""
 
+import dataclasses
 from functools import partial
 
 import h100_plans
@@ -57,6 +58,17 @@ def test_the_launch_passes_the_plan_by_name_and_sizes_the_workspace_from_it():
     assert STAGE.workspace_floats(1, 4096, 4096, H100_SMS) == 4 * 32 * WARPS * 16 * 16  # slices x tiles x warps x 16 TN
     assert STAGE.workspace_floats(16, 14336, 4096, H100_SMS) == 0  # K whole: none
     assert STAGE.workspace_floats(200, 1000, 2064, H100_SMS) == 8 * 200 * 1000  # 05's planes of M x N
+
+
+def test_walk_f_10_is_07s_launch_made_a_dependent_launch():
+    """10 changes how 07 is launched and nothing it is launched with: the same arguments, boxes, grid, shared memory
+    and plan."""
+    dependent = stage_named("f_swap_dependent_fp8").launches[0]
+    assert dependent.dependent and not LAUNCH.dependent
+    assert dataclasses.replace(dependent, dependent=False, kernel=LAUNCH.kernel) == LAUNCH
+    assert stage_named("f_swap_dependent_fp8").workspace_floats(1, 4096, 4096, H100_SMS) == STAGE.workspace_floats(
+        1, 4096, 4096, H100_SMS
+    )
 
 
 SHAPES = [

@@ -24,6 +24,8 @@ at M, N and K off the tile (TILE_PLAN_SHAPES below).
 09 (half_tiles_fp8) at every branch of its host plan (walk D 17's at K / 2, kernels/hopper_fp8/stages.py; tests/test_fp8_
 half_tiles_plan.py holds the same choices): 64-row tiles of 64, 128 and 256 columns, 128-row tiles whole and stream-K,
 at M, N and K off the tile (HALF_TILES_SHAPES below); its B-in-E5M2 build at one shape of four branches.
+10 (swap_dependent_fp8), 07 as a programmatic dependent launch, at 07's shapes: back to back in the timed graphs each
+launch's setup overlaps the one before, whose counters and workspace it must not touch before griddepcontrol.wait.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so the arrival counters must be back
 at zero after every launch.
 
@@ -249,7 +251,7 @@ def test_fp8_stage_verifies_or_skips_with_reason(measurer, stage, shape):
 @pytest.mark.parametrize(
     "stage, shape",
     [(stage, shape) for stage in ("f_split_k_fp8", "f_swap_ab_fp8") for shape in FEW_TOKENS]
-    + [("f_swap_plan_fp8", shape) for shape in SWAP_PLAN_SHAPES]
+    + [(stage, shape) for stage in ("f_swap_plan_fp8", "f_swap_dependent_fp8") for shape in SWAP_PLAN_SHAPES]
     + [("f_swap_plan_fp8_e4m3_e5m2", shape) for shape in SWAP_PLAN_E5M2_SHAPES]
     + [("f_tile_plan_fp8", shape) for shape in TILE_PLAN_SHAPES]
     + [("f_half_tiles_fp8", shape) for shape in HALF_TILES_SHAPES]

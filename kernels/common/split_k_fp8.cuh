@@ -84,8 +84,8 @@ __device__ __forceinline__ void split_fixup(const float (&acc)[persistent_fp8::B
 }
 
 // The block: warpgroup 0's first thread loads, warpgroups 1 and 2 multiply, store (split: the fix-up first).
-// `arrivals`: ARRIVALS counters of the caller's module, zero at the launch.
-template <int A_BOX, int B_BOX>
+// `arrivals`: ARRIVALS counters of the caller's module, zero at the launch. DEPENDENT (10): walk D 15's launch.
+template <int A_BOX, int B_BOX, bool DEPENDENT = false>
 __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, float* W, unsigned int* arrivals,
                                     const float* scale_a, const float* scale_b, int M, int N, int K, int max_splits) {
     using namespace persistent_fp8;
@@ -97,6 +97,10 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
 
     if (tid == 0) ring_init<STAGES>(full, empty, WARPS);
     __syncthreads();
+    if constexpr (DEPENDENT) {
+        launch_dependents();
+        grid_dependency_wait();
+    }
 
     if (wg == 0) {
         setmaxnreg_dec<40>();

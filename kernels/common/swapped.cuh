@@ -94,8 +94,9 @@ __device__ __forceinline__ void consume(const Operands& ops, const Plan& plan, c
 }
 
 // The block. plan_fn(): the plan, called by warp 0 (all its lanes) before the ring is set up, its answer read by the
-// block after the barrier. finish: consume's.
-template <int TN, typename Operands, typename PlanFn, typename Finish>
+// block after the barrier. finish: consume's. DEPENDENT (walk F 10): a programmatic dependent launch, as walk D 15's
+// (host_plan.cuh): after the setup every thread lets the next kernel launch and waits for the one before.
+template <int TN, bool DEPENDENT = false, typename Operands, typename PlanFn, typename Finish>
 __device__ __forceinline__ void run(const Operands& ops, const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C, int M, int N,
                                     int K, PlanFn plan_fn, Finish finish) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -111,6 +112,10 @@ __device__ __forceinline__ void run(const Operands& ops, const TensorMap& tma_a,
     }
     __syncthreads();
     const Plan plan = planned;
+    if constexpr (DEPENDENT) {
+        launch_dependents();
+        grid_dependency_wait();
+    }
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
@@ -167,10 +172,10 @@ __device__ __forceinline__ bool fragment_fixup(float (&acc)[R], float* W, unsign
 // The swapped pipeline on a plan made on the host (walk F's kernels/hopper_fp8/swap_plan.py): BNT features a tile, K in
 // `slices` (at most MAX_SLICES), partials met by fragment_fixup on `arrivals` (a counter per tile and consumer warp,
 // zero between launches). Thread 0 prefetches the tensor maps instead of warp 0 making a plan before the first load.
-template <int TN, typename Operands>
+template <int TN, bool DEPENDENT = false, typename Operands>
 __device__ __forceinline__ void run_planned(const Operands& ops, const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C,
                                             float* W, unsigned int* arrivals, int M, int N, int K, int bnt, int slices) {
-    run<TN>(
+    run<TN, DEPENDENT>(
         ops, tma_a, tma_b, C, M, N, K,
         [&] {
             if (threadIdx.x == 0) {

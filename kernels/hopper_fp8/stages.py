@@ -49,6 +49,8 @@ SWAP_PLAN = {
     "splits": MAX_SPLITS,
     "planner": launch_plan,
 }
+# 10: 07's launch as a programmatic dependent launch (walk D 15's).
+SWAP_DEPENDENT = {**SWAP_PLAN, "dependent": True}
 # 08: its plan (tile_plan.py) passed as TN, BNT, SLICES: swapped up to 128 tokens, 128-row tiles above.
 TILE_PLAN = {
     "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "TN", "BNT", "SLICES"),
@@ -160,6 +162,13 @@ _KERNELS = [
         HALF_TILES,
         "walk D's 17 on FP8 operands: A in one 64- or 128-row box a k tile, B in 64-row boxes, whole 64-row tiles or "
         "128-row tiles whole and stream-K on 17's plan, C by TMA stores, a dependent launch",
+    ),
+    (
+        "f_swap_dependent_fp8",
+        "10_swap_dependent_fp8.cu",
+        SWAP_DEPENDENT,
+        "07 as a programmatic dependent launch (walk D 15's): its setup overlaps the previous kernel's end, then every "
+        "thread waits for it before the first load",
     ),
 ]
 
