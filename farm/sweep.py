@@ -280,6 +280,7 @@ def run_sweep(
         {s.name: s for s in plan.stages()},
         rates_from_dataset(plan.output, {w.model for w in workers}),
         paired=plan.paired and measure,
+        measure=plan.measure if measure else None,
     )
     writer = BufferedWriter(plan.output, plan.flush_s)
     started, dispatchers = list(workers), []

@@ -1,19 +1,22 @@
 """Expected cell times on recorded sweeps: the ETA's accuracy and the short tail of longest-first queues.
 
 The recordings are the shipped reference datasets (schema 3): every cell's own host time (cell_seconds) on one
-H200 and one H100, for the whole catalog at 256^3 to 8192^3, three repeats.
+H200 and one H100, for the whole catalog at 256^3 to 8192^3, three repeats; and, for cells timed in blocks at the power
+cap, run h100-llmf8c's cell times (h100_llmf8c_cells.csv beside this file).
 """
 
 from __future__ import annotations
 
+import csv
 import heapq
 from pathlib import Path
 
 import pytest
 
 from farm.cells import Cell
-from farm.cluster.cost import CostModel, Eta
+from farm.cluster.cost import CostModel, Eta, blocks_per_series
 from farm.data.dataset import read_table
+from farm.measure.cell_timer import MeasureOptions
 from kernels.registry import stage_named
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
@@ -128,3 +131,79 @@ def test_a_paired_cell_costs_its_second_arm():
         small = Cell(name, 64, 64, 64)  # timed on the floor: only the untimed launches cost more
         assert two.seconds(small) > one.seconds(small)
         assert two.seconds(small) - one.seconds(small) < UNTIMED_LAUNCHES * 1e-3
+
+
+# Run h100-llmf8c: plans/llm_fp8.toml on an H100 under the default cap_block_s = 1.0, 253 recorded cells of which 252 in
+# blocks (about 4.2 s a kernel cell, 2.2 s a baseline's: two blocks of 1 s per series). Before blocks were priced, the
+# sweep expected 84 s of them (10.7x short) and its ETA was 91 % low at cell 108; priced, 886 s and within 5 %.
+LLMF8C = Path(__file__).resolve().parent / "h100_llmf8c_cells.csv"
+H100 = "H100-80GB-HBM3"
+
+
+def recorded_in_blocks() -> dict[Cell, float]:
+    """h100-llmf8c's cell_seconds by cell."""
+    lines = [line for line in LLMF8C.read_text().splitlines() if not line.startswith("#")]
+    cells = {}
+    for row in csv.DictReader(lines):
+        m, n, k = (int(row.pop(d)) for d in "mnk")
+        cells.update({Cell(stage, m, n, k): float(s) for stage, s in row.items() if s})
+    return cells
+
+
+def test_cells_in_blocks_are_priced_at_their_blocks():
+    """The up-front expectation (what --max-gpu-hours gates on) within 15 % of what the cells took, and the ETA within
+    10 % of the real remaining time from the tenth cell on (of 10 s while less remains: the last cell, 0.7 s)."""
+    cells = recorded_in_blocks()
+    assert len(cells) == 253
+    measure = MeasureOptions.from_dict({"max_time_s": 2.0})  # plans/llm_fp8.toml's [measure] when the run was made
+    model = CostModel({c.stage: stage_named(c.stage) for c in cells}, measure=measure)
+    order = [c for c, _ in model.longest_first(list(cells), H100)]
+    left = sum(cells.values())
+    expected = sum(model.seconds(c, H100) for c in order)
+    assert 1 / 1.15 <= left / expected <= 1.15, f"{expected:.0f} s expected, {left:.0f} s taken"
+    eta = Eta([(c.key()[:4], model.seconds(c, H100)) for c in order])
+    errors = []
+    for i, cell in enumerate(order[:-1], 1):
+        eta.add(cell.key()[:4], model.seconds(cell, H100), cells[cell], cells[cell])
+        left -= cells[cell]
+        if i >= 10:
+            errors.append(abs(eta.seconds_left() - left) / max(left, 10.0))
+    assert max(errors) <= 0.1, f"worst {max(errors):.2f} at cell {10 + errors.index(max(errors))}"
+
+
+def test_blocks_are_priced_only_where_the_timer_runs_them():
+    """Blocks at the cap: 16-bit, 8-bit and TF32 cells of 8 GFLOP or more on a data-centre GPU, each series two blocks
+    of cap_block_s; none where cap_block_s is 0 or no telemetry finds the cap (every cell priced as before), none on
+    GeForce boards or in FP32. block_s > 0: every cell in blocks of it."""
+    stages = {name: stage_named(name) for name in ("cublas_bf16", "d_tma_store_bf16", "naive", "cublas_fp32")}
+    unblocked = CostModel(stages)
+    capped = CostModel(stages, measure=MeasureOptions())
+    paired = CostModel(stages, paired=True, measure=MeasureOptions())
+    for options in (MeasureOptions.from_dict({"cap_block_s": 0.0}), MeasureOptions.from_dict({"telemetry": False})):
+        off = CostModel(stages, measure=options)
+        for name in stages:
+            for size in (64, 2048, 8192):
+                cell = Cell(name, size, size, size)
+                assert off.seconds(cell, H100) == unblocked.seconds(cell, H100)
+    big, small = 8192, 1024  # 1.1 TFLOP and 2.1 GFLOP
+    for name, series in (("d_tma_store_bf16", 2), ("cublas_bf16", 1)):
+        cell = Cell(name, big, big, big)
+        assert capped.seconds(cell, H100) == pytest.approx(2 * series + 0.18, abs=0.01)
+        assert paired.seconds(cell, H100) == pytest.approx(2 * (series + 1) + 0.18, abs=0.01)
+        assert capped.seconds(cell, "GeForce-RTX-4090") == unblocked.seconds(cell, "GeForce-RTX-4090")
+        assert capped.seconds(Cell(name, small, small, small), H100) == unblocked.seconds(
+            Cell(name, small, small, small), H100
+        )
+    for name in ("naive", "cublas_fp32"):
+        assert capped.seconds(Cell(name, big, big, big), H100) == unblocked.seconds(Cell(name, big, big, big), H100)
+    every = CostModel(stages, measure=MeasureOptions.from_dict({"block_s": 0.5, "cap_block_s": 0.0}))
+    assert every.seconds(Cell("cublas_fp32", small, small, small), H100) == pytest.approx(2 * 0.5 + 0.18, abs=0.01)
+
+
+def test_slow_launches_take_more_blocks_until_max_time():
+    """A block keeps the batches of its second half: where they are fewer than min_samples / 2, the series runs more
+    blocks, until the round that passes max_time_s."""
+    timing = MeasureOptions().timing  # min_samples 10, max_time_s 20
+    assert blocks_per_series(0.001, 2, 1.0, timing) == 2  # 10 ms batches: 51 kept a block
+    assert blocks_per_series(0.3, 2, 1.0, timing) == 5  # 2 kept a block
+    assert blocks_per_series(0.3, 2, 1.0, MeasureOptions.from_dict({"max_time_s": 6.0}).timing) == 3

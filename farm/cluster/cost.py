@@ -11,18 +11,24 @@ would price a laptop's cells 10x too short), else from the write-up's published
 ETA and batch sizes calibrate it on the cells measured so far (Eta).
 A paired cell times its two arms and the baseline as one interleaved timing: its launches cost 3/2 of an unpaired
 cell's (three series against two), its floor of timed seconds is the same.
+Given the plan's [measure] options, a cell the timer will run in blocks (every cell where block_s > 0; where
+cap_block_s > 0, one likely_capped) costs its blocks instead of its batches: each series runs two blocks at least
+(A B A B), so a capped kernel cell of 1 s blocks takes about 4 s, 10x what its launches would.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from farm.cells import Cell
 from farm.data.published import published_rows
+from farm.measure.cell_timer import MeasureOptions
 from farm.measure.device import model_from_name
+from farm.measure.timing import CAP_PROBE_S, TimingConfig
 from kernels.stage import Measured
 
 CELL_OVERHEAD_S = 0.13
@@ -52,6 +58,18 @@ FAMILY_SHARE = {
     "hopper_fp8": 0.9,
 }
 DEFAULT_SHARE = 0.3
+# Which cells the timer finds at the power cap, and so times in blocks of cap_block_s (farm/measure/timing.py): those
+# that fill a data-centre GPU with tensor-core work. In the runs in blocks of 1 s on H100s and H200s
+# (h100-llmb, h100-llmf8b and h100-cubesc in datasets/; d18, f10, walkFe5m2 and h100-llmf8c in git at 593e0b6;
+# h100-f09, h200-f09, h200-f09b and h200-cubesb at 273d383: walk D and F, cuBLAS, cuBLASLt and torch._scaled_mm in
+# BF16, FP16 and FP8; every cell, or every kernel cell where a baseline's own cell was still timed batch by batch),
+# 1,186 of the 1,192 cells of 8 GFLOP or more went to blocks, and 15 of the 760 smaller ones: decoding shapes
+# (M = 1, 16) are memory-bound (16 x 8192 x 28672, 7.5 GFLOP: 560 W of 700) and small grids leave SMs idle. TF32
+# went to blocks too (hopper_tf32 04 at 4096^3 and 8192^3, kernels/hopper_tf32/README.md); FP32 draws less (walk A at
+# 4096^3: none in blocks). GeForce boards have no runs in blocks: priced batch by batch.
+CAPPED_DTYPES = frozenset({"tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e4m3_e5m2"})
+CAPPED_MIN_FLOPS = 8e9
+MIN_BLOCKS = 2  # per series: A B A B at least, so that drift cancels (farm/measure/timing.py)
 # Eta: how much evidence (seconds of repeated cells) the prior "a repeat takes what its first took" is worth.
 AGAIN_PRIOR_S = 5.0
 # Eta: how fast the recent sizes' actual/expected forgets older cells (per cell priced by its size).
@@ -64,6 +82,24 @@ def _prior_rate(stage: Measured) -> float:
     if published and published.pct_of_baseline:
         return base * published.pct_of_baseline / 100
     return base * FAMILY_SHARE.get(stage.family, DEFAULT_SHARE)
+
+
+def likely_capped(stage: Measured, cell: Cell, gpu_model: str) -> bool:
+    """Whether the timer will find `cell` at the power cap on `gpu_model` (CAPPED_MIN_FLOPS)."""
+    return (
+        not gpu_model.startswith("GeForce")
+        and stage.dtype in CAPPED_DTYPES
+        and stage.flops(cell.m, cell.n, cell.k) >= CAPPED_MIN_FLOPS
+    )
+
+
+def blocks_per_series(launch_s: float, series: int, block_s: float, timing: TimingConfig) -> int:
+    """Blocks each series of a cell runs: MIN_BLOCKS, more where a block's kept half holds fewer than min_samples / 2
+    batches (slow launches), until the round that passes max_time_s."""
+    kept = 1 + int(block_s / 2 / max(launch_s, timing.target_batch_ms / 1e3))  # batches after the settling half
+    for_samples = math.ceil(timing.stopping.min_samples / kept)
+    for_time = math.ceil(timing.stopping.max_time_s / (series * block_s))
+    return max(MIN_BLOCKS, min(for_samples, for_time))
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,6 +120,7 @@ class CostModel:
     measured_rates: dict[tuple[str, str], float] = field(default_factory=dict)
     _rates: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)  # looked up once per stage
     paired: bool = False  # a paired sweep: every cell times two arms (module docstring)
+    measure: MeasureOptions | None = None  # the plan's [measure]: which cells run in blocks; None: none
 
     def seconds(self, cell: Cell, gpu_model: str = "") -> float:
         stage = self.stages[cell.stage]
@@ -95,9 +132,29 @@ class CostModel:
                 or _prior_rate(stage)
             )
         launch = stage.flops(cell.m, cell.n, cell.k) / rate
+        block_s = self._block_s(stage, cell, gpu_model)
+        if block_s:
+            series = self._series(stage)
+            blocks = blocks_per_series(launch, series, block_s, self.measure.timing)
+            # its warm-up lasts CAP_PROBE_S at least (in the recorded runs 0.13 s a kernel cell, 0.07 s a baseline's)
+            return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + CAP_PROBE_S + blocks * series * block_s
         if self.paired:  # the series timed: two arms (and the baseline) in place of one (and the baseline)
             launch *= 2.0 if stage.is_baseline else 1.5
         return CELL_OVERHEAD_S + UNTIMED_LAUNCHES * launch + min(max(TIMED_LAUNCHES * launch, MIN_TIMED_S), MAX_TIMED_S)
+
+    def _block_s(self, stage: Measured, cell: Cell, gpu_model: str) -> float:
+        """The blocks' length the timer will use for `cell` (farm/measure/timing.py); 0: batch by batch. Blocks at the
+        cap need the telemetry that finds it."""
+        if self.measure is None:
+            return 0.0
+        timing = self.measure.timing
+        capped = self.measure.telemetry and timing.cap_block_s and likely_capped(stage, cell, gpu_model)
+        return timing.block_s or (timing.cap_block_s if capped else 0.0)
+
+    def _series(self, stage: Measured) -> int:
+        """The series one timing alternates: the stage (a paired cell's two arms) and, for a kernel, its baseline."""
+        arms = 2 if self.paired else 1
+        return arms if stage.is_baseline else arms + 1
 
     def longest_first(self, cells: list[Cell], gpu_model: str = "") -> list[tuple[Cell, float]]:
         """The cells with their expected seconds (each priced once), longest first within each repeat. Repeats
@@ -155,8 +212,8 @@ class Eta:
     as if AGAIN_PRIOR_S seconds had been seen (the first repeat of a run's first cell carries the
     worker's first-use costs, and one such cell must not set the ratio). Sums are kept as cells
     finish: O(1) per cell. On the recorded cell times of the reference runs this is within 25 % of
-    the real remaining time from the tenth cell on, and within 45 % on walk D's first runs
-    (tests/test_cost.py).
+    the real remaining time from the tenth cell on, within 45 % on walk D's first runs, and within 5 % on
+    h100-llmf8c's cells in blocks at the power cap, priced at their blocks (CostModel.measure; tests/test_cost.py).
     """
 
     def __init__(self, cells: list[tuple[tuple, float]]) -> None:
