@@ -5,11 +5,9 @@
 // persistent grid walks tile-slice units, a tile's slices side by side. Each consumer warp stores its slice's scaled
 // partial 16 x 256 rows to plane z of the workspace W and counts its arrival on a per-(tile, warp) counter; the warp
 // that arrives last adds the S planes in slice order (the same sum whichever slice came last), 64 columns at a time,
-// each plane's 16 loads a lane issued together (walk D's 08 lost 2-7x to a loop over planes inside each element),
-// stores C and zeroes its counter for the next launch (the counters are the caller's module memory, zero when the
-// module loads). Where the tiles fill the grid, S is 1 and the walk is 03's.
-// The operands' TMA boxes are A_BOX rows of A and B_BOX rows of B (05: the whole tile, one box each; 06: the small
-// boxes its swapped path wants, so a k tile takes BM / A_BOX + BN / B_BOX loads). N % 8 == 0, K % 16 == 0, any M.
+// each plane's 16 loads a lane issued together (walk D's 08 lost 2-7x looping over planes in each element), stores C
+// and zeroes its counter (the caller's module memory, zero at its load) for the next launch.
+// TMA boxes of A_BOX rows of A and B_BOX of B (05: the whole tile; 06: its swapped path's small boxes). N % 8 == 0, K % 16 == 0, any M.
 #pragma once
 #include "persistent_fp8.cuh"
 

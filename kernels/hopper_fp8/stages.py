@@ -3,14 +3,14 @@
 The FP8 precision class (`fp8_e4m3`) stores B as N x K: FP8 wgmma, like cuBLASLt's FP8 on Hopper ("TN"), takes
 both operands K-major, so every kernel and baseline of the class reads A (M x K) and B (N x K) with K contiguous
 and computes C = scale_a * scale_b * A . B^T (farm/measure/checks.py makes the inputs and scales). The baseline is
-cuBLASLt (cublasGemmEx has no FP8), then torch._scaled_mm where cuBLASLt offers no algorithm. Built for sm_90a
-alone, so on any other chip the cells are skipped with the reason. Tensor maps TMA_A / TMA_B: farm/measure/tma.py,
-boxes of tile rows x 128 bytes of K for both operands. SCALE_A / SCALE_B: the dequantisation factors, device floats.
+cuBLASLt (cublasGemmEx has no FP8), then torch._scaled_mm where cuBLASLt offers no algorithm. sm_90a alone:
+elsewhere the cells are skipped with the reason. TMA_A / TMA_B: farm/measure/tma.py, boxes of tile rows x 128 bytes
+of K. SCALE_A / SCALE_B: the dequantisation factors, device floats.
 
 A second class, `fp8_e4m3_e5m2` (A E4M3, B E5M2: the training backward pass's gradient operand, E5M2's range for its
 2 mantissa bits), runs 03, 04, 07 and 09 again: the same files compiled with FP8_B_E5M2 defined, which makes wgmma's
-type pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands; kernels/common/hopper_fp8.cuh), named <stage>_e4m3_e5m2,
-against cublaslt_fp8_e4m3_e5m2. Why that pair and not E5M2 x E5M2: kernels/hopper_fp8/README.md.
+type pair .e4m3.e5m2 (.e5m2.e4m3 where 07 swaps the operands), named <stage>_e4m3_e5m2, against
+cublaslt_fp8_e4m3_e5m2 (why that pair: kernels/hopper_fp8/README.md).
 """
 
 from pathlib import Path
@@ -25,14 +25,14 @@ FAMILY = "hopper_fp8"
 ORDER = 55
 DTYPE = "fp8_e4m3"
 BASELINE = "cublaslt_fp8_e4m3"
-# A E4M3, B E5M2: the stages of MIXED again, their compile defining MIXED_DEFINE (wgmma's B type .e5m2)
+# A E4M3, B E5M2: the stages of MIXED again, their compile defining MIXED_DEFINE
 MIXED_DTYPE = "fp8_e4m3_e5m2"
 MIXED_BASELINE = "cublaslt_fp8_e4m3_e5m2"
 MIXED_DEFINE = "FP8_B_E5M2"
 # the best stages at the cubes and LLM shapes
 MIXED = ("f_mma_overlap_fp8", "f_multicast_fp8", "f_swap_plan_fp8", "f_half_tiles_fp8")
 ARCH = "sm_90a"
-# K % 16: TMA's 16-byte global strides (and cuBLASLt's FP8 leading dimensions); N % 8: float2 stores of C.
+# K % 16: TMA's 16-byte global strides; N % 8: float2 stores of C.
 SHAPES = ShapeRule(n_multiple=8, k_multiple=16)
 ARGS = ("TMA_A", "TMA_B", "C", "SCALE_A", "SCALE_B", "M", "N", "K")
 PERSISTENT = {"args": ARGS, "persistent": True}
@@ -42,7 +42,7 @@ SPLIT_K = {
     "persistent": True,
     "splits": MAX_SPLITS,
 }
-# 07: its plan made on the host (swap_plan.py) and passed as TN, BNT, SLICES; the workspace is the plan's.
+# 07: its plan made on the host (swap_plan.py) and passed as TN, BNT, SLICES.
 SWAP_PLAN = {
     "args": ("TMA_A", "TMA_B", "C", "W", "SCALE_A", "SCALE_B", "M", "N", "K", "TN", "BNT", "SLICES"),
     "persistent": True,
@@ -91,12 +91,10 @@ HALF_TILES = {
 }
 HERE = Path(__file__).resolve().parent
 
-# (name, file, launch options, what changed), in ladder order; each kernel's threads, tile, dynamic shared memory and
-# cluster are declared in its .cu (02-04: in kernels/common/persistent_fp8.cuh, their shared body; 05: in
-# kernels/common/split_k_fp8.cuh). 06's declared tile (BM 16, BN 64) is the rows of its A and B boxes (farm/measure/tma.py
-# makes a launch's boxes tile_m and tile_n rows) and sizes its persistent grid; it picks its real tile in the kernel
-# (07: the same boxes and grid, its tile picked on the host; 08: the same again,
-# its 128-row tiles above 128 tokens stacking them).
+# (name, file, launch options, what changed), in ladder order; threads, tile, dynamic shared memory and cluster are
+# declared in each .cu (02-04: kernels/common/persistent_fp8.cuh; 05: split_k_fp8.cuh). 06's declared tile (BM 16,
+# BN 64) is its A and B boxes' rows (farm/measure/tma.py) and sizes its grid; its real tile is picked in the kernel
+# (07, 08, 10: on the host).
 _KERNELS = [
     (
         "f_wgmma_fp8",
