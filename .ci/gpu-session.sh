@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -508,6 +508,19 @@ PY
       > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt"
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels "$profiled" --run-id "profile-$STEP" \
       --sizes 1024x512x3584,128x4096x4096,128x3584x3584 --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
+  walkd18)  # issue 31's walk D 18 (d_quiet_waits: 17 with suspending waits) on one card: its GPU tests (17's plan
+    # branches, tails, odd N), then 12, 17 and 18, BF16 and FP16, at 4096^3 and 8192^3 (SIZES to choose), three repeats
+    # under plans/walkd.toml's timing (in blocks at the cap; DEADLINE, default 300, stops it: the same RUN resumes), then
+    # Nsight Compute of 17 and 18 at 4096^3 (issue slots, the counter the waits should move; profile-walkd18.txt).
+    shift; run=$1
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_quiet_waits 2>&1 \
+      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" \
+      --sizes "${SIZES:-4096,8192}" \
+      --kernels d_tma_store_bf16,d_half_tiles_bf16,d_quiet_waits_bf16,d_tma_store_fp16,d_half_tiles_fp16,d_quiet_waits_fp16
+    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_quiet_waits_bf16 --sizes 4096 \
+      --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   walkf10)  # issue 32's walk F 10 (f_swap_dependent_fp8: 07 as a programmatic dependent launch) on one GPU: its GPU tests
     # (07's plan branches), then 07, 09, 10 and cuBLASLt FP8 at plans/llm_fp8.toml's shapes of at most 128 tokens (SIZES

@@ -88,16 +88,19 @@ LATER_STAGES = {
             "d_dependent_launch_",
             "d_priced_plan_",
             "d_half_tiles_",
+            "d_quiet_waits_",
         )
     )
 }
-# walk D's 13 to 17 came after the walkd2 runs (13's and 14's cubes are in the LLM datasets' history,
+# walk D's 13 to 18 came after the walkd2 runs (13's and 14's cubes are in the LLM datasets' history,
 # datasets/README.md), and FP8's reference runs are a dataset of their own (datasets/fp8-reference)
 NOT_YET = {
     n
     for n in LATER_STAGES
     if stage_named(n).dtype.startswith("fp8")
-    or n.startswith(("d_swap_plan_", "d_cluster_pair_", "d_dependent_launch_", "d_priced_plan_", "d_half_tiles_"))
+    or n.startswith(
+        ("d_swap_plan_", "d_cluster_pair_", "d_dependent_launch_", "d_priced_plan_", "d_half_tiles_", "d_quiet_waits_")
+    )
 }
 NOT_YET_IN_REFERENCE = {"h100-reference": NOT_YET, "h200-reference": NOT_YET}
 CROSSCHECKED = ("h100-reference", "h200-reference")

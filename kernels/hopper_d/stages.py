@@ -37,6 +37,15 @@ WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
 SWAP_PLAN_OPERANDS = ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K")
 SWAP_PLAN_PLAN = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
 
+# 17's and 18's launch: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from
+# host_plan.half_launch_plan, then 16's WIDTH, DP, SK.
+HALF_TILES = {
+    **PERSISTENT,
+    "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
+    "planner": half_launch_plan,
+    "dependent": True,
+}
+
 KERNELS = [
     (
         "d_mma_sync",
@@ -178,19 +187,19 @@ KERNELS = [
         "15 on a plan that prices a stream-K k tile at twice a whole tile's, as measured: stream-K only for a short "
         "last wave, whole tiles elsewhere",
     ),
-    # 17: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from
-    # host_plan.half_launch_plan.
     (
         "d_half_tiles",
         "17_half_tiles.cu",
-        {
-            **PERSISTENT,
-            "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
-            "planner": half_launch_plan,
-            "dependent": True,
-        },
+        HALF_TILES,
         "16 with whole 64 x 256, 64 x 128 or 64 x 64 tiles where the plan finds 128-row tiles leave SMs idle: a k tile "
         "of 16-40 KB into each SM, the two consumer warpgroups splitting the columns",
+    ),
+    (
+        "d_quiet_waits",
+        "18_quiet_waits.cu",
+        HALF_TILES,
+        "17 with every mbarrier wait passing try_wait a suspend-time hint: a waiting thread may sleep until its phase "
+        "completes instead of spinning through try_wait and a branch",
     ),
 ]
 
