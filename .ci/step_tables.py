@@ -1,13 +1,11 @@
-"""The tables a walk-D or walk-F development step of .ci/gpu-session.sh prints about its own run (one script for every
-step, so their analyses cannot drift apart).
+"""The tables a walk-D or walk-F step of .ci/gpu-session.sh prints about its own run (one script for every step).
 
-  python3 .ci/step_tables.py bench RES RUN [--best NAME=KERNEL,KERNEL ...]
-      status counts and card, the rows that are not ok, % of same-precision cuBLAS per cell and repeat (with cuBLAS's
-      median us), median us and % over the repeats, and geometric means of those medians per token count M and dtype
-      and overall, for each kernel and each --best set (per cell, the best of the set's kernels); kernels are named
-      without their d_ or f_ prefix and dtype suffix (swap_plan, half_tiles).
-  python3 .ci/step_tables.py profile RES RUN
-      the Nsight Compute quantities the steps compare, one column a stage, a row per shape and quantity.
+python3 .ci/step_tables.py bench RES RUN [--best NAME=KERNEL,KERNEL ...]
+    status counts, rows not ok, % of same-precision cuBLAS per cell and repeat, then medians over the repeats (us,
+    energy per launch, SM clock, %) and their geometric means per M and dtype and overall, per kernel and per --best
+    set (per cell, the best of its kernels); kernels named without d_/f_ and dtype (swap_plan, half_tiles).
+python3 .ci/step_tables.py profile RES RUN
+    the Nsight Compute quantities the steps compare, one column a stage, a row per shape and quantity.
 """
 
 from __future__ import annotations
@@ -48,17 +46,19 @@ def bench(res: str, run: str, best: list[str]) -> None:
         print(bad[["stage", "m", "n", "k", "status", "status_reason"]].to_string())
     ok = t[(t.status == "ok") & t.family.isin(LADDERS)]
     ok = ok.assign(kernel=ok.stage.str.replace(r"^[df]_|_(bf16|fp16|fp8(_e4m3_e5m2)?)$", "", regex=True))
-    cublas_us = t[(t.status == "ok") & (t.family == "baseline")].groupby(CELL).median_ms.median() * 1e3
+    library = t[(t.status == "ok") & (t.family == "baseline")].assign(kernel="cublas")
+    medians = pd.concat([ok, library]).groupby([*CELL, "kernel"])
+    us = medians.median_ms.median().unstack("kernel") * 1e3
     pd.set_option("display.width", 250)
     pct = ok.pivot_table(index=CELL, columns=["kernel", "repeat"], values="pct_of_baseline")
     pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
-    pct["cublas_us"] = cublas_us
+    pct["cublas_us"] = us["cublas"]
     print("% of the same-precision vendor library per repeat")
     print(pct.round(1).to_string())
-    us = ok.groupby([*CELL, "kernel"]).median_ms.median().unstack("kernel") * 1e3
-    us["cublas"] = cublas_us
     print("median us over the repeats")
     print(us.round(2).to_string())
+    print("energy per launch (mJ), median SM clock (MHz), medians over the repeats (at the cap, time is energy)")
+    print(medians[["energy_per_launch_mj", "sm_clock_median_mhz"]].median().unstack("kernel").round(1).to_string())
     median = ok.groupby([*CELL, "kernel"]).pct_of_baseline.median().unstack("kernel")
     print("median % over the repeats")
     print(median.round(1).to_string())
