@@ -66,15 +66,16 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t by
 // phase completes, so a waiting warp issues a try_wait and a branch far less often.
 #ifdef QUIET_WAIT_NS
 #define MBAR_SUSPEND ", %2"
+#define MBAR_SUSPEND_NS QUIET_WAIT_NS
 #else
-#define QUIET_WAIT_NS 0
 #define MBAR_SUSPEND ""
+#define MBAR_SUSPEND_NS 0
 #endif
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
     asm volatile(
         "{\n.reg .pred done;\nWAIT:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1" MBAR_SUSPEND ";\n"
-        "@!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)), "r"(parity), "n"(QUIET_WAIT_NS) : "memory");
+        "@!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)), "r"(parity), "n"(MBAR_SUSPEND_NS) : "memory");
 }
 
 // Box at (column c0, row c1) of the map's matrix into `dst`; out-of-range elements arrive as zeros.

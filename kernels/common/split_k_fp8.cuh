@@ -7,7 +7,8 @@
 // that arrives last adds the S planes in slice order (the same sum whichever slice came last), 64 columns at a time,
 // each plane's 16 loads a lane issued together (walk D's 08 lost 2-7x looping over planes in each element), stores C
 // and zeroes its counter (the caller's module memory, zero at its load) for the next launch.
-// TMA boxes of A_BOX rows of A and B_BOX of B (05: the whole tile; 06: its swapped path's small boxes). N % 8 == 0, K % 16 == 0, any M.
+// TMA boxes of A_BOX rows of A and B_BOX of B (05: the whole tile; 06: its swapped path's small boxes).
+// N % 8 == 0, K % 16 == 0, any M.
 #pragma once
 #include "persistent_fp8.cuh"
 
