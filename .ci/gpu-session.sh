@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkd19 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -522,19 +522,26 @@ PY
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_quiet_waits_bf16 --sizes 4096 \
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  walkf10)  # issue 32's walk F 10 (f_swap_dependent_fp8: 07 as a programmatic dependent launch) on one GPU: its GPU tests
-    # (07's plan branches), then 07, 09, 10 and cuBLASLt FP8 at plans/llm_fp8.toml's shapes of at most 128 tokens (SIZES
-    # to choose), three repeats (DEADLINE, default 400, stops it: the same RUN resumes), and the geometric means of the
-    # best stage with and without 10 (walkf10-RUN.txt). No Nsight Compute: it serialises launches, so 10's counters are 07's.
+  walkf10|walkd19)  # walk F 10 (f_swap_dependent_fp8: 07 as a programmatic dependent launch; issue 32) or walk D 19
+    # (d_swap_dependent_bf16: 13 as one; issue 31) on one GPU: its GPU tests (07's or 13's plan branches), then it, the
+    # stage it launches and the best others at the LLM plan's decode shapes, 1 and 16 tokens (SIZES to choose), with the
+    # vendor library, three repeats (DEADLINE, default 400, stops it: the same RUN resumes), and the geometric means of the
+    # best stage with and without it (STEP-RUN.txt). No Nsight Compute: it serialises launches, so its counters are those
+    # of the stage it launches.
     shift; run=$1
-    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_fp8.py -k f_swap_dependent_fp8 2>&1 \
-      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    sizes=${SIZES:-$(python3 -c "from farm.plan import load_plan; print(','.join(sorted({f'{c.m}x{c.n}x{c.k}' for c in load_plan('plans/llm_fp8.toml').cells() if c.m <= 128})))")}
-    timeout "${DEADLINE:-400}" python3 -m farm bench --plan plans/llm_fp8.toml --sizes "$sizes" --repeats 3 --run-id "$run" --output "$RES" \
-      --kernels f_swap_plan_fp8,f_half_tiles_fp8,f_swap_dependent_fp8,cublaslt_fp8_e4m3 > "$OUT/bench-$run.log" 2>&1
+    case $STEP in
+      walkf10) plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py; new=f_swap_dependent_fp8; others=swap_plan,half_tiles
+        kernels=f_swap_plan_fp8,f_half_tiles_fp8,$new,cublaslt_fp8_e4m3 ;;
+      *) plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py; new=d_swap_dependent; others=swap_plan,cluster_pair,half_tiles
+        kernels=d_swap_plan_bf16,d_cluster_pair_bf16,d_half_tiles_bf16,${new}_bf16,cublaslt_bf16 ;;
+    esac
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$new" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    sizes=${SIZES:-$(python3 -c "from farm.plan import load_plan; print(','.join(sorted({f'{c.m}x{c.n}x{c.k}' for c in load_plan('$plan').cells() if c.m <= 16})))")}
+    timeout "${DEADLINE:-400}" python3 -m farm bench --plan "$plan" --sizes "$sizes" --repeats 3 --run-id "$run" --output "$RES" \
+      --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
     echo "bench rc=$?"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=swap_plan,half_tiles,swap_dependent" \
-      --best "without=swap_plan,half_tiles" > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt" ;;
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$others,swap_dependent" \
+      --best "without=$others" > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt" ;;
   llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
     # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.

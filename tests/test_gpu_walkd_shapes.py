@@ -72,7 +72,7 @@ SWAP_AB = [n for n in WALK_D if n.startswith("d_swap_ab_")]
 HOST_PLAN = [
     n for n in WALK_D if n.startswith(("d_host_plan_", "d_tma_store_", "d_dependent_launch_", "d_priced_plan_"))
 ]
-SWAP_PLAN = [n for n in WALK_D if n.startswith("d_swap_plan_")]
+SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
 HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_quiet_waits_"))]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]

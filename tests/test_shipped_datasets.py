@@ -73,34 +73,14 @@ REFERENCE_RUNS = {
 LATER_STAGES = {
     s.name
     for s in catalog()
-    if s.family == "hopper_tf32"
-    or s.dtype.startswith("fp8")
-    or s.name.startswith(
-        (
-            "d_narrow_tiles_",
-            "d_split_k_",
-            "d_stream_k_",
-            "d_swap_ab_",
-            "d_host_plan_",
-            "d_tma_store_",
-            "d_swap_plan_",
-            "d_cluster_pair_",
-            "d_dependent_launch_",
-            "d_priced_plan_",
-            "d_half_tiles_",
-            "d_quiet_waits_",
-        )
-    )
+    if s.family == "hopper_tf32" or s.dtype.startswith("fp8") or (s.family == "hopper_d" and s.position >= 7)
 }
-# walk D's 13 to 18 came after the walkd2 runs (13's and 14's cubes are in the LLM datasets' history,
+# walk D's 13 on came after the walkd2 runs (13's and 14's cubes are in the LLM datasets' history,
 # datasets/README.md), and FP8's reference runs are a dataset of their own (datasets/fp8-reference)
 NOT_YET = {
     n
     for n in LATER_STAGES
-    if stage_named(n).dtype.startswith("fp8")
-    or n.startswith(
-        ("d_swap_plan_", "d_cluster_pair_", "d_dependent_launch_", "d_priced_plan_", "d_half_tiles_", "d_quiet_waits_")
-    )
+    if stage_named(n).dtype.startswith("fp8") or (stage_named(n).family == "hopper_d" and stage_named(n).position >= 13)
 }
 NOT_YET_IN_REFERENCE = {"h100-reference": NOT_YET, "h200-reference": NOT_YET}
 CROSSCHECKED = ("h100-reference", "h200-reference")

@@ -2,6 +2,7 @@
 run, tests/test_gpu_walkd_shapes.py, and the M <= 128 LLM layers), 12's plan above 128 tokens, the limits of what the
 kernel walks from it, and the workspace it sizes. CPU only."""
 
+import dataclasses
 from functools import partial
 
 import h100_plans
@@ -35,6 +36,11 @@ def test_the_gpu_tests_reach_every_branch():
     assert swapped == {(tn, bnt, s) for tn in (16, 64, 128) for bnt in (128, 64) for s in (False, True)}
     twelve = {sk > 0 for tn, _, sk in SWAP_PLAN_SHAPES.values() if tn == 0}
     assert twelve == {False, True}  # 12's whole waves and its stream-K
+
+
+def test_19_is_13s_launch_made_a_dependent_launch():
+    dependent = stage_named("d_swap_dependent_bf16").launches[0]
+    assert dependent.dependent and dataclasses.replace(dependent, dependent=False, kernel=LAUNCH.kernel) == LAUNCH
 
 
 # The LLM layers of plans/llm.toml at M = 1, 16 and 128 on 132 SMs: (TN, features a tile, K slices)

@@ -46,6 +46,9 @@ HALF_TILES = {
     "dependent": True,
 }
 
+# 13's launch (19's as a dependent launch): its operands, then its plan (swap_plan.py).
+SWAP_PLAN = {**PERSISTENT, "args": (*SWAP_PLAN_OPERANDS, *SWAP_PLAN_PLAN), "planner": swap_plan.launch_plan}
+
 KERNELS = [
     (
         "d_mma_sync",
@@ -141,11 +144,7 @@ KERNELS = [
     (
         "d_swap_plan",
         "13_swap_plan.cu",
-        {
-            **PERSISTENT,
-            "args": (*SWAP_PLAN_OPERANDS, *SWAP_PLAN_PLAN),
-            "planner": swap_plan.launch_plan,
-        },
+        SWAP_PLAN,
         "up to M = 128, 10's swap (C^T = B^T A^T) as walk F's 07: 16, 64 or 128 tokens a tile (m64n128k16), features and "
         "K slices planned on the host, the fix-up in the accumulators' order; above, 12 on its host plan",
     ),
@@ -200,6 +199,13 @@ KERNELS = [
         HALF_TILES,
         "17 with every mbarrier wait passing try_wait a suspend-time hint: a waiting thread may sleep until its phase "
         "completes instead of spinning through try_wait and a branch",
+    ),
+    (
+        "d_swap_dependent",
+        "19_swap_dependent.cu",
+        {**SWAP_PLAN, "dependent": True},
+        "13 as a programmatic dependent launch (15's): its setup overlaps the previous kernel's end, then every thread "
+        "waits for it before the first load",
     ),
 ]
 

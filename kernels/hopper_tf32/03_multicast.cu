@@ -1,12 +1,12 @@
 // 03 multicast: 02 in clusters of 2 CTAs on vertically adjacent tiles (tile rows 2p and 2p+1, same
-// columns), which need the same B tile (walk D 06's step). Each CTA's producer loads its own A box
+// columns), which need the same B tile (walk D 06). Each CTA's producer loads its own A box
 // and two of the four 32-column B panels, multicast by TMA into both CTAs' shared memory: L2 -> SM
-// traffic per k tile drops from 48 KB to 40 KB a CTA (B is the smaller operand here: A's 256 rows
-// are the long side of the tile). A stage may be refilled only when both CTAs' consumers are done
+// traffic per k tile drops from 48 KB to 40 KB a CTA (B is the smaller operand: A's 256 rows are
+// the tile's long side). A stage may be refilled only when both CTAs' consumers are done
 // with it, since the peer's multicast writes it too: each consumer warp arrives on the "empty"
-// barrier of both CTAs (16 arrivals a phase). Both CTAs walk the same tile pairs in lockstep; a
+// barrier of both CTAs. Both CTAs walk the same tile pairs in lockstep; a
 // pair's second row past M loads zeros and stores nothing. Cluster barriers at start (peer barriers
-// initialised) and end (no CTA exits while its peer may still write to it).
+// initialised) and end (no CTA exits while its peer may write to it).
 // N % 4 == 0, K % 4 == 0, any M.
 #include "hopper_tf32.cuh"
 
