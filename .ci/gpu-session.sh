@@ -589,7 +589,8 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     # two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best stage over fewer
     # stages is a lower bound of the full plan's. FP8_KERNELS replaces the list: run h100-llmf8c takes 09 in place of 02
     # (f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3), 117 cells
-    # in its first 440 s (compiling included) and 136 in the next 490 s: four calls.
+    # in its first 440 s (compiling included) and 136 in the next 490 s, the large ones in blocks first; the 179 left
+    # are small (M = 1 and 16), batch by batch: about two minutes.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
       --kernels "${FP8_KERNELS:-f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
