@@ -189,4 +189,16 @@ __device__ __forceinline__ void run_planned(const Operands& ops, const TensorMap
             return fragment_fixup<TN / 2>(acc, W, &arrivals[t * persistent_fp8::WARPS + w], splits, cdiv(N, bnt), t, z, w);
         });
 }
+
+// The kernels' dispatch on the host's plan (walk D 13, 14 and 19, walk F 07 and 10): the swapped pipeline at tn tokens a
+// tile (16, 64 or 128, DEPENDENT as run's); false where tn is 0 (above 128 tokens: the caller's own path).
+template <bool DEPENDENT = false, typename Operands>
+__device__ __forceinline__ bool run_swapped(const Operands& ops, const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C,
+                                            float* W, unsigned int* arrivals, int M, int N, int K, int tn, int bnt, int slices) {
+    if (tn == 16) run_planned<16, DEPENDENT>(ops, tma_a, tma_b, C, W, arrivals, M, N, K, bnt, slices);
+    else if (tn == 64) run_planned<64, DEPENDENT>(ops, tma_a, tma_b, C, W, arrivals, M, N, K, bnt, slices);
+    else if (tn == 128) run_planned<128, DEPENDENT>(ops, tma_a, tma_b, C, W, arrivals, M, N, K, bnt, slices);
+    else return false;
+    return true;
+}
 }  // namespace swapped

@@ -51,8 +51,6 @@ d_cluster_pair(const __grid_constant__ TensorMap tma_a, const __grid_constant__ 
     const swapped::Bit16<T> ops{};
     if (SPLIT == 128) cluster_pair::run_split<T, 128>(tma_a128, tma_b, C, M, N, K);
     else if (SPLIT == 64) cluster_pair::run_split<T, 64>(tma_a128, tma_b, C, M, N, K);
-    else if (TN == 16) swapped::run_planned<16>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else if (TN == 64) swapped::run_planned<64>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else if (TN == 128) swapped::run_planned<128>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else host_plan::run<true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
+    else if (!swapped::run_swapped(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, TN, BNT, SLICES))
+        host_plan::run<true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
 }

@@ -20,8 +20,6 @@ d_swap_dependent(const __grid_constant__ TensorMap tma_a, const __grid_constant_
                  const __grid_constant__ TensorMap tma_c, float* __restrict__ C, float* __restrict__ W, int M, int N, int K, int TN,
                  int BNT, int SLICES, int WIDTH, int DP, int SK) {
     const swapped::Bit16<T> ops{};
-    if (TN == 16) swapped::run_planned<16, true>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else if (TN == 64) swapped::run_planned<64, true>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else if (TN == 128) swapped::run_planned<128, true>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, BNT, SLICES);
-    else host_plan::run<true, true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
+    if (!swapped::run_swapped<true>(ops, tma_a, tma_b, C, W, stream_k::arrivals, M, N, K, TN, BNT, SLICES))
+        host_plan::run<true, true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, WIDTH, DP, SK);
 }

@@ -37,11 +37,11 @@ WORKSPACE_ARGS = ("TMA_A", "TMA_B", "C", "W", "M", "N", "K")
 SWAP_PLAN_OPERANDS = ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K")
 SWAP_PLAN_PLAN = ("TN", "BNT", "SLICES", "WIDTH", "DP", "SK")
 
-# 17's and 18's launch: ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path over TMA_A128) from
-# host_plan.half_launch_plan, then 16's WIDTH, DP, SK.
+# 17's and 18's launch: 13's operands, then ROWS (64: whole 64-row tiles over TMA_A's 64-row boxes; 128: 16's path
+# over TMA_A128) and 16's WIDTH, DP, SK, from host_plan.half_launch_plan.
 HALF_TILES = {
     **PERSISTENT,
-    "args": ("TMA_A", "TMA_A128", "TMA_B", "TMA_C", "C", "W", "M", "N", "K", "ROWS", "WIDTH", "DP", "SK"),
+    "args": (*SWAP_PLAN_OPERANDS, "ROWS", "WIDTH", "DP", "SK"),
     "planner": half_launch_plan,
     "dependent": True,
 }

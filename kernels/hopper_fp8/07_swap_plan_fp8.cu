@@ -34,8 +34,6 @@ __global__ void __launch_bounds__(persistent_fp8::THREADS, 1)
 f_swap_plan_fp8(const __grid_constant__ TensorMap tma_a, const __grid_constant__ TensorMap tma_b, float* __restrict__ C, float* W,
                 const float* __restrict__ scale_a, const float* __restrict__ scale_b, int M, int N, int K, int tn, int bnt, int slices) {
     const swapped::Fp8 ops{scale_a, scale_b};
-    if (tn == 16) swapped::run_planned<16>(ops, tma_a, tma_b, C, W, f07_arrivals, M, N, K, bnt, slices);
-    else if (tn == 64) swapped::run_planned<64>(ops, tma_a, tma_b, C, W, f07_arrivals, M, N, K, bnt, slices);
-    else if (tn == 128) swapped::run_planned<128>(ops, tma_a, tma_b, C, W, f07_arrivals, M, N, K, bnt, slices);
-    else split_k_fp8::run<f07::BM, f07::BN>(tma_a, tma_b, C, W, f07_arrivals, scale_a, scale_b, M, N, K, slices);
+    if (!swapped::run_swapped(ops, tma_a, tma_b, C, W, f07_arrivals, M, N, K, tn, bnt, slices))
+        split_k_fp8::run<f07::BM, f07::BN>(tma_a, tma_b, C, W, f07_arrivals, scale_a, scale_b, M, N, K, slices);
 }

@@ -33,8 +33,6 @@ f_swap_dependent_fp8(const __grid_constant__ TensorMap tma_a, const __grid_const
                      const float* __restrict__ scale_a, const float* __restrict__ scale_b, int M, int N, int K, int tn, int bnt,
                      int slices) {
     const swapped::Fp8 ops{scale_a, scale_b};
-    if (tn == 16) swapped::run_planned<16, true>(ops, tma_a, tma_b, C, W, f10_arrivals, M, N, K, bnt, slices);
-    else if (tn == 64) swapped::run_planned<64, true>(ops, tma_a, tma_b, C, W, f10_arrivals, M, N, K, bnt, slices);
-    else if (tn == 128) swapped::run_planned<128, true>(ops, tma_a, tma_b, C, W, f10_arrivals, M, N, K, bnt, slices);
-    else split_k_fp8::run<f10::BM, f10::BN, true>(tma_a, tma_b, C, W, f10_arrivals, scale_a, scale_b, M, N, K, slices);
+    if (!swapped::run_swapped<true>(ops, tma_a, tma_b, C, W, f10_arrivals, M, N, K, tn, bnt, slices))
+        split_k_fp8::run<f10::BM, f10::BN, true>(tma_a, tma_b, C, W, f10_arrivals, scale_a, scale_b, M, N, K, slices);
 }
