@@ -484,31 +484,44 @@ PY
     echo "profile rc=$?"
     moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
-  walkd17|walkf09)  # issue 31's walk D 17 (d_half_tiles; PRECISION bf16 or fp16) or issue 32's walk F 09 (f_half_tiles_fp8)
-    # on one GPU: its GPU tests, the LLM plan (plans/llm.toml, plans/llm_fp8.toml) with the stages it is measured against
-    # and the vendor library (SIZES to restrict; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means
-    # of the best stage with and without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it where its plan
-    # differs.
+  walkd17|walkf09|walkd19|walkf10)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step on one GPU:
+    # 17 (d_half_tiles), 09 (f_half_tiles_fp8), 19 (d_swap_dependent: 13 as a programmatic dependent launch) or 10
+    # (f_swap_dependent_fp8: 07 as one). Its GPU tests, the LLM plan (plans/llm.toml, plans/llm_fp8.toml) with the stages
+    # it is measured against and the vendor library (SIZES to restrict; 19 and 10: the decode shapes, 1 and 16 tokens,
+    # three repeats; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means of the best stage with
+    # and without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it where its plan differs (not for
+    # 19 and 10: Nsight Compute serialises launches, so their counters are 13's and 07's).
     shift; run=$1; p=${PRECISION:-bf16}
-    if [ "$STEP" = walkd17 ]; then
-      stage() { echo "d_$1_$p"; }; before=swap_plan,cluster_pair,priced_plan; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py
-      library=cublaslt_$p; profiled=
-    else
-      stage() { echo "f_$1_fp8"; }; before=mma_overlap,swap_plan,tile_plan; plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py
-      library=cublaslt_fp8_e4m3; profiled=,$library  # walk F's profile also holds cuBLASLt FP8's kernel
+    case $STEP in
+      walkd*) stage() { echo "d_$1_$p"; }; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py; library=cublaslt_$p
+        profiled= ;;
+      *) stage() { echo "f_$1_fp8"; }; plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py; library=cublaslt_fp8_e4m3
+        profiled=,$library ;;  # walk F's profile also holds cuBLASLt FP8's kernel
+    esac
+    case $STEP in
+      walkd17) new=half_tiles; before=swap_plan,cluster_pair,priced_plan ;;
+      walkf09) new=half_tiles; before=mma_overlap,swap_plan,tile_plan ;;
+      walkd19) new=swap_dependent; before=swap_plan,cluster_pair,half_tiles ;;
+      walkf10) new=swap_dependent; before=swap_plan,half_tiles ;;
+    esac
+    sizes=${SIZES:-}; repeats=1; where=1024x512x3584,128x4096x4096,128x3584x3584
+    if [ "$new" = swap_dependent ]; then
+      sizes=${SIZES:-$(python3 -c "from farm.plan import load_plan; print(','.join(sorted({f'{c.m}x{c.n}x{c.k}' for c in load_plan('$plan').cells() if c.m <= 16})))")}
+      repeats=3; where=
     fi
-    kernels=$(for k in ${before//,/ } half_tiles; do stage "$k"; done | paste -sd,),$library
-    profiled=$(stage "${before##*,}"),$(stage half_tiles)$profiled  # the stage before, then 17 or 09
-    timeout "${TESTS_S:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$(stage half_tiles | sed "s/_$p\$//")" 2>&1 \
+    kernels=$(for k in ${before//,/ } $new; do stage "$k"; done | paste -sd,),$library
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$(stage $new | sed "s/_$p\$//")" 2>&1 \
       | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    timeout "${DEADLINE:-480}" python3 -m farm bench --plan "$plan" ${SIZES:+--sizes "$SIZES"} --run-id "$run" --output "$RES" \
-      --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
+    timeout "${DEADLINE:-480}" python3 -m farm bench --plan "$plan" ${sizes:+--sizes "$sizes"} --repeats $repeats --run-id "$run" \
+      --output "$RES" --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
     echo "bench rc=$?"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$before,half_tiles" --best "without=$before" \
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$before,$new" --best "without=$before" \
       > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt"
-    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels "$profiled" --run-id "profile-$STEP" \
-      --sizes 1024x512x3584,128x4096x4096,128x3584x3584 --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
+    if [ -n "$where" ]; then  # the stage before, then the new one
+      timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels "$(stage "${before##*,}"),$(stage $new)$profiled" \
+        --run-id "profile-$STEP" --sizes "$where" --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
+      PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt"
+    fi ;;
   walkd18)  # issue 31's walk D 18 (d_quiet_waits: 17 with suspending waits) on one card: its GPU tests (17's plan
     # branches, tails, odd N), then 12, 17 and 18, BF16 and FP16, at 4096^3 and 8192^3 (SIZES to choose), three repeats
     # under plans/walkd.toml's timing (in blocks at the cap; DEADLINE, default 300, stops it: the same RUN resumes), then
@@ -522,26 +535,6 @@ PY
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_quiet_waits_bf16 --sizes 4096 \
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  walkf10|walkd19)  # walk F 10 (f_swap_dependent_fp8: 07 as a programmatic dependent launch; issue 32) or walk D 19
-    # (d_swap_dependent_bf16: 13 as one; issue 31) on one GPU: its GPU tests (07's or 13's plan branches), then it, the
-    # stage it launches and the best others at the LLM plan's decode shapes, 1 and 16 tokens (SIZES to choose), with the
-    # vendor library, three repeats (DEADLINE, default 400, stops it: the same RUN resumes), and the geometric means of the
-    # best stage with and without it (STEP-RUN.txt). No Nsight Compute: it serialises launches, so its counters are those
-    # of the stage it launches.
-    shift; run=$1
-    case $STEP in
-      walkf10) plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py; new=f_swap_dependent_fp8; others=swap_plan,half_tiles
-        kernels=f_swap_plan_fp8,f_half_tiles_fp8,$new,cublaslt_fp8_e4m3 ;;
-      *) plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py; new=d_swap_dependent; others=swap_plan,cluster_pair,half_tiles
-        kernels=d_swap_plan_bf16,d_cluster_pair_bf16,d_half_tiles_bf16,${new}_bf16,cublaslt_bf16 ;;
-    esac
-    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$new" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    sizes=${SIZES:-$(python3 -c "from farm.plan import load_plan; print(','.join(sorted({f'{c.m}x{c.n}x{c.k}' for c in load_plan('$plan').cells() if c.m <= 16})))")}
-    timeout "${DEADLINE:-400}" python3 -m farm bench --plan "$plan" --sizes "$sizes" --repeats 3 --run-id "$run" --output "$RES" \
-      --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
-    echo "bench rc=$?"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$others,swap_dependent" \
-      --best "without=$others" > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt" ;;
   llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
     # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.
