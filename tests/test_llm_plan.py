@@ -50,6 +50,7 @@ def test_the_fp8_plan_runs_the_same_shapes_on_walk_f_from_02_and_both_fp8_refere
     assert {s.dtype for s in plan.stages()} == set(FP8_CLASSES)
     assert {f"{lib}_{c}" for lib in ("cublaslt", "torch") for c in FP8_CLASSES} <= names
     assert sorted(s.position for s in walk_f["fp8_e4m3"]) == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert {"f_half_tiles_fp8", "f_swap_dependent_fp8"} <= names
     assert sorted(s.position for s in walk_f["fp8_e4m3_e5m2"]) == [3, 4, 7, 9]
     stated = re.search(r"# (\d+) cells a GPU", (PLANS / "llm_fp8.toml").read_text())
     assert stated and int(stated.group(1)) == len(plan.sizes) * len(plan.stages()) * plan.repeats
