@@ -13,6 +13,14 @@ export PYTHONUNBUFFERED=1 RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:826
 GIT_COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null)}
 [ -n "$GIT_COMMIT" ] || { echo "GIT_COMMIT unset and no .git here: set GIT_COMMIT=\$(git rev-parse --short HEAD)" >&2; exit 2; }
 export GEMM_FARM_GIT_COMMIT=$GIT_COMMIT GIT_COMMIT
+# A run named for a card (h100-..., h200-...) runs on that card or not at all: a call for an H200 can be served by a
+# held H100, and its rows would then be an H100's under an H200's name (2026-11-27: h200-cubesb, h200-llmf8c were).
+CARD=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+for a in "$@"; do
+  case "$a" in h100-* | h200-*)
+    want=${a:0:4}; [ -z "$CARD" ] || [[ $CARD == *"${want^^}"* ]] || { echo "run $a is named for an ${want^^}, this card is $CARD" >&2; exit 3; } ;;
+  esac
+done
 FINAL=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-logs  # logs gather here, then leave as one .tgz
 mkdir -p "$OUT" "$FINAL"
 [ -f .resume/results.tgz ] && tar xzf .resume/results.tgz -C /tmp && echo "resuming from .resume/results.tgz"
