@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkd19 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -492,13 +492,13 @@ PY
     echo "profile rc=$?"
     moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
-  walkd17|walkf09|walkd19|walkf10)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step on one GPU:
-    # 17 (d_half_tiles), 09 (f_half_tiles_fp8), 19 (d_swap_dependent: 13 as a programmatic dependent launch) or 10
+  walkd17|walkf09|walkd18|walkf10)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step on one GPU:
+    # 17 (d_half_tiles), 09 (f_half_tiles_fp8), 18 (d_swap_dependent: 13 as a programmatic dependent launch) or 10
     # (f_swap_dependent_fp8: 07 as one). Its GPU tests, the LLM plan (plans/llm.toml, plans/llm_fp8.toml) with the stages
-    # it is measured against and the vendor library (SIZES to restrict; 19 and 10: the decode shapes, 1 and 16 tokens,
+    # it is measured against and the vendor library (SIZES to restrict; 18 and 10: the decode shapes, 1 and 16 tokens,
     # three repeats; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means of the best stage with
     # and without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it where its plan differs (not for
-    # 19 and 10: Nsight Compute serialises launches, so their counters are 13's and 07's).
+    # 18 and 10: Nsight Compute serialises launches, so their counters are 13's and 07's).
     shift; run=$1; p=${PRECISION:-bf16}
     case $STEP in
       walkd*) stage() { echo "d_$1_$p"; }; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py; library=cublaslt_$p
@@ -509,7 +509,7 @@ PY
     case $STEP in
       walkd17) new=half_tiles; before=swap_plan,cluster_pair,priced_plan ;;
       walkf09) new=half_tiles; before=mma_overlap,swap_plan,tile_plan ;;
-      walkd19) new=swap_dependent; before=swap_plan,cluster_pair,half_tiles ;;
+      walkd18) new=swap_dependent; before=swap_plan,cluster_pair,half_tiles ;;
       walkf10) new=swap_dependent; before=swap_plan,half_tiles ;;
     esac
     sizes=${SIZES:-}; repeats=1; where=1024x512x3584,128x4096x4096,128x3584x3584
@@ -530,19 +530,6 @@ PY
         --run-id "profile-$STEP" --sizes "$where" --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
       PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt"
     fi ;;
-  walkd18)  # issue 31's walk D 18 (d_quiet_waits: 17 with suspending waits) on one card: its GPU tests (17's plan
-    # branches, tails, odd N), then 12, 17 and 18, BF16 and FP16, at 4096^3 and 8192^3 (SIZES to choose), three repeats
-    # under plans/walkd.toml's timing (in blocks at the cap; DEADLINE, default 300, stops it: the same RUN resumes), then
-    # Nsight Compute of 17 and 18 at 4096^3 (issue slots, the counter the waits should move; profile-walkd18.txt).
-    shift; run=$1
-    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_quiet_waits 2>&1 \
-      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" \
-      --sizes "${SIZES:-4096,8192}" \
-      --kernels d_tma_store_bf16,d_half_tiles_bf16,d_quiet_waits_bf16,d_tma_store_fp16,d_half_tiles_fp16,d_quiet_waits_fp16
-    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_quiet_waits_bf16 --sizes 4096 \
-      --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
     # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
     # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.
@@ -583,18 +570,16 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     # on an H100): blocks-*.txt and blocks/blocks.csv
     nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
     python3 .ci/block_calibration.py "$OUT/blocks" "${SIZES:-4096,8192}" 2>&1 | tee "$OUT/blocks-run.txt" | grep -v "^\s*$" ;;
-  fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of the
-    # walk-F stages that won most cells in the full runs (02, 03, 07 and 08: 59 of 72 on the H100, 65 on the H200; the
-    # others' leaving cost 0.12 and 0.08 points of the geometric mean there) with cuBLASLt FP8 (the baseline, interleaved
-    # and alone) and torch._scaled_mm (an independent FP8 reference), 432 cells, in blocks at the cap 850 s on an H100:
-    # two calls (DEADLINE, default 330, stops the sweep; .resume/results.tgz resumes it). The best stage over fewer
-    # stages is a lower bound of the full plan's. FP8_KERNELS replaces the list: run h100-llmf8c takes 09 in place of 02
-    # (f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3), 117 cells
-    # in its first 440 s (compiling included) and 136 in the next 490 s, the large ones in blocks first; the 179 left
-    # are small (M = 1 and 16), batch by batch: about two minutes.
+  fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of
+    # walk F 03, 07, 08 and 09 (with 02 in 09's place they won 59 of 72 shapes on the H100 and 65 on the H200; 09 took
+    # 46 of 72 in h100-llmf8c) with cuBLASLt FP8 (the baseline, interleaved and alone) and torch._scaled_mm (an
+    # independent FP8 reference), 432 cells: in blocks at the cap about 1,000 s on an H100, the large shapes first, the
+    # small ones (M = 1 and 16) batch by batch, so two or three calls (DEADLINE, default 330, stops the sweep;
+    # .resume/results.tgz resumes it). The best stage over fewer stages is a lower bound of the full plan's.
+    # FP8_KERNELS replaces the list (run h100-llmf8b: f_persistent_fp8 in place of f_half_tiles_fp8).
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
-      --kernels "${FP8_KERNELS:-f_persistent_fp8,f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
+      --kernels "${FP8_KERNELS:-f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
   walkd15)  # issue 31, walk D 15 (d_dependent_launch: 12 as a programmatic dependent launch) on one GPU: its GPU tests
     # (11's and 12's plan branches, the tails and odd N, C poisoned), then plans/walkd15.toml (11, 12, 15 with cuBLAS
     # interleaved at 1024^3, 2048^3, 4096^3, BF16 and FP16, three repeats: walkd15.txt), Nsight Compute of 12 and 15 at

@@ -192,13 +192,3 @@ def test_hopper_fp8_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
         assert stage.unsupported_reason(1001, 264, 272, 90) is None  # any M
         assert stage.unsupported_reason(1024, 1024, 1000, 90) == "K=1000 is not a multiple of 16"
 
-
-def test_walk_d_18_is_17_with_suspending_waits(capsys):
-    """18's source defines QUIET_WAIT_NS before 17's body, so its machine code differs from 17's, while without the
-    define hopper.cuh's mbar_wait is what every other stage compiled before (their hashes in the closing notes)."""
-    kernels = "d_half_tiles_bf16,d_quiet_waits_bf16"
-    assert main(["compile", "--arch", "sm_90a", "--kernels", kernels, "--json"]) == 0
-    code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
-    assert code["d_quiet_waits_bf16"] != code["d_half_tiles_bf16"]
-    source = next(s for s in catalog() if s.name == "d_quiet_waits_bf16").source_path.read_text()
-    assert "#define QUIET_WAIT_NS" in source.split('#include "host_plan.cuh"')[0]

@@ -2,7 +2,6 @@
 shapes its GPU tests run, tests/test_gpu_walkd_shapes.py, and the LLM layers it changes), 16's plan wherever 64-row
 tiles save nothing. CPU only."""
 
-import dataclasses
 from functools import partial
 
 import h100_plans
@@ -60,8 +59,3 @@ def test_a_tie_goes_to_16s_plan():
     # 1024 x 1024 x 8192: 128 tiles of 128 x 64 or of 64 x 128, one wave, 128 k tiles at 96 each way
     assert half_cost(1024, 1024, 8192, H100_SMS, 128) == 128 * 96
     assert planned(1024, 1024, 8192)["ROWS"] == 128
-
-
-def test_18_is_17s_launch():
-    """18 changes how its waits wait (its source's QUIET_WAIT_NS), nothing it is launched with."""
-    assert dataclasses.replace(stage_named("d_quiet_waits_bf16").launches[0], kernel=LAUNCH.kernel) == LAUNCH

@@ -61,21 +61,12 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t by
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 }
 
-// Spins until the barrier's phase with this parity has completed. QUIET_WAIT_NS (walk D 18 defines it): each try_wait
-// may suspend the thread that long (suspendTimeHint) in place of the hardware's own shorter limit, resuming when the
-// phase completes, so a waiting warp issues a try_wait and a branch far less often.
-#ifdef QUIET_WAIT_NS
-#define MBAR_SUSPEND ", %2"
-#define MBAR_SUSPEND_NS QUIET_WAIT_NS
-#else
-#define MBAR_SUSPEND ""
-#define MBAR_SUSPEND_NS 0
-#endif
+// Spins until the barrier's phase with this parity has completed.
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
     asm volatile(
         "{\n.reg .pred done;\nWAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1" MBAR_SUSPEND ";\n"
-        "@!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)), "r"(parity), "n"(MBAR_SUSPEND_NS) : "memory");
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)), "r"(parity) : "memory");
 }
 
 // Box at (column c0, row c1) of the map's matrix into `dst`; out-of-range elements arrive as zeros.

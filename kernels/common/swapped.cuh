@@ -190,7 +190,7 @@ __device__ __forceinline__ void run_planned(const Operands& ops, const TensorMap
         });
 }
 
-// The kernels' dispatch on the host's plan (walk D 13, 14 and 19, walk F 07 and 10): the swapped pipeline at tn tokens a
+// The kernels' dispatch on the host's plan (walk D 13, 14 and 18, walk F 07 and 10): the swapped pipeline at tn tokens a
 // tile (16, 64 or 128, DEPENDENT as run's); false where tn is 0 (above 128 tokens: the caller's own path).
 template <bool DEPENDENT = false, typename Operands>
 __device__ __forceinline__ bool run_swapped(const Operands& ops, const TensorMap& tma_a, const TensorMap& tma_b, float* __restrict__ C,

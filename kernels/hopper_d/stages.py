@@ -194,15 +194,8 @@ KERNELS = [
         "of 16-40 KB into each SM, the two consumer warpgroups splitting the columns",
     ),
     (
-        "d_quiet_waits",
-        "18_quiet_waits.cu",
-        HALF_TILES,
-        "17 with every mbarrier wait passing try_wait a suspend-time hint: a waiting thread may sleep until its phase "
-        "completes instead of spinning through try_wait and a branch",
-    ),
-    (
         "d_swap_dependent",
-        "19_swap_dependent.cu",
+        "18_swap_dependent.cu",
         {**SWAP_PLAN, "dependent": True},
         "13 as a programmatic dependent launch (15's): its setup overlaps the previous kernel's end, then every thread "
         "waits for it before the first load",
