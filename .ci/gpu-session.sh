@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -621,6 +621,19 @@ for r in rows:
         print(r[ix["ID"]], r[ix["Kernel Name"]][:34], "|", r[ix["Metric Name"]], r[ix["Metric Value"]], r[ix["Metric Unit"]])
 PY
     echo "walkd15 done t=$(( $(date +%s) - T0 ))" ;;
+  issue-mix)  # issue 31's cubes at the cap: where walk D's extra issued instructions are (ncu at 4096^3, 12 18.7 % of
+    # issue slots to cuBLAS's 11.9; suspend hints on the waits changed nothing, README "Tried after 17"). The walkd15
+    # probe at PROBE_SIZE (default 4096) under Nsight Compute with instruction statistics and SASS source counters:
+    # instructions executed per opcode and per SASS line for cuBLAS, 11, 12 and 15 (ncu-issue-mix.csv,
+    # ncu-source-issue-mix.csv.gz; about 90 s on an H100).
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
+    PROBE_SIZE=${PROBE_SIZE:-4096} timeout "${PROFILE_S:-300}" "$ncu" --clock-control none --section SpeedOfLight \
+      --section InstructionStats --section WarpStateStats --section SchedulerStats --section SourceCounters \
+      --import-source no --nvtx --nvtx-include "profile/" -o /tmp/mix -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-issue-mix.log" 2>&1
+    echo "ncu rc=$?"; tail -2 "$OUT/ncu-issue-mix.log"
+    "$ncu" -i /tmp/mix.ncu-rep --page details --csv > "$OUT/ncu-issue-mix.csv" 2>&1
+    "$ncu" -i /tmp/mix.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-issue-mix.csv.gz"
+    grep -E "Executed Instructions\"|Issue Slots Busy|\"Duration\"" "$OUT/ncu-issue-mix.csv" | cut -d, -f5,13-15 ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the

@@ -2,10 +2,12 @@
 launches for 11, 12, cuBLAS and 15, 15 launched both plainly (CuPy) and as a programmatic dependent launch (its
 harness launch), three rounds; every output checked against cuBLAS's; and whether cuBLAS's own captured graph carries
 programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: three rounds of one launch each, the last
-inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/").
+inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
+sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap).
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ from farm.measure.gpu import GpuMeasurer, library_call
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
 
-M = N = K = 1024
+M = N = K = int(os.environ.get("PROBE_SIZE", 1024))
 DT = "bf16"
 STAGES = ["d_host_plan_bf16", "d_tma_store_bf16", "d_dependent_launch_bf16"]
 PDL_OK = {"d_dependent_launch_bf16"}  # waits in griddepcontrol.wait before touching global memory
