@@ -191,4 +191,3 @@ def test_hopper_fp8_compiles_for_sm90a_alone_and_skips_elsewhere(capsys):
     for stage in stages:
         assert stage.unsupported_reason(1001, 264, 272, 90) is None  # any M
         assert stage.unsupported_reason(1024, 1024, 1000, 90) == "K=1000 is not a multiple of 16"
-
