@@ -112,6 +112,10 @@ def _compile_one(
     ]
 
 
+def _compile_work(work: tuple) -> list[dict]:
+    return _compile_one(*work)
+
+
 HARNESS_CHECKS = "checks"  # the stage column of farm/measure/checks.cu's kernels in `farm compile`
 
 
@@ -133,7 +137,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     work = []
     for arch in archs:
         if not args.kernels and not args.families:  # the whole catalog: with the kernels every cell runs to check it
-            work.append((HARNESS_CHECKS, CHECK_SOURCE, arch, CHECK_KERNELS, {}))
+            work.append((HARNESS_CHECKS, CHECK_SOURCE, arch, CHECK_KERNELS, {}, ()))
         # --tuning: the selected tunable kernels' configurations that are valid on this arch (kernels/tuning.py)
         tuned = tuning_stages([s.name for s in stages if s.name in TUNABLES], arch) if args.tuning else []
         for stage in stages + tuned:
@@ -157,8 +161,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     else:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(args.jobs) as pool:
-            per_stage = list(pool.map(_compile_one, *zip(*work)))
+        with ProcessPoolExecutor(args.jobs) as pool:  # whole work items: zip(*work) cut every one to the shortest
+            per_stage = list(pool.map(_compile_work, work))
     results = [r for rs in per_stage for r in rs]
     failures = sum(not r["ok"] for r in results)
     if args.json:
