@@ -11,7 +11,9 @@ from farm.measure.compiler import (
     CompileError,
     code_sha256,
     compile_source,
+    elf_end,
     parse_ptxas_log,
+    whole_cubin,
 )
 from kernels.registry import catalog
 
@@ -54,6 +56,23 @@ def test_cache_hit_second_time_and_key_covers_options(tmp_path, monkeypatch):
     assert not first.cache_hit and again.cache_hit and not other.cache_hit
     assert first.cubin_path == again.cubin_path != other.cubin_path
     assert first.cubin_path.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_the_cached_cubin_is_the_whole_elf_image(tmp_path, monkeypatch):
+    """The file ends where its ELF header says (CuPy's getCUBIN hands back one byte less: whole_cubin)."""
+    from cupy.cuda import nvrtc
+
+    monkeypatch.setenv("GEMM_FARM_CACHE", str(tmp_path))
+    stage = next(s for s in catalog() if s.name == "d_tma_store_bf16")
+    cubin = compile_source(stage.source_path, "sm_90a", stage.kernel_names).cubin_path.read_bytes()
+    assert len(cubin) == elf_end(cubin)
+    prog = nvrtc.createProgram('extern "C" __global__ void k() {}', "k.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, ["--gpu-architecture=sm_90"])
+        short = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    assert len(whole_cubin(short)) == elf_end(short) and whole_cubin(whole_cubin(short)) == whole_cubin(short)
 
 
 def test_code_hash_ignores_comments_and_sees_code(tmp_path, monkeypatch, capsys):
@@ -124,6 +143,20 @@ def test_compile_in_parallel_processes_reports_the_same(capsys):
     assert drop(parallel) == drop(serial) and len(serial) == 5
     assert main(["compile", "--arch", "sm_80", "--jobs", "0"]) == 2
     assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_compile_in_parallel_keeps_each_stages_options(capsys, monkeypatch):
+    """Without a filter the harness's checks join the work; each stage's compile options (walk F's E5M2 class:
+    -DFP8_B_E5M2) still reach its compile in the worker processes. They were dropped there before 2026-11-27, and
+    the E4M3 x E5M2 stages reported their E4M3 twins' code."""
+    import farm.cli
+
+    pair = [s for s in catalog() if s.name in ("f_mma_overlap_fp8", "f_mma_overlap_fp8_e4m3_e5m2")]
+    monkeypatch.setattr(farm.cli, "select", lambda kernels, families: pair)
+    assert pair[1].compile_options and main(["compile", "--arch", "sm_90a", "--json", "--jobs", "2"]) == 0
+    code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
+    assert set(code) == {"checks", "f_mma_overlap_fp8", "f_mma_overlap_fp8_e4m3_e5m2"}
+    assert code["f_mma_overlap_fp8_e4m3_e5m2"] != code["f_mma_overlap_fp8"]
 
 
 def _compiles_for_sm90a_alone(family: str, capsys) -> list:

@@ -124,6 +124,22 @@ _USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
 
 
 _SHT_SYMTAB, _SHT_STRTAB, _SHT_NOBITS = 2, 3, 8  # ELF section types
+WHOLE_CUBIN = "+whole"  # in the cache key: CUBINs cached before whole_cubin were one byte short
+
+
+def elf_end(cubin: bytes) -> int:
+    """Where a 64-bit ELF image ends by its own header: past its program and section header tables."""
+    phoff, shoff = struct.unpack_from("<QQ", cubin, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", cubin, 0x36)
+    return max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+
+
+def whole_cubin(cubin: bytes) -> bytes:
+    """CuPy's nvrtc.getCUBIN drops the image's last byte, as if the CUBIN were a C string ending in NUL (CuPy's
+    getPTX fix, cupy/cupy#942, applied to the binary too): the last program header then ends one byte past the
+    file, which cuobjdump and nvdisasm reject and which the driver reads past. Seen with CuPy 14.2 and NVRTC 13.x.
+    That byte is the high byte of the last header's alignment, a zero; it is put back."""
+    return cubin + b"\0" if len(cubin) == elf_end(cubin) - 1 else cubin
 
 
 def code_sha256(cubin: bytes) -> str:
@@ -207,7 +223,7 @@ def compile_source(
         *extra_options,
     )
     version = nvrtc_version()
-    key = _cache_key(text, headers, arch, options, name_expressions, version)
+    key = _cache_key(text, headers, arch, options, name_expressions, version + WHOLE_CUBIN)
     cubin_path = cache_dir() / f"{source.stem}-{arch}-{key}.cubin"
     meta_path = cubin_path.with_suffix(".json")
     if cubin_path.exists() and meta_path.exists():
@@ -233,7 +249,7 @@ def compile_source(
             raise CompileError(f"{source.name} for {arch}: {exc}\n{nvrtc.getProgramLog(prog)}") from None
         log = nvrtc.getProgramLog(prog)
         lowered = {name: nvrtc.getLoweredName(prog, name) for name in name_expressions}
-        cubin = nvrtc.getCUBIN(prog)
+        cubin = whole_cubin(nvrtc.getCUBIN(prog))
     finally:
         nvrtc.destroyProgram(prog)
 
