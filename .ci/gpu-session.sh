@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -13,8 +13,8 @@ export PYTHONUNBUFFERED=1 RES=/tmp/farm-results RAY_ADDRESS=http://127.0.0.1:826
 GIT_COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null)}
 [ -n "$GIT_COMMIT" ] || { echo "GIT_COMMIT unset and no .git here: set GIT_COMMIT=\$(git rev-parse --short HEAD)" >&2; exit 2; }
 export GEMM_FARM_GIT_COMMIT=$GIT_COMMIT GIT_COMMIT
-# A run named for a card (h100-..., h200-...) runs on that card or not at all: a call for an H200 can be served by a
-# held H100, and its rows would then be an H100's under an H200's name (2026-11-27: h200-cubesb, h200-llmf8c were).
+# A run named for a card (h100-..., h200-...) runs on it or not at all: a call for an H200 may get a held H100
+# (2026-11-27: h200-cubesb and h200-llmf8c rows from an H100, discarded).
 CARD=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 for a in "$@"; do
   case "$a" in h100-* | h200-*)
@@ -530,12 +530,24 @@ PY
         --run-id "profile-$STEP" --sizes "$where" --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
       PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt"
     fi ;;
-  llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of the
-    # walk-D stages that were best at some LLM shape in the full runs (05-08, 12-14; 09 and 11 never were, 10 at one of 144), 15 and 16 with
-    # cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default 360, stops the sweep), then llm-crosscheck on the same card.
-    # Batch by batch it took about 310 s on an H100; in blocks at the cap (the default) 1,600 s: run the `reference` line
-    # below with DEADLINE and .resume/results.tgz until every cell has a row, then this step. The best stage over fewer
-    # stages is a lower bound of the full plan's. The shipped h100-llm and h200-llm runs predate 16.
+  walkd19)  # issue 31's walk D 19 (d_lean_k_loop) on one card: its GPU tests, then 12, 17 and 19, BF16 and FP16, at
+    # 4096^3 and 8192^3 (SIZES), three repeats in blocks at the cap (DEADLINE, default 300; the same RUN resumes; energy
+    # and SM clock: walkd19-RUN.txt), then ncu of 17 and 19 at 4096^3 (issue slots). About 420 s.
+    shift; run=$1
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_lean_k_loop 2>&1 \
+      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" \
+      --sizes "${SIZES:-4096,8192}" \
+      --kernels d_tma_store_bf16,d_half_tiles_bf16,d_lean_k_loop_bf16,d_tma_store_fp16,d_half_tiles_fp16,d_lean_k_loop_fp16
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=tma_store,half_tiles,lean_k_loop" \
+      --best "without=tma_store,half_tiles" > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt"
+    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_lean_k_loop_bf16 --sizes 4096 \
+      --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
+  llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of walk D 05-08 and 12-16
+    # (those best at some LLM shape in the full runs) with cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default
+    # 360), then llm-crosscheck on the same card. In blocks at the cap about 1,600 s on an H100: resume the `reference`
+    # line with .resume/results.tgz until every cell has a row. A lower bound of the full plan's best stage.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
       --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
@@ -571,11 +583,9 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv | tee "$OUT/gpus.csv"
     python3 .ci/block_calibration.py "$OUT/blocks" "${SIZES:-4096,8192}" 2>&1 | tee "$OUT/blocks-run.txt" | grep -v "^\s*$" ;;
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of
-    # walk F 03, 07, 08 and 09 (with 02 in 09's place they won 59 of 72 shapes on the H100 and 65 on the H200; 09 took
-    # 46 of 72 in h100-llmf8c) with cuBLASLt FP8 (the baseline, interleaved and alone) and torch._scaled_mm (an
-    # independent FP8 reference), 432 cells: in blocks at the cap about 1,000 s on an H100, the large shapes first, the
-    # small ones (M = 1 and 16) batch by batch, so two or three calls (DEADLINE, default 330, stops the sweep;
-    # .resume/results.tgz resumes it). The best stage over fewer stages is a lower bound of the full plan's.
+    # walk F 03, 07, 08 and 09 (09 best at 46 of 72 shapes in h100-llmf8c) with cuBLASLt FP8 (interleaved and alone)
+    # and torch._scaled_mm (an independent FP8 reference), 432 cells: in blocks at the cap about 1,000 s on an H100, so
+    # two or three calls (DEADLINE, default 330; .resume/results.tgz resumes). A lower bound of the full plan's best.
     # FP8_KERNELS replaces the list (run h100-llmf8b: f_persistent_fp8 in place of f_half_tiles_fp8).
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
@@ -621,11 +631,9 @@ for r in rows:
         print(r[ix["ID"]], r[ix["Kernel Name"]][:34], "|", r[ix["Metric Name"]], r[ix["Metric Value"]], r[ix["Metric Unit"]])
 PY
     echo "walkd15 done t=$(( $(date +%s) - T0 ))" ;;
-  issue-mix)  # issue 31's cubes at the cap: where walk D's extra issued instructions are (ncu at 4096^3, 12 18.7 % of
-    # issue slots to cuBLAS's 11.9; suspend hints on the waits changed nothing, README "Tried after 17"). The walkd15
-    # probe at PROBE_SIZE (default 4096) under Nsight Compute with instruction statistics and SASS source counters:
-    # instructions executed per opcode and per SASS line for cuBLAS, 11, 12 and 15 (ncu-issue-mix.csv,
-    # ncu-source-issue-mix.csv.gz; about 90 s on an H100).
+  issue-mix)  # issue 31's cubes at the cap: where walk D issues more than cuBLAS (ncu issue slots 18.7 to 11.9 % at
+    # 4096^3). The walkd15 probe at PROBE_SIZE (default 4096) under ncu: instruction statistics and SASS
+    # source counters of cuBLAS, 11, 12 and 15 (ncu-issue-mix.csv, ncu-source-issue-mix.csv.gz; about 90 s).
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
     PROBE_SIZE=${PROBE_SIZE:-4096} timeout "${PROFILE_S:-300}" "$ncu" --clock-control none --section SpeedOfLight \
       --section InstructionStats --section WarpStateStats --section SchedulerStats --section SourceCounters \

@@ -48,7 +48,7 @@ the same shapes: whole tiles where 12 shares k tiles but where sharing saves who
 x 2048 and 2500 x 1000 x 2048 stay shared; tests/test_host_plan.py checks its choices). Stage 17 (half_tiles) at
 every branch of its host plan (kernels/hopper_d/host_plan.py; tests/test_walkd_half_plan.py checks the choices):
 HALF_TILES_SHAPES, whole 64-row tiles of 64 (one consumer warpgroup), 128 and 256 columns, in one wave and several,
-and 16's 128-row path whole and shared.
+and 16's 128-row path whole and shared. Stage 19 (lean_k_loop), 17 with its k loop's state carried, at the same shapes.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -74,7 +74,7 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
-HALF_TILES = [n for n in WALK_D if n.startswith("d_half_tiles_")]
+HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_"))]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [

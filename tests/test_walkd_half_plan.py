@@ -2,6 +2,8 @@
 shapes its GPU tests run, tests/test_gpu_walkd_shapes.py, and the LLM layers it changes), 16's plan wherever 64-row
 tiles save nothing. CPU only."""
 
+import dataclasses
+import json
 from functools import partial
 
 import h100_plans
@@ -9,6 +11,8 @@ import pytest
 from h100_plans import H100_SMS
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES
 
+from farm.cli import main
+from farm.measure.compiler import compile_source
 from kernels.hopper_d.host_plan import half_cost
 from kernels.registry import stage_named
 
@@ -59,3 +63,18 @@ def test_a_tie_goes_to_16s_plan():
     # 1024 x 1024 x 8192: 128 tiles of 128 x 64 or of 64 x 128, one wave, 128 k tiles at 96 each way
     assert half_cost(1024, 1024, 8192, H100_SMS, 128) == 128 * 96
     assert planned(1024, 1024, 8192)["ROWS"] == 128
+
+
+def test_19_is_17s_launch_with_its_own_k_loop(capsys):
+    """19 changes 17's consumer k loop (stream_k.cuh's LEAN), nothing it is launched with; its code differs from 17's,
+    and ptxas keeps its wgmmas asynchronous (a loop with a path around it had them serialised: warning C7515)."""
+    assert dataclasses.replace(stage_named("d_lean_k_loop_bf16").launches[0], kernel=LAUNCH.kernel) == LAUNCH
+    kernels = "d_half_tiles_bf16,d_lean_k_loop_bf16,d_lean_k_loop_fp16"
+    assert main(["compile", "--arch", "sm_90a", "--kernels", kernels, "--json"]) == 0
+    code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
+    assert code["d_lean_k_loop_bf16"] != code["d_half_tiles_bf16"]
+    for name in kernels.split(",")[1:]:
+        stage = stage_named(name)
+        compiled = compile_source(stage.source_path, "sm_90a", stage.kernel_names, stage.compile_options)
+        log = json.loads(compiled.cubin_path.with_suffix(".json").read_text())["log"]
+        assert "C7515" not in log and "serialized" not in log

@@ -53,21 +53,26 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int c
     mbar_init_fence();
 }
 
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+// The barrier at shared-memory address `bar` (walk D 19 carries its barriers' addresses across the k loop).
+__device__ __forceinline__ void mbar_arrive_at(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) { mbar_arrive_at(smem_u32(bar)); }
 
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 }
 
 // Spins until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
+__device__ __forceinline__ void mbar_wait_at(uint32_t bar, int parity) {
     asm volatile(
         "{\n.reg .pred done;\nWAIT:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)), "r"(parity) : "memory");
+        "@!done bra WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
 }
+
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) { mbar_wait_at(smem_u32(bar), parity); }
 
 // Box at (column c0, row c1) of the map's matrix into `dst`; out-of-range elements arrive as zeros.
 __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1) {
@@ -241,6 +246,16 @@ __device__ __forceinline__ void wgmma_k_tile(float (&acc)[N / 2], const unsigned
 #pragma unroll
     for (int ks = 0; ks < BK / 16; ++ks)
         wgmma<N, T>(acc, swizzled_desc(a + ks * 32, 16, 1024), swizzled_desc(b + ks * 16 * 128, b_panel, 1024));
+    wgmma_commit();
+}
+
+// wgmma_k_tile on descriptors made before the k loop (walk D 19): a k16 step is +32 bytes along A's rows (+2 in the
+// descriptor's start field, bytes >> 4) and +16 rows of B's panels (+128); the start field never carries past its bits.
+template <int N, int BK, typename T>
+__device__ __forceinline__ void wgmma_k_tile_desc(float (&acc)[N / 2], uint64_t a, uint64_t b) {
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ++ks) wgmma<N, T>(acc, a + 2 * ks, b + 128 * ks);
     wgmma_commit();
 }
 

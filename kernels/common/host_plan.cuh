@@ -12,8 +12,8 @@ using persistent_ws::cdiv;
 // TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
 // thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
 // completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0.
-// Ops: the operands (operands.cuh), walk D's Bit16<T> or walk F's Fp8 (its 09).
-template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, typename Ops>
+// LEAN (19): stream_k's lean k loop. Ops: the operands (operands.cuh), walk D's Bit16<T> or walk F's Fp8 (its 09).
+template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
                                     float* W, int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -43,19 +43,19 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        if (width == 256) consume<256, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<128, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 
 // The body of 17 (walk F's 09): where the plan says ROWS 64, whole 64-row tiles over tma_a's 64-row boxes; else 16's
-// path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch.
-template <typename Ops>
+// path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch. LEAN: 19's k loop.
+template <bool LEAN = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
                                          int width, int dp, int sk) {
-    if (rows == 64) run<true, true, 64>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
-    else run<true, true>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+    if (rows == 64) run<true, true, 64, LEAN>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+    else run<true, true, persistent_ws::BM, LEAN>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
 }
 }  // namespace host_plan

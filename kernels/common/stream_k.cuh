@@ -106,8 +106,9 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
-// from registers, since each of its warps may be finished by another block.
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, typename Ops>
+// from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
+// carries its stage, parity, barrier addresses and wgmma descriptors instead of deriving them from `it` each k tile.
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
@@ -116,23 +117,47 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     constexpr int COLS = !HALF ? WIDTH : WIDTH == 64 ? 64 : WIDTH / 2;
     static_assert(!HALF || TMA_STORE, "64-row tiles need TMA stores");
     int it = 0, chunk = 0;
+    uint32_t st = 0, phase = 0, last = 0;  // LEAN: the next k tile's stage and parity, the last one's stage
+    const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // LEAN: 8 bytes a stage's barrier
+    const uint64_t a0 = swizzled_desc(HALF ? smem : smem + c * 64 * 128, 16, 1024),  // LEAN: stage 0's operands
+        b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? c * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
         float acc[COLS / 2] = {};
+        if constexpr (LEAN) {  // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
+            int kt = k0;
 #pragma unroll 1
-        for (int kt = k0; kt < k1; ++kt, ++it) {
-            const int st = it % R::STAGES;
-            mbar_wait(&full[st], (it / R::STAGES) & 1);
-            const unsigned char* stage = smem + st * R::STAGE;
-            const unsigned char* b = stage + ROWS * 128 + (HALF ? c * (COLS / 64) * B_PANEL : 0);
-            ops.template rows_k_tile<COLS>(acc, HALF ? stage : stage + c * 64 * 128, b);
-            wgmma_wait<1>();
-            if (kt > k0) mbar_arrive(&empty[(it - 1) % R::STAGES]);
+            do {
+                mbar_wait_at(fulls + 8 * st, phase);
+                const uint32_t offset = st * (R::STAGE >> 4);  // a stage's descriptors: stage 0's plus its bytes >> 4
+                ops.template rows_k_tile_desc<COLS>(acc, a0 + offset, b0 + offset);
+                wgmma_wait<1>();
+                if (kt > k0) mbar_arrive_at(empties + 8 * last);
+                last = st;
+                if (++st == R::STAGES) {
+                    st = 0;
+                    phase ^= 1;
+                }
+            } while (++kt < k1);
+            wgmma_wait<0>();
+            fence_acc(acc);
+            mbar_arrive_at(empties + 8 * last);
+        } else {
+#pragma unroll 1
+            for (int kt = k0; kt < k1; ++kt, ++it) {
+                const int st = it % R::STAGES;
+                mbar_wait(&full[st], (it / R::STAGES) & 1);
+                const unsigned char* stage = smem + st * R::STAGE;
+                const unsigned char* b = stage + ROWS * 128 + (HALF ? c * (COLS / 64) * B_PANEL : 0);
+                ops.template rows_k_tile<COLS>(acc, HALF ? stage : stage + c * 64 * 128, b);
+                wgmma_wait<1>();
+                if (kt > k0) mbar_arrive(&empty[(it - 1) % R::STAGES]);
+            }
+            wgmma_wait<0>();
+            fence_acc(acc);
+            mbar_arrive(&empty[(it - 1) % R::STAGES]);
         }
-        wgmma_wait<0>();
-        fence_acc(acc);
-        mbar_arrive(&empty[(it - 1) % R::STAGES]);
         // Not before the k loop: live across it, it changed 09-16's code
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };

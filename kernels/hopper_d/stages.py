@@ -46,7 +46,7 @@ HALF_TILES = {
     "dependent": True,
 }
 
-# 13's launch (19's as a dependent launch): its operands, then its plan (swap_plan.py).
+# 13's launch (18's as a dependent launch): its operands, then its plan (swap_plan.py).
 SWAP_PLAN = {**PERSISTENT, "args": (*SWAP_PLAN_OPERANDS, *SWAP_PLAN_PLAN), "planner": swap_plan.launch_plan}
 
 KERNELS = [
@@ -199,6 +199,13 @@ KERNELS = [
         {**SWAP_PLAN, "dependent": True},
         "13 as a programmatic dependent launch (15's): its setup overlaps the previous kernel's end, then every thread "
         "waits for it before the first load",
+    ),
+    (
+        "d_lean_k_loop",
+        "19_lean_k_loop.cu",
+        HALF_TILES,
+        "17 with a consumer k loop that carries its stage, parity, barrier addresses and wgmma descriptors instead of "
+        "deriving them from the k-tile count every k tile: about half the loop's instructions",
     ),
 ]
 
