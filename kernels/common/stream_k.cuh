@@ -118,14 +118,15 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     static_assert(!HALF || TMA_STORE, "64-row tiles need TMA stores");
     int it = 0, chunk = 0;
     uint32_t st = 0, phase = 0, last = 0;  // LEAN: the next k tile's stage and parity, the last one's stage
-    const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // LEAN: 8 bytes a stage's barrier
-    const uint64_t a0 = swizzled_desc(HALF ? smem : smem + c * 64 * 128, 16, 1024),  // LEAN: stage 0's operands
-        b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? c * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
         float acc[COLS / 2] = {};
         if constexpr (LEAN) {  // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
+            const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers
+            const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // 8 bytes a stage's barrier
+            const uint64_t a0 = swizzled_desc(HALF ? smem : smem + cu * 64 * 128, 16, 1024),  // stage 0's operands
+                b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? cu * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
             int kt = k0;
 #pragma unroll 1
             do {

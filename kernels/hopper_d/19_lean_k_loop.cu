@@ -6,9 +6,10 @@
 // barrier's shared address again from the CTA id (S2UR SR_CgaCtaId), and all 8 wgmma descriptors rebuilt from the
 // stage's address (mask, shift, or, R2UR), 8 consumer warps doing it for every 128 x 256 x 64 k tile.
 // What changed: stream_k.cuh's consumer with LEAN: the stage and its parity step with the loop (a wrap, no division),
-// the full and empty barriers' shared addresses are taken once, and the descriptors of stage 0 are made once, a
-// stage's being stage 0's plus its offset >> 4 and a k16 step +2 (A) or +128 (B) (wgmma_k_tile_desc). The producer,
-// the plan, the epilogue and the launch are 17's; 17's CUBIN is unchanged.
+// the barriers' shared addresses and stage 0's descriptors are made once a unit (a stage's are stage 0's plus its
+// offset >> 4, a k16 step +2 for A, +128 for B: wgmma_k_tile_desc), from the warpgroup index read through a shuffle
+// so the compiler knows it is warp-uniform and keeps all of it in uniform registers (no R2UR before each HGMMA):
+// 45 instructions a k tile. The producer, plan, epilogue and launch are 17's; 17's CUBIN is unchanged.
 // Predicted (H100): the k loop at about half its instructions (issue slots near cuBLAS's); at the cubes in blocks
 // less energy a launch and so 1-3 % less time (4096^3 and 8192^3 from 98.6-99.6 % of cuBLAS to about 100-102 %); the
 // LLM shapes within the spread of 17's.
