@@ -633,7 +633,7 @@ PY
     echo "walkd15 done t=$(( $(date +%s) - T0 ))" ;;
   issue-mix)  # issue 31's cubes at the cap: where walk D issues more than cuBLAS (ncu issue slots 18.7 to 11.9 % at
     # 4096^3). The walkd15 probe at PROBE_SIZE (default 4096) under ncu: instruction statistics and SASS
-    # source counters of cuBLAS, 11, 12 and 15 (ncu-issue-mix.csv, ncu-source-issue-mix.csv.gz; about 90 s).
+    # source counters of cuBLAS and PROBE_STAGES (11, 12, 15; ncu-issue-mix.csv, ncu-source-*.csv.gz; 90 s).
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
     PROBE_SIZE=${PROBE_SIZE:-4096} timeout "${PROFILE_S:-300}" "$ncu" --clock-control none --section SpeedOfLight \
       --section InstructionStats --section WarpStateStats --section SchedulerStats --section SourceCounters \

@@ -3,7 +3,7 @@ launches for 11, 12, cuBLAS and 15, 15 launched both plainly (CuPy) and as a pro
 harness launch), three rounds; every output checked against cuBLAS's; and whether cuBLAS's own captured graph carries
 programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: three rounds of one launch each, the last
 inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
-sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap).
+sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap); PROBE_STAGES, the stages.
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu
 """
 
@@ -26,10 +26,11 @@ from farm.measure.tolerance import tolerance
 
 M = N = K = int(os.environ.get("PROBE_SIZE", 1024))
 DT = "bf16"
-STAGES = ["d_host_plan_bf16", "d_tma_store_bf16", "d_dependent_launch_bf16"]
-PDL_OK = {"d_dependent_launch_bf16"}  # waits in griddepcontrol.wait before touching global memory
+STAGES = os.environ.get("PROBE_STAGES", "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16").split(",")
 
 meas = GpuMeasurer(MeasureOptions(telemetry=False))
+# the stages that wait in griddepcontrol.wait before touching global memory
+PDL_OK = {name for name in STAGES if meas._stage(name).launches[0].dependent}
 checks = meas._loaded_checks()
 a, b = checks.random_operands(DT, M, N, K, 1234)
 ref = cupy.empty((M, N), dtype=cupy.float32)
