@@ -28,7 +28,7 @@ from farm.cells import Cell
 from farm.data.published import published_rows
 from farm.measure.cell_timer import MeasureOptions
 from farm.measure.device import model_from_name
-from farm.measure.timing import CAP_PROBE_S, TimingConfig
+from farm.measure.timing import CAP_PROBE_S, MIN_BLOCK_ROUNDS, TimingConfig
 from kernels.stage import Measured
 
 CELL_OVERHEAD_S = 0.13
@@ -69,7 +69,6 @@ DEFAULT_SHARE = 0.3
 # 4096^3: none in blocks). GeForce boards have no runs in blocks: priced batch by batch.
 CAPPED_DTYPES = frozenset({"tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e4m3_e5m2"})
 CAPPED_MIN_FLOPS = 8e9
-MIN_BLOCKS = 2  # per series: A B A B at least, so that drift cancels (farm/measure/timing.py)
 # Eta: how much evidence (seconds of repeated cells) the prior "a repeat takes what its first took" is worth.
 AGAIN_PRIOR_S = 5.0
 # Eta: how fast the recent sizes' actual/expected forgets older cells (per cell priced by its size).
@@ -94,12 +93,12 @@ def likely_capped(stage: Measured, cell: Cell, gpu_model: str) -> bool:
 
 
 def blocks_per_series(launch_s: float, series: int, block_s: float, timing: TimingConfig) -> int:
-    """Blocks each series of a cell runs: MIN_BLOCKS, more where a block's kept half holds fewer than min_samples / 2
+    """Blocks each series of a cell runs: MIN_BLOCK_ROUNDS, more where a block's kept half holds fewer than min_samples / 2
     batches (slow launches), until the round that passes max_time_s."""
     kept = 1 + int(block_s / 2 / max(launch_s, timing.target_batch_ms / 1e3))  # batches after the settling half
     for_samples = math.ceil(timing.stopping.min_samples / kept)
     for_time = math.ceil(timing.stopping.max_time_s / (series * block_s))
-    return max(MIN_BLOCKS, min(for_samples, for_time))
+    return max(MIN_BLOCK_ROUNDS, min(for_samples, for_time))
 
 
 @functools.lru_cache(maxsize=1)

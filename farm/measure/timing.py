@@ -30,6 +30,7 @@ from farm.measure.stopping import Count, Fraction, StoppingRule, WarmupRule
 MODES = ("hot", "cold")
 CAP_PROBE_S = 0.05  # the least warm-up that gives near_power_cap a few of the cell's own samples
 CAP_PROBE_ALONE_S = 0.3  # a baseline alone: long enough for the controller to hold its clock
+MIN_BLOCK_ROUNDS = 2  # blocks: A B A B (or A A) at least, so drift cancels
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ def time_interleaved(
         for s in series.values():
             s.stream.synchronize()
         now = time.perf_counter()
-        if checked is None or now - checked >= 0.01:  # telemetry moves every 10 ms: no need to look more often
+        if checked is None or now - checked >= 0.01:  # telemetry moves every 10 ms
             checked = now
             clocks, busy = recent_clocks(cfg.warmup.window_s) if recent_clocks else (None, False)
             warmup_reason = cfg.warmup.decide(now - warm_began, clocks, busy, telemetry=recent_clocks is not None)
@@ -227,7 +228,7 @@ def time_interleaved(
                 timed_block(block_s, name) if block_s else timed_batch(name)
             rounds += 1
             stop_reason = cfg.stopping.decide(list(samples.values()), time.perf_counter() - began)
-            if stop_reason and (rounds >= 2 or not block_s):  # blocks: A B A B (or A A) at least, so drift cancels
+            if stop_reason and (rounds >= MIN_BLOCK_ROUNDS or not block_s):
                 return stop_reason
 
     why = "power cap in warm-up" if capped else "baseline alone at the power cap" if capped_alone else ""
