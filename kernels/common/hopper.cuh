@@ -119,6 +119,16 @@ __device__ __forceinline__ void mbar_arrive_at(uint64_t* bar, uint32_t cta) {
 __device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 __device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 
+// After a block's setup, in a stage launched as a dependent launch (DEPENDENT: walk D 15 on, walk F 09 and 10): the next
+// kernel may launch, and nothing past this touches global memory before the kernel before has completed.
+template <bool DEPENDENT>
+__device__ __forceinline__ void after_setup() {
+    if constexpr (DEPENDENT) {
+        launch_dependents();
+        grid_dependency_wait();
+    }
+}
+
 // Descriptor fields are byte quantities >> 4: start (bits 0-13), leading byte offset
 // (16-29), stride byte offset (32-45); bits 62-63 = 1 selects the 128-byte swizzle.
 __device__ __forceinline__ uint64_t swizzled_desc(const void* p, uint32_t lbo, uint32_t sbo) {

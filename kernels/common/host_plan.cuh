@@ -27,10 +27,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         ring_init<Ring<64, ROWS>::STAGES>(full, empty, HALF && width == 64 ? 128 : 256);  // the width uses the first Ring<width, ROWS>::STAGES
     }
     __syncthreads();
-    if constexpr (DEPENDENT) {
-        launch_dependents();
-        grid_dependency_wait();
-    }
+    after_setup<DEPENDENT>();
     const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp, HALF ? 0 : sk};  // width: a power of 2
 
     if (wg == 0) {

@@ -96,10 +96,7 @@ __device__ __forceinline__ void run(const TensorMap& tma_a, const TensorMap& tma
 
     if (tid == 0) ring_init<STAGES>(full, empty, WARPS);
     __syncthreads();
-    if constexpr (DEPENDENT) {
-        launch_dependents();
-        grid_dependency_wait();
-    }
+    after_setup<DEPENDENT>();
 
     if (wg == 0) {
         setmaxnreg_dec<40>();

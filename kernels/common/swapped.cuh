@@ -112,10 +112,7 @@ __device__ __forceinline__ void run(const Operands& ops, const TensorMap& tma_a,
     }
     __syncthreads();
     const Plan plan = planned;
-    if constexpr (DEPENDENT) {
-        launch_dependents();
-        grid_dependency_wait();
-    }
+    after_setup<DEPENDENT>();
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
