@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -492,11 +492,11 @@ PY
     echo "profile rc=$?"
     moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
-  walkd17|walkf09|walkd18|walkf10)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step on one GPU:
-    # 17 (d_half_tiles), 09 (f_half_tiles_fp8), 18 (d_swap_dependent: 13 as a programmatic dependent launch) or 10
-    # (f_swap_dependent_fp8: 07 as one). Its GPU tests, the LLM plan (plans/llm.toml, plans/llm_fp8.toml) with the stages
-    # it is measured against and the vendor library (SIZES to restrict; 18 and 10: the decode shapes, 1 and 16 tokens,
-    # three repeats; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means of the best stage with
+  walkd17|walkf09|walkd18|walkf10|walkd19-llm)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step
+    # on one GPU: 17 (d_half_tiles), 09 (f_half_tiles_fp8), 18 (d_swap_dependent: 13 as a programmatic dependent launch),
+    # 10 (f_swap_dependent_fp8: 07 as one) or 19 (d_lean_k_loop, beside 17 alone). Its GPU tests, the LLM plan
+    # (plans/llm.toml, plans/llm_fp8.toml) with the stages it is measured against and the vendor library (SIZES to
+    # restrict; 18 and 10: the decode shapes, 1 and 16 tokens, three repeats; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means of the best stage with
     # and without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it where its plan differs (not for
     # 18 and 10: Nsight Compute serialises launches, so their counters are 13's and 07's).
     shift; run=$1; p=${PRECISION:-bf16}
@@ -511,6 +511,7 @@ PY
       walkf09) new=half_tiles; before=mma_overlap,swap_plan,tile_plan ;;
       walkd18) new=swap_dependent; before=swap_plan,cluster_pair,half_tiles ;;
       walkf10) new=swap_dependent; before=swap_plan,half_tiles ;;
+      walkd19-llm) new=lean_k_loop; before=half_tiles ;;
     esac
     sizes=${SIZES:-}; repeats=1; where=1024x512x3584,128x4096x4096,128x3584x3584
     if [ "$new" = swap_dependent ]; then
