@@ -305,8 +305,9 @@ def test_compaction_keeps_each_partitions_schema_version(tmp_path):
 
 
 def test_compacted_files_drop_the_arrow_schema_and_read_back_the_same(tmp_path):
-    """A shipped file carries no serialized Arrow schema (7.7 KB of a rows file), only the schema version: Parquet's own
-    types read back as the farm's, column for column, with and without the reader's schema."""
+    """A shipped file carries no serialized Arrow schema (7.7 KB of a rows file), only the schema version, and no
+    dictionary pages (smaller under zstd): Parquet's own types read back as the farm's, column for column, with and
+    without the reader's schema."""
     import pyarrow.parquet as pq
 
     from farm.data.schema import ROW_SCHEMA
@@ -318,6 +319,8 @@ def test_compacted_files_drop_the_arrow_schema_and_read_back_the_same(tmp_path):
     assert pq.read_metadata(shipped).metadata == {
         b"gemm_farm_schema_version": ROW_SCHEMA.metadata[b"gemm_farm_schema_version"]
     }
+    meta = pq.read_metadata(shipped).row_group(0)
+    assert not any(meta.column(i).has_dictionary_page for i in range(meta.num_columns))
     assert read_table(str(tmp_path)).sort_by([("stage", "ascending"), ("repeat", "ascending")]).equals(before)
     alone = pq.read_table(shipped)  # no schema given: what validate reads
     assert all(alone.schema.field(f.name).type.equals(f.type) for f in ROW_SCHEMA if f.name in alone.column_names)
