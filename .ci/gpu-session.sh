@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The checks that need real GPUs, run on a GPU host from the repo root (the device machine):
+# The checks that need real GPUs, run on a GPU host from the repo root:
 #   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
-# Ray comes from the offline bundle (.bundle, made by ../shared/gpu-host/make-bundle.sh).
+# Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
 # cut off by DEADLINE resumes where it stopped when called again with the same RUN.
@@ -531,9 +531,9 @@ PY
         --run-id "profile-$STEP" --sizes "$where" --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
       PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt"
     fi ;;
-  walkd19)  # issue 31's walk D 19 (d_lean_k_loop) on one card: its GPU tests, then 12, 17 and 19, BF16 and FP16, at
-    # 4096^3 and 8192^3 (SIZES), three repeats in blocks at the cap (DEADLINE, default 300; the same RUN resumes; energy
-    # and SM clock: walkd19-RUN.txt), then ncu of 17 and 19 at 4096^3 (issue slots). About 420 s.
+  walkd19)  # walk D 19's GPU tests, then 12, 17 and 19, BF16 and FP16, at 4096^3 and 8192^3 (SIZES), three repeats in
+    # blocks at the cap (DEADLINE, default 300; the same RUN resumes; energy, SM clock: walkd19-RUN.txt), then ncu of
+    # 17 and 19 at 4096^3 (issue slots). About 420 s.
     shift; run=$1
     timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_lean_k_loop 2>&1 \
       | tee "$OUT/gpu-tests-$STEP.log" | tail -2
@@ -585,9 +585,9 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     python3 .ci/block_calibration.py "$OUT/blocks" "${SIZES:-4096,8192}" 2>&1 | tee "$OUT/blocks-run.txt" | grep -v "^\s*$" ;;
   fp8-targets)  # issue 32's FP8 target at the LLM shapes in one call on one card: plans/llm_fp8.toml's E4M3 cells of
     # walk F 03, 07, 08 and 09 (09 best at 46 of 72 shapes in h100-llmf8c) with cuBLASLt FP8 (interleaved and alone)
-    # and torch._scaled_mm (an independent FP8 reference), 432 cells: in blocks at the cap about 1,000 s on an H100, so
-    # two or three calls (DEADLINE, default 330; .resume/results.tgz resumes). A lower bound of the full plan's best.
-    # FP8_KERNELS replaces the list (run h100-llmf8b: f_persistent_fp8 in place of f_half_tiles_fp8).
+    # and torch._scaled_mm, 432 cells: in blocks at the cap about 1,000 s on an H100 or H200, so two or three
+    # calls (DEADLINE, default 330; .resume/results.tgz resumes). A lower bound of the full plan's best.
+    # FP8_KERNELS replaces the list (h100-llmf8b: walk F 02 in place of 09).
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
       --kernels "${FP8_KERNELS:-f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;

@@ -10,9 +10,11 @@
 // offset >> 4, a k16 step +2 for A, +128 for B: wgmma_k_tile_desc), from the warpgroup index read through a shuffle
 // so the compiler knows it is warp-uniform and keeps all of it in uniform registers (no R2UR before each HGMMA):
 // 45 instructions a k tile. The producer, plan, epilogue and launch are 17's; 17's CUBIN is unchanged.
-// Predicted (H100): the k loop at about half its instructions (issue slots near cuBLAS's); at the cubes in blocks
-// less energy a launch and so 1-3 % less time (4096^3 and 8192^3 from 98.6-99.6 % of cuBLAS to about 100-102 %); the
-// LLM shapes within the spread of 17's.
+// Predicted (H100): issue slots near cuBLAS's; at the cubes in blocks less energy a launch, so 1-3 % less time.
+// Measured (runs h100-d19l, h200-d19l, 2026-11-27): issue slots 18.7 -> 9.8 % (cuBLAS 11.9) at 4096^3, the tensor
+// pipe unchanged; energy a launch 0.4-1.4 % less, so 0.5-1.4 points more of cuBLAS (8192^3: 100.8 / 100.5 % on the
+// H100, 100.3 / 99.8 % on the H200): issuing half the instructions saved about 1 % of the energy. LLM shapes: no
+// slower (README.md). Kept.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "host_plan.cuh"
 
