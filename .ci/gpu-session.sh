@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -212,6 +212,12 @@ print('statuses', dict(Counter(r['status'] for r in t)))"
     timeout "${DEADLINE:-3600}" python3 -m farm profile --kernels d_mma_sync_bf16,d_wgmma_bf16,d_tma_bf16,d_warp_specialized_bf16,d_persistent_bf16,d_mma_overlap_bf16,d_multicast_bf16 --sizes "${SIZES:-4096}" \
       --output "$RES" --run-id profile-walkd --timeout 90 > "$OUT/profile-walkd.log" 2>&1
     tail -3 "$OUT/profile-walkd.log" ;;
+  counters)  # issue 32's ladders' counters: Nsight Compute at 8192^3 of walk F 00-04 and cuBLASLt FP8, walk D in TF32
+    # 00-04 and cuBLAS TF32, one launch each, and the counter that moved at each step (moves-counters.txt). About 4 min.
+    timeout "${DEADLINE:-480}" python3 -m farm profile --sizes 8192 --output "$RES" --run-id profile-counters --timeout 90 \
+      --kernels f_wgmma_fp8,f_warp_specialized_fp8,f_persistent_fp8,f_mma_overlap_fp8,f_multicast_fp8,cublaslt_fp8_e4m3,tf32_wgmma,tf32_warp_specialized,tf32_persistent,tf32_multicast,tf32_staged_epilogue,cublas_tf32 \
+      > "$OUT/profile-counters.log" 2>&1
+    moves moves-counters.txt; grep -E "fp8|tf32" "$OUT/moves-counters.txt" ;;
   walkf)  # walk F (hopper_fp8): every stage verified at tile-multiple and odd shapes; the ladder (plans/walkf.toml:
     # 4096^3 and 8192^3, two repeats, against cuBLASLt FP8 and torch._scaled_mm); torch._scaled_mm under Triton's
     # do_bench_cudagraph as the independent timer; Nsight Compute counters at 8192^3. About 2 minutes on an H100.
