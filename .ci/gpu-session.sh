@@ -236,14 +236,12 @@ for n in (4096, 8192):  # E4M3 operands, B stored N x K as the class's; per-tens
     timeout "${DEADLINE:-3600}" python3 -m farm profile --kernels "$fp8" --sizes 8192 --output "$RES" --run-id profile-walkf --timeout 90 \
       > "$OUT/profile-walkf.log" 2>&1
     moves moves-walkf.txt; grep -E "fp8|stage" "$OUT/moves-walkf.txt" ;;
-  walkf-llm)  # walk F's 05 (split_k_fp8) and 06 (swap_ab_fp8), first run 2026-11-25 on an H100: their GPU tests (every branch of their
-    # plans, C poisoned), then 03, 05, 06 and cuBLASLt FP8 at plans/llm_fp8.toml's shapes with M = 1, 16 and 128 (36 shapes,
-    # 144 cells, max_time_s 0.5); per cell the % of cuBLASLt FP8, per M and model the geometric means; torch._scaled_mm
-    # under Triton's do_bench_cudagraph as the independent timer at three of them; Nsight Compute at 1 x 4096 x 4096.
-    # About 5 minutes on an H100. Read: gpu-tests-walkf-llm.log, llmF.txt, crosscheck-walkf-llm.txt, moves-walkf-llm.txt.
-    # Other stages: FP8_STAGES (the benched and profiled kernels, comma-separated), FP8_TESTS (pytest -k), LLM_RUN (the
-    # run id, and the logs' names in place of llmF and walkf-llm), PROFILE_SIZE (MxNxK), CROSSCHECK=0 to skip the
-    # independent timer; 07 (swap_plan_fp8) beside 03 and 06:
+  walkf-llm)  # walk F's 05 (split_k_fp8) and 06 (swap_ab_fp8): their GPU tests, then 03, 05, 06 and cuBLASLt FP8 at
+    # plans/llm_fp8.toml's shapes with M = 1, 16 and 128 (144 cells, max_time_s 0.5), % of cuBLASLt FP8 and geometric
+    # means per M and model; torch._scaled_mm under do_bench_cudagraph at three of them; Nsight Compute at 1 x 4096 x
+    # 4096. About 5 minutes on an H100. Read: gpu-tests-walkf-llm.log, llmF.txt, crosscheck-walkf-llm.txt, moves-walkf-llm.txt.
+    # Other stages: FP8_STAGES (benched and profiled), FP8_TESTS (pytest -k), LLM_RUN (the run id and the logs'
+    # names), PROFILE_SIZE (MxNxK), CROSSCHECK=0 to skip the independent timer; 07 beside 03 and 06:
     #   FP8_STAGES=f_mma_overlap_fp8,f_swap_ab_fp8,f_swap_plan_fp8 FP8_TESTS=f_swap_plan_fp8 LLM_RUN=llmF7 CROSSCHECK=0 \
     #     bash .ci/gpu-session.sh walkf-llm        (112 s on a warm H100)
     stages=${FP8_STAGES:-f_mma_overlap_fp8,f_split_k_fp8,f_swap_ab_fp8}; run=${LLM_RUN:-llmF}; tag=${LLM_RUN:-walkf-llm}
@@ -361,17 +359,13 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     # gets what is left less what the later parts need; NO prewarm, the workers compile while cells run):
     # 1. with GPU_TESTS=1, tests/test_gpu_paired.py (measure_pair: both arms timed and verified, set up in an order
     #    drawn per pair; the rows' loaded_first counts in the summary say the same of the sweep);
-    # 2. a paired A/A, plans/aa-paired.toml over every family at AA_SIZES (default 1024, 2048, 2048x2048x2080: 315
-    #    cells; power-capped cells get two pairs, a third where those disagree: max_repeats 3), judged cross-fitted:
-    #    verdicts per family, plants of 1/2/3/5 % split unthrottled / power-capped, the pairs' log ratios by group
-    #    (leading arm, loaded_first, pairs a cell) and the cells that moved most; the shipped sequential A/A
-    #    (datasets/h100-aa, aa1 against aa2, cross-fitted) as "before";
+    # 2. a paired A/A, plans/aa-paired.toml over every family at AA_SIZES (default 1024, 2048, 2048x2048x2080; capped
+    #    cells up to 3 pairs), judged cross-fitted: verdicts per family, plants of 1/2/3/5 %, the pairs' log ratios by
+    #    group and the cells that moved most; the shipped sequential A/A (datasets/h100-aa) as "before";
     # 3. a paired run against a copy of kernels/ whose regblock (simt_fp32 03) spins 40000 SM cycles (~22 us) before
     #    its stores, the sed below (a real code change: its code_sha256 differs; tiled, supertile, cublas_fp32
     #    unchanged), at 1024 and 2048, two pairs a cell: regblock SLOWER with "code" attributed, the others SAME;
-    # 4. `farm compare --aa` of the shipped reference runs, recomputed; 5. the A/A's rows, telemetry and runs
-    #    compacted (--telemetry-stride 8) into h100-paired-aa, with pip-freeze.txt for its constraints.txt, as
-    #    $OUT/h100-paired-aa.tgz (the lead decides whether it ships as datasets/h100-paired-aa).
+    # 4. `farm compare --aa` of the shipped reference runs; 5. the A/A in $OUT/h100-paired-aa.tgz.
     # Read summary-aafull.txt (printed last).
     t0=$(date +%s); budget=${DEADLINE:-310}
     until_reserve() { local d=$(( budget - $(date +%s) + t0 - $1 )); echo $(( d < 20 ? 20 : d )); }  # seconds left less $1
@@ -559,13 +553,12 @@ PY
     OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
       --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
     OUT=$FINAL DEADLINE=300 bash "$0" llm-crosscheck "$run" ;;
-  cubes)  # issue 31's cube targets and their cross-check in one call on one card: walk D 11, 12 and 15 (the stages best
-    # at 1024^3 to 8192^3), BF16 and FP16, three repeats under plans/walkd.toml's timing, cuBLAS interleaved and timed
-    # alone; then the farm's cuBLAS at those sizes against torch.mm under Triton's do_bench_cudagraph (hot), its CSV
-    # beside the run (in blocks at the cap about 400 s on an H100; DEADLINE, default 300, stops the sweep)
+  cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 11, 12 and 15 (CUBE_KERNELS replaces them), BF16
+    # and FP16, 1024^3-8192^3, three repeats, cuBLAS interleaved and alone; then the farm's cuBLAS there against torch.mm
+    # under do_bench_cudagraph (hot), its CSV beside the run (about 400 s on an H100; DEADLINE, default 300)
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" --sizes 1024,2048,4096,8192 \
-      --kernels d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16
+      --kernels "${CUBE_KERNELS:-d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16,d_host_plan_fp16,d_tma_store_fp16,d_dependent_launch_fp16}"
     mkdir -p "$RES"; timeout 240 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 --modes hot \
       --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
     echo "cubes crosscheck rc=$?"; tail -20 "$OUT/crosscheck-$run.md" | cut -c1-150 ;;
