@@ -1,11 +1,10 @@
 """The tables a walk-D or walk-F step of .ci/gpu-session.sh prints about its own run.
 
 python3 .ci/step_tables.py bench RES RUN [--best NAME=KERNEL,KERNEL ...]
-    status counts, rows not ok, % of the vendor library per cell and repeat, medians over the repeats (us, energy
-    a launch, SM clock, %), their geometric means per M and dtype and overall, per kernel (no d_/f_, no dtype) and
-    --best set (per cell, the best of its kernels).
+    status counts, rows not ok, % of the vendor library per cell and repeat, medians (us, energy, SM clock, %),
+    geometric means at the cells every kernel ran, per kernel (no d_/f_, no dtype) and --best set.
 python3 .ci/step_tables.py profile RES RUN
-    the Nsight Compute quantities the steps compare, a column a stage.
+    the Nsight Compute quantities the steps compare.
 """
 
 from __future__ import annotations
@@ -25,6 +24,11 @@ PROFILED = ("duration", "tensor_pipe_pct", "issue_slots_pct", "sm_throughput_pct
 PROFILED += ("l2_hit_pct", "dram_read_bytes", "shared_wavefronts")
 
 
+def show(title: str, table: pd.DataFrame, digits: int = 1) -> None:
+    print(title)
+    print(table.round(digits).to_string())
+
+
 def geomean(values: pd.Series) -> float:
     return float(np.exp(np.log(values).mean()))
 
@@ -39,7 +43,7 @@ def bench(res: str, run: str, best: list[str]) -> None:
     ok = t[(t.status == "ok") & t.family.isin(LADDERS)]
     ok = ok.assign(kernel=ok.stage.str.replace(r"^[df]_|_(bf16|fp16|fp8(_e4m3_e5m2)?)$", "", regex=True))
     library = t[(t.status == "ok") & (t.family == "baseline")].assign(kernel="cublas")
-    if library.empty:  # a run cut before the library's own cells: its time beside each kernel
+    if library.empty:  # cut before the library's own cells: its time beside each kernel
         nan = {"energy_per_launch_mj": np.nan, "sm_clock_median_mhz": np.nan}
         library = ok.assign(kernel="cublas", median_ms=ok.baseline_median_ms, **nan)
     medians = pd.concat([ok, library]).groupby([*CELL, "kernel"])
@@ -48,21 +52,19 @@ def bench(res: str, run: str, best: list[str]) -> None:
     pct = ok.pivot_table(index=CELL, columns=["kernel", "repeat"], values="pct_of_baseline")
     pct.columns = [f"{s}.r{r}" for s, r in pct.columns]
     pct["cublas_us"] = us["cublas"]
-    print("% of the vendor library per repeat")
-    print(pct.round(1).to_string())
-    print("median us over the repeats")
-    print(us.round(2).to_string())
-    print("energy per launch (mJ), median SM clock (MHz), medians over the repeats (at the cap, time is energy)")
-    print(medians[["energy_per_launch_mj", "sm_clock_median_mhz"]].median().unstack("kernel").round(1).to_string())
+    show("% of the vendor library per repeat", pct)
+    show("median us over the repeats", us, 2)
+    energy = medians[["energy_per_launch_mj", "sm_clock_median_mhz"]].median().unstack("kernel")
+    show("energy a launch (mJ), SM clock (MHz), medians (at the cap, time is energy)", energy)
     median = ok.groupby([*CELL, "kernel"]).pct_of_baseline.median().unstack("kernel")
-    print("median %")
-    print(median.round(1).to_string())
+    show("median %", median)
+    shared = median.dropna()  # the same cells for every kernel
     for spec in best:
         name, kernels = spec.split("=")
-        median[f"best {name}"] = median[kernels.split(",")].max(axis=1)
-    print("geometric mean of the medians, per M and dtype, per dtype")
-    print(median.groupby(["m", "dtype"]).agg(geomean).round(1).to_string())
-    print(median.groupby("dtype").agg(geomean).round(1).to_string())
+        shared[f"best {name}"] = shared[kernels.split(",")].max(axis=1)
+    title = f"geometric mean at the {len(shared)} cells every kernel ran, per M and dtype, dtype"
+    show(title, shared.groupby(["m", "dtype"]).agg(geomean))
+    print(shared.groupby("dtype").agg(geomean).round(1).to_string())
 
 
 def profile(res: str, run: str) -> None:
