@@ -496,9 +496,10 @@ PY
     # on one GPU: 17 (d_half_tiles), 09 (f_half_tiles_fp8), 18 (d_swap_dependent: 13 as a programmatic dependent launch),
     # 10 (f_swap_dependent_fp8: 07 as one) or 19 (d_lean_k_loop, beside 17 alone). Its GPU tests, the LLM plan
     # (plans/llm.toml, plans/llm_fp8.toml) with the stages it is measured against and the vendor library (SIZES to
-    # restrict; 18 and 10: the decode shapes, 1 and 16 tokens, three repeats; DEADLINE, default 480, stops it: the same RUN resumes), the geometric means of the best stage with
-    # and without it (STEP-RUN.txt), then Nsight Compute of it and the stage before it where its plan differs (not for
-    # 18 and 10: Nsight Compute serialises launches, so their counters are 13's and 07's).
+    # restrict; 18 and 10: the decode shapes, 1 and 16 tokens, three repeats; DEADLINE, default 480, stops it: the
+    # same RUN resumes), the geometric means of the best stage with and without it (STEP-RUN.txt), then Nsight Compute
+    # of it and the stage before it where its plan differs (not for 18 and 10: Nsight Compute serialises launches, so
+    # their counters are 13's and 07's).
     shift; run=$1; p=${PRECISION:-bf16}
     case $STEP in
       walkd*) stage() { echo "d_$1_$p"; }; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py; library=cublaslt_$p
