@@ -1,6 +1,7 @@
 // Walk D (kernels/hopper_d) Hopper pieces, sm_90a, as inline PTX:
 //   TensorMap            the 128-byte CUtensorMap the host builds (farm/measure/tma.py); NVRTC has no cuda.h
-//   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase
+//   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase; the _addr
+//                        forms take the barrier's shared-memory address (walk D 19 carries it across its k loop)
 //   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
@@ -54,25 +55,25 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int c
 }
 
 // The barrier at shared-memory address `bar` (walk D 19 carries its barriers' addresses across the k loop).
-__device__ __forceinline__ void mbar_arrive_at(uint32_t bar) {
+__device__ __forceinline__ void mbar_arrive_addr(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) { mbar_arrive_at(smem_u32(bar)); }
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) { mbar_arrive_addr(smem_u32(bar)); }
 
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 }
 
 // Spins until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait_at(uint32_t bar, int parity) {
+__device__ __forceinline__ void mbar_wait_addr(uint32_t bar, int parity) {
     asm volatile(
         "{\n.reg .pred done;\nWAIT:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
         "@!done bra WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
 }
 
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) { mbar_wait_at(smem_u32(bar), parity); }
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) { mbar_wait_addr(smem_u32(bar), parity); }
 
 // Box at (column c0, row c1) of the map's matrix into `dst`; out-of-range elements arrive as zeros.
 __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1) {

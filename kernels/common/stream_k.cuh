@@ -130,11 +130,11 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             int kt = k0;
 #pragma unroll 1
             do {
-                mbar_wait_at(fulls + 8 * st, phase);
+                mbar_wait_addr(fulls + 8 * st, phase);
                 const uint32_t offset = st * (R::STAGE >> 4);  // a stage's descriptors: stage 0's plus its bytes >> 4
                 ops.template rows_k_tile_desc<COLS>(acc, a0 + offset, b0 + offset);
                 wgmma_wait<1>();
-                if (kt > k0) mbar_arrive_at(empties + 8 * last);
+                if (kt > k0) mbar_arrive_addr(empties + 8 * last);
                 last = st;
                 if (++st == R::STAGES) {
                     st = 0;
@@ -143,7 +143,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             } while (++kt < k1);
             wgmma_wait<0>();
             fence_acc(acc);
-            mbar_arrive_at(empties + 8 * last);
+            mbar_arrive_addr(empties + 8 * last);
         } else {
 #pragma unroll 1
             for (int kt = k0; kt < k1; ++kt, ++it) {
