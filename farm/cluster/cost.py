@@ -60,7 +60,7 @@ FAMILY_SHARE = {
 DEFAULT_SHARE = 0.3
 # Which cells the timer finds at the power cap, and so times in blocks of cap_block_s (farm/measure/timing.py): those
 # that fill a data-centre GPU with tensor-core work. In the runs in blocks of 1 s on H100s and H200s
-# (h100-llmb and h100-cubesc in datasets/; h100-llmf8b at 213070b; d18, f10, walkFe5m2 and h100-llmf8c's first 253
+# (h100-llmb in datasets/; h100-cubesc at 6180ce8; h100-llmf8b at 213070b; d18, f10, walkFe5m2 and h100-llmf8c's first 253
 # cells at 593e0b6; h100-f09, h200-f09, h200-f09b and h200-cubesb's first 83 at 273d383: walk D and F, cuBLAS,
 # cuBLASLt and torch._scaled_mm in BF16, FP16 and FP8; every cell, or every kernel cell where a baseline's own cell was still timed batch by batch),
 # 1,186 of the 1,192 cells of 8 GFLOP or more went to blocks, and 15 of the 760 smaller ones: decoding shapes
