@@ -12,9 +12,9 @@
 // 45 instructions a k tile. The producer, plan, epilogue and launch are 17's; 17's CUBIN is unchanged.
 // Predicted (H100): issue slots near cuBLAS's; at the cubes in blocks less energy a launch, so 1-3 % less time.
 // Measured (runs h100-d19l, h200-d19l, 2026-11-27): issue slots 18.7 -> 9.8 % (cuBLAS 11.9) at 4096^3, the tensor
-// pipe unchanged; energy a launch 0.4-1.4 % less, so 0.5-1.4 points more of cuBLAS (8192^3: 100.8 / 100.5 % on the
-// H100, 100.3 / 99.8 % on the H200): issuing half the instructions saved about 1 % of the energy. LLM shapes: no
-// slower (README.md). Kept.
+// pipe unchanged; 0.5-1.4 points more of cuBLAS (8192^3: 100.8 / 100.5 % on the H100, 100.3 / 99.8 % on the H200):
+// at the cap that is the energy a launch (mean power x time), so half the instructions saved about 1 % of it. Not
+// capped, 1024^3: 17 94.9 %, 19 109.9 % (run small19, H200). LLM shapes: no slower (README.md). Kept.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "host_plan.cuh"
 
