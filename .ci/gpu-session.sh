@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -643,6 +643,27 @@ PY
     "$ncu" -i /tmp/mix.ncu-rep --page details --csv > "$OUT/ncu-issue-mix.csv" 2>&1
     "$ncu" -i /tmp/mix.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-issue-mix.csv.gz"
     grep -E "Executed Instructions\"|Issue Slots Busy|\"Duration\"" "$OUT/ncu-issue-mix.csv" | cut -d, -f5,13-15 ;;
+  floor)  # issue 31: what walk D 19's data movement costs at the cap. .ci/walkd15_probe.py floor: 19, 19 with
+    # PROBE_LOADS_ONCE (no DRAM, L2 or TMA traffic past the ring's first pass) and cuBLAS in blocks of 1 s, three
+    # repeats, at SIZES (default 8192,4096), BF16 and FP16 (probe-floor.txt, floor-*.jsonl); Nsight Compute of the
+    # three at 8192^3 BF16 (ncu-floor.csv). About 200 s on an H200.
+    T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
+    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
+    sizes=${SIZES:-8192,4096}
+    for size in ${sizes//,/ }; do for dt in bf16 fp16; do
+      PROBE_SIZE=$size PROBE_DTYPE=$dt timeout "$(left "${FLOOR_S:-420}")" python3 .ci/walkd15_probe.py floor "$OUT" >> "$OUT/probe-floor.txt" 2>&1
+      echo "floor $size $dt rc=$? t=$(( $(date +%s) - T0 ))"
+    done; done
+    grep -E "% of cuBLAS|against cuBLAS" "$OUT/probe-floor.txt" | cut -c1-200
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
+    PROBE_SIZE=8192 PROBE_STAGES=d_lean_k_loop_bf16,d_lean_k_loop_bf16_loads_once timeout "$(left "${FLOOR_S:-420}")" "$ncu" \
+      --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics \
+      sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,lts__t_bytes.sum,sm__inst_issued.sum \
+      --nvtx --nvtx-include "profile/" -o /tmp/floor -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-floor.log" 2>&1
+    echo "ncu rc=$?"; tail -2 "$OUT/ncu-floor.log"
+    "$ncu" -i /tmp/floor.ncu-rep --page details --csv > "$OUT/ncu-floor.csv" 2>&1
+    grep -E "\"(Duration|SM Frequency|dram__bytes_read.sum|lts__t_bytes.sum|sm__inst_issued.sum|sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)\"" \
+      "$OUT/ncu-floor.csv" | cut -d, -f1,5,13-15 ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the

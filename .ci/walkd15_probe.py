@@ -3,11 +3,18 @@ launches for 11, 12, cuBLAS and 15, 15 launched both plainly (CuPy) and as a pro
 harness launch), three rounds; every output checked against cuBLAS's; and whether cuBLAS's own captured graph carries
 programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: three rounds of one launch each, the last
 inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
-sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap); PROBE_STAGES, the stages.
-    python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu
+sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap); PROBE_STAGES, the stages;
+PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 beside itself built with PROBE_LOADS_ONCE
+(stream_k.cuh: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; its C is not a product) and
+cuBLAS, in blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy
+over the cap, so the floor's % of cuBLAS bounds what any change to 19's data movement could reach.
+    python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
 """
 
+import dataclasses
+import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -21,20 +28,24 @@ from cuda.bindings import driver
 from farm.measure.cell_timer import MeasureOptions
 from farm.measure.dependent_launch import dependent_launcher
 from farm.measure.gpu import GpuMeasurer, library_call
+from farm.measure.timing import TimingConfig, time_interleaved
 from farm.measure.tma import tensor_map_args
 from farm.measure.tolerance import tolerance
+from kernels.registry import stage_named
 
 M = N = K = int(os.environ.get("PROBE_SIZE", 1024))
-DT = "bf16"
+DT = os.environ.get("PROBE_DTYPE", "bf16")
 STAGES = os.environ.get("PROBE_STAGES", "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16").split(",")
+LEAN = stage_named(f"d_lean_k_loop_{DT}")
+FLOOR = dataclasses.replace(LEAN, name=f"{LEAN.name}_loads_once", defines=("PROBE_LOADS_ONCE",))
 
-meas = GpuMeasurer(MeasureOptions(telemetry=False))
+meas = GpuMeasurer(MeasureOptions(telemetry=False), extra_stages=(FLOOR,))
 # the stages that wait in griddepcontrol.wait before touching global memory
 PDL_OK = {name for name in STAGES if meas._stage(name).launches[0].dependent}
 checks = meas._loaded_checks()
 a, b = checks.random_operands(DT, M, N, K, 1234)
 ref = cupy.empty((M, N), dtype=cupy.float32)
-blas = library_call(meas._stages["cublas_bf16"], a, b, ref, M, N, K, meas._vendor_context())
+blas = library_call(meas._stages[f"cublas_{DT}"], a, b, ref, M, N, K, meas._vendor_context())
 blas()
 cupy.cuda.runtime.deviceSynchronize()
 tol = tolerance(DT, K)
@@ -155,10 +166,86 @@ def main_ncu():
     cupy.cuda.nvtx.RangePop()
 
 
+def energy_sampler(samples, stop):  # (host time, energy counter mJ, SM clock MHz) every 10 ms
+    import pynvml
+
+    pynvml.nvmlInit()
+    h = pynvml.nvmlDeviceGetHandleByPciBusId(cupy.cuda.Device().pci_bus_id)
+    while not stop.is_set():
+        e, clock = pynvml.nvmlDeviceGetTotalEnergyConsumption(h), pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)
+        samples.append((time.perf_counter(), e, clock))
+        stop.wait(0.01)
+
+
+def spans(batches):  # a block's timed batches run back to back: one span each
+    out = []
+    for b in batches:
+        if out and b.t0 - out[-1][1] < 0.005:
+            out[-1][1] = b.t1
+        else:
+            out.append([b.t0, b.t1])
+    return out
+
+
+def main_floor(outdir):
+    import threading
+
+    samples, stop = [], threading.Event()
+    threading.Thread(target=energy_sampler, args=(samples, stop), daemon=True).start()
+    series = {"baseline": blas}
+    for stage in (LEAN, FLOOR):
+        c, plain, *_ = launchers(stage.name)
+        checks.poison(c)
+        plain()
+        cupy.cuda.runtime.deviceSynchronize()
+        print(stage.name, "against cuBLAS:", checks.compare(c, ref, tol))  # the floor's is expected to fail
+        series[stage.name] = plain
+    rows = []
+    for rnd in range(3):
+        timing = time_interleaved(series, TimingConfig(block_s=1.0))
+        base_ms = statistics.median(timing.series["baseline"].samples_ms)
+        for name, st in timing.series.items():
+            ms = statistics.median(st.samples_ms)
+            # power from the energy counter over the timed spans (NVML's power reading averages the last 1 s)
+            mj = secs = 0.0
+            clocks = []
+            for t0, t1 in spans(st.batches):
+                inside = [x for x in list(samples) if t0 <= x[0] <= t1]
+                clocks += [x[2] for x in inside]
+                if len(inside) > 1:
+                    mj, secs = mj + inside[-1][1] - inside[0][1], secs + inside[-1][0] - inside[0][0]
+            watts = mj / secs / 1000 if secs else None
+            row = dict(
+                size=M,
+                dtype=DT,
+                repeat=rnd,
+                series=name,
+                median_ms=ms,
+                pct_of_cublas=100 * base_ms / ms,
+                batches=len(st.samples_ms),
+                watts=watts,
+                sm_clock_mhz=statistics.median(clocks) if clocks else None,
+                energy_per_launch_mj=watts * ms if watts else None,
+                stop=timing.stop_reason,
+            )
+            rows.append(row)
+            print(json.dumps(row))
+    stop.set()
+    with open(f"{outdir}/floor-{DT}-{M}.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    for name in series:
+        pct = [r["pct_of_cublas"] for r in rows if r["series"] == name]
+        print(
+            f"{M}^3 {DT} {name:34s} % of cuBLAS, repeats {' '.join(f'{p:.1f}' for p in pct)}, median {statistics.median(pct):.1f}"
+        )
+
+
 if __name__ == "__main__":
     t0 = time.time()
     if sys.argv[1] == "time":
         main_time(sys.argv[2])
+    elif sys.argv[1] == "floor":
+        main_floor(sys.argv[2])
     else:
         main_ncu()
     print(f"probe {sys.argv[1]} {time.time() - t0:.1f} s")
