@@ -4,10 +4,11 @@ harness launch), three rounds; every output checked against cuBLAS's; and whethe
 programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: three rounds of one launch each, the last
 inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
 sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap); PROBE_STAGES, the stages;
-PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 beside itself built with PROBE_LOADS_ONCE
-(stream_k.cuh: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; its C is not a product) and
-cuBLAS, in blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy
-over the cap, so the floor's % of cuBLAS bounds what any change to 19's data movement could reach.
+PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 beside itself built with each of
+PROBE_FLOORS (stream_k.cuh; PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic;
+PROBE_L2_RESIDENT: the same loads from K's first k tiles, so no DRAM; their C is not a product) and cuBLAS, in blocks
+of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the cap, so
+a floor's % of cuBLAS bounds what any change to that part of 19's data movement could reach.
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
 """
 
@@ -37,9 +38,12 @@ M = N = K = int(os.environ.get("PROBE_SIZE", 1024))
 DT = os.environ.get("PROBE_DTYPE", "bf16")
 STAGES = os.environ.get("PROBE_STAGES", "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16").split(",")
 LEAN = stage_named(f"d_lean_k_loop_{DT}")
-FLOOR = dataclasses.replace(LEAN, name=f"{LEAN.name}_loads_once", defines=("PROBE_LOADS_ONCE",))
+FLOORS = tuple(
+    dataclasses.replace(LEAN, name=f"{LEAN.name}_{d[6:].lower()}", defines=(d,))
+    for d in os.environ.get("PROBE_FLOORS", "PROBE_LOADS_ONCE,PROBE_L2_RESIDENT").split(",")
+)
 
-meas = GpuMeasurer(MeasureOptions(telemetry=False), extra_stages=(FLOOR,))
+meas = GpuMeasurer(MeasureOptions(telemetry=False), extra_stages=FLOORS)
 # the stages that wait in griddepcontrol.wait before touching global memory
 PDL_OK = {name for name in STAGES if meas._stage(name).launches[0].dependent}
 checks = meas._loaded_checks()
@@ -193,12 +197,12 @@ def main_floor(outdir):
     samples, stop = [], threading.Event()
     threading.Thread(target=energy_sampler, args=(samples, stop), daemon=True).start()
     series = {"baseline": blas}
-    for stage in (LEAN, FLOOR):
+    for stage in (LEAN, *FLOORS):
         c, plain, *_ = launchers(stage.name)
         checks.poison(c)
         plain()
         cupy.cuda.runtime.deviceSynchronize()
-        print(stage.name, "against cuBLAS:", checks.compare(c, ref, tol))  # the floor's is expected to fail
+        print(stage.name, "against cuBLAS:", checks.compare(c, ref, tol))  # the floors' are expected to fail
         series[stage.name] = plain
     rows = []
     for rnd in range(3):
