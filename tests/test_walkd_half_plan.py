@@ -67,14 +67,16 @@ def test_a_tie_goes_to_16s_plan():
 
 def test_19_is_17s_launch_with_its_own_k_loop(capsys):
     """19 changes 17's consumer k loop (stream_k.cuh's LEAN), nothing it is launched with; its code differs from 17's,
-    and ptxas keeps its wgmmas asynchronous (a loop with a path around it had them serialised: warning C7515)."""
+    and ptxas keeps its wgmmas asynchronous (a loop with a path around it had them serialised: warning C7515), in the
+    floor probe's builds too (.ci/walkd15_probe.py)."""
     assert dataclasses.replace(stage_named("d_lean_k_loop_bf16").launches[0], kernel=LAUNCH.kernel) == LAUNCH
     kernels = "d_half_tiles_bf16,d_lean_k_loop_bf16,d_lean_k_loop_fp16"
     assert main(["compile", "--arch", "sm_90a", "--kernels", kernels, "--json"]) == 0
     code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
     assert code["d_lean_k_loop_bf16"] != code["d_half_tiles_bf16"]
-    for name in kernels.split(",")[1:]:
-        stage = stage_named(name)
+    lean = stage_named("d_lean_k_loop_bf16")
+    probes = [dataclasses.replace(lean, defines=(d,)) for d in ("PROBE_LOADS_ONCE", "PROBE_L2_RESIDENT")]
+    for stage in [*map(stage_named, kernels.split(",")[1:]), *probes]:
         compiled = compile_source(stage.source_path, "sm_90a", stage.kernel_names, stage.compile_options)
         log = json.loads(compiled.cubin_path.with_suffix(".json").read_text())["log"]
         assert "C7515" not in log and "serialized" not in log

@@ -1,13 +1,12 @@
-// 06 multicast: 05 in clusters of 2 CTAs on vertically adjacent tiles (tile rows 2p and
-// 2p+1, same columns), which need the same B strip. Each CTA's producer loads its own A
-// box and half of the shared B tile (two of the four 64-column panels), multicast by TMA
-// into both CTAs' shared memory: L2 -> SM traffic per k tile drops from 48 KB to 32 KB a
-// CTA (ncu on 05: 12.5 GB through L2 at 8192^3 against cuBLAS's 8.8 GB). A stage may be
-// refilled only when both CTAs' consumers are done with it, since the peer's multicast
-// writes it too: each consumer warp arrives on the "empty" barrier of both CTAs (16
-// arrivals a phase). Both CTAs walk the same tile pairs in lockstep; a pair's second row
-// past M loads zeros and stores nothing. Cluster barriers at start (peer barriers
-// initialised) and end (no CTA exits while its peer may still write to it).
+// 06 multicast: 05 in clusters of 2 CTAs on vertically adjacent tiles (rows 2p, 2p+1),
+// which need the same B strip. Each CTA's producer loads its own A box and half of the
+// shared B tile (two of four 64-column panels), multicast by TMA into both CTAs' shared
+// memory: L2 -> SM reads a k tile 48 -> 32 KB a CTA (ncu on 05: 12.5 GB through L2 at
+// 8192^3, cuBLAS 8.8 GB). A stage is refilled only when both CTAs' consumers are done
+// with it (the peer's multicast writes it too): each consumer warp arrives on the empty
+// barrier of both CTAs (16 a phase). Both CTAs walk the tile pairs in lockstep; a second
+// row past M loads zeros, stores nothing. Cluster barriers at start (peer barriers set
+// up) and end (no CTA exits while its peer may write to it).
 // N % 8 == 0, K % 8 == 0, any M.
 #include "hopper.cuh"
 

@@ -1,7 +1,7 @@
 // 13 swap_plan: 10's swapped product (C^T = B^T A^T, the tokens as wgmma's N) up to M = 128 tokens, on a plan made on
 // the host, with walk F 07's fix-up; 12 above 128 tokens. At M <= 128 12 plans 128-row tiles of whole waves or
-// stream-K and ran at 34-62 % of cuBLAS on the H100 (128 x 1024 x 8192 34 %, 16 x 4096 x 4096 37 %, 1 x 512 x 3584
-// 46 %, 128 x 4096 x 4096 61 %: a 128-row tile is 1 to 16 real rows of A at decode and few tiles on 132 SMs); 10
+// stream-K and ran at 34-62 % of cuBLAS on the H100 (128 x 1024 x 8192 34 %, 16 x 4096 x 4096 37 %, 128 x 4096 x
+// 4096 61 %: a 128-row tile is 1 to 16 real rows of A at decode, few tiles on 132 SMs); 10
 // reached 87-88 % at M = 1 and 16 and 78 % at 128 with its plan made in the kernel and 64-token tiles past 16; walk
 // F's 07 took 10's idea further in FP8 (98.7 % and 99.3 % of cuBLASLt at M = 1 and 16). This is 07 in 16-bit:
 // - Tokens up to 128 swapped: TN = 16, 64 or 128 (m64nTNk16, the wgmma_swapped of kernels/common/hopper.cuh), the
@@ -16,14 +16,14 @@
 // The pipeline is walk F's, made precision-generic (kernels/common/swapped.cuh, Bit16<T> operands: B's 64 x 64 boxes
 // read MN-major as 10 reads them). Above 128 tokens TN is 0 and the block runs 12 (kernels/common/host_plan.cuh, TMA
 // stores) on 12's plan (WIDTH, DP, SK) over TMA_A128, A in 12's 128-row boxes (farm/measure/tma.py): TMA_A's boxes are
-// 16 rows, the swap's. One launch, two tensor maps of A.
+// 16 rows, the swap's.
 // Predicted (H100, the LLM shapes of plans/llm.toml): M = 1 and 16 at or above 10's 87-88 % of cuBLAS (its fixed
 // costs less the in-kernel plan and the plane-by-plane fix-up), M = 128 from 12's 34-61 % to 10's and 07's range,
 // 75-80 % (128 x 4096 x 4096: 32 tiles x 4 slices, B read once); above 128 tokens as 12.
-// Measured on an H100 (kernels/hopper_d/README.md, geometric means over the LLM shapes, BF16 and FP16 alike): M = 1
+// Measured on an H100 (README.md, geometric means over the LLM shapes, BF16 and FP16 alike): M = 1
 // 101.8 % of cuBLAS, M = 16 104.7 % (10 in the same call: 88.3 and 87.5 %), M = 128 79.7 % (12: 59.7 %, 10: 78.3 %;
-// 10's two 64-token tiles still win 4 of the 12 shapes there). Nsight Compute at 128 x 1024 x 8192: 32.8 -> 17.4 us,
-// DRAM throughput 17 -> 33 % of peak (B read by every SM, not 16).
+// 10's two 64-token tiles still win 4 of the 12 shapes there). ncu at 128 x 1024 x 8192: 32.8 -> 17.4 us, DRAM
+// throughput 17 -> 33 %.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "host_plan.cuh"
 #include "swapped.cuh"

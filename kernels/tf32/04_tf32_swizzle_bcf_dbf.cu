@@ -1,13 +1,10 @@
 // 04 tf32_swizzle_bcf_dbf: tf32_swizzle_bcf with two shared-memory stages.
-// With every global byte moved by cp.async, double buffering needs no staging
-// registers: while the warps run the mma of tile kt from one stage, the copies
-// of tile kt+1 fill the other, so the global latency overlaps the tensor cores
-// instead of following a barrier. One barrier per tile: at the top of iteration
-// kt, tile kt's copies are waited for (the only group in flight) and made
-// visible, and every thread has finished reading the other stage (tile kt-1),
-// which is refilled right after. 32 KB of shared memory, still two blocks per SM.
-// Tiles, swizzles, fragments, grid swizzle and TF32 rounding (cvt.rna) as in
-// tf32_swizzle_bcf.
+// Every global byte moved by cp.async, double buffering needs no staging registers:
+// while the warps run the mma of tile kt from one stage, the copies of tile kt+1 fill
+// the other, so the global latency overlaps the tensor cores, not after a barrier. One
+// barrier a tile: at its top, tile kt's copies have landed and every thread is done with
+// the other stage (tile kt-1), refilled next. 32 KB shared, two blocks an
+// SM. Tiles, swizzles, fragments, grid swizzle, TF32 rounding as in 03.
 #include "column_strips.cuh"
 #include "tf32_tiles.cuh"
 
