@@ -69,16 +69,16 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
                 continue;
             }
 #endif
+#ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
+            const int k = kt % R::STAGES;
+#else
+            const int k = kt;
+#endif
             unsigned char* stage = smem + st * R::STAGE;
             mbar_arrive_expect_tx(&full[st], R::STAGE);
-#ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
-            tma_load_2d(stage, &tma_a, &full[st], kt % R::STAGES * Ops::K_TILE, tm * ROWS);
-            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], kt % R::STAGES, tn * WIDTH + p * 64);
-#else
-            tma_load_2d(stage, &tma_a, &full[st], kt * Ops::K_TILE, tm * ROWS);
+            tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
 #pragma unroll
-            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], kt, tn * WIDTH + p * 64);
-#endif
+            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], k, tn * WIDTH + p * 64);
         }
     });
 }
