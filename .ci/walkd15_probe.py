@@ -39,7 +39,7 @@ DT = os.environ.get("PROBE_DTYPE", "bf16")
 STAGES = os.environ.get("PROBE_STAGES", "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16").split(",")
 LEAN = stage_named(f"d_lean_k_loop_{DT}")
 FLOORS = tuple(
-    dataclasses.replace(LEAN, name=f"{LEAN.name}_{d[6:].lower()}", defines=(d,))
+    dataclasses.replace(LEAN, name=f"{LEAN.name}_{d.removeprefix('PROBE_').lower()}", defines=(d,))
     for d in os.environ.get("PROBE_FLOORS", "PROBE_LOADS_ONCE,PROBE_L2_RESIDENT").split(",")
 )
 
