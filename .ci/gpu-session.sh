@@ -51,6 +51,18 @@ moves() {  # moves FILE: the Nsight Compute counters that moved at each ladder s
   python3 -c "from farm.analysis.moves import moves_table; import pandas as pd; pd.set_option('display.width', 250); pd.set_option('display.max_colwidth', 120); print(moves_table('$RES')[['family','stage','previous','rank','text']].to_string())" \
     > "$OUT/$1" 2>&1
 }
+ncu_summary() {  # ncu_summary CSV METRIC...: those metrics of an `ncu --page details --csv` export, a line each
+  python3 - "$@" <<'PY'
+import csv
+import sys
+rows = list(csv.reader(open(sys.argv[1])))
+h = next(r for r in rows if "Metric Name" in r)
+ix = {k: i for i, k in enumerate(h)}
+for r in rows:  # a --metrics row stops after its value (no rule columns)
+    if len(r) > ix["Metric Value"] and r[ix["Metric Name"]] in sys.argv[2:]:
+        print(r[ix["ID"]], r[ix["Kernel Name"]][:34], "|", r[ix["Metric Name"]], r[ix["Metric Value"]], r[ix["Metric Unit"]])
+PY
+}
 nodes() {  # one Ray node per GPU here
   node 0 head
   for i in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do node "$i"; done
@@ -619,18 +631,9 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     echo "ncu rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/ncu-walkd15.log"
     "$ncu" -i /tmp/w15.ncu-rep --page details --csv > "$OUT/ncu-walkd15.csv" 2>&1
     "$ncu" -i /tmp/w15.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-walkd15.csv.gz"
-    python3 - "$OUT/ncu-walkd15.csv" <<'PY' 2>&1 | tee "$OUT/ncu-summary-walkd15.txt"
-import csv
-import sys
-rows = list(csv.reader(open(sys.argv[1])))
-h = next(r for r in rows if "Metric Name" in r)
-ix = {k: i for i, k in enumerate(h)}
-want = ("Duration", "SM Active Cycles", "Elapsed Cycles", "Memory Throughput", "L2 Cache Throughput", "Issue Slots Busy",
-        "Warp Cycles Per Issued Instruction", "Grid Size", "Block Size", "Registers Per Thread", "SM Frequency")
-for r in rows:
-    if len(r) == len(h) and r[ix["Metric Name"]] in want:
-        print(r[ix["ID"]], r[ix["Kernel Name"]][:34], "|", r[ix["Metric Name"]], r[ix["Metric Value"]], r[ix["Metric Unit"]])
-PY
+    ncu_summary "$OUT/ncu-walkd15.csv" Duration "SM Active Cycles" "Elapsed Cycles" "Memory Throughput" "L2 Cache Throughput" \
+      "Issue Slots Busy" "Warp Cycles Per Issued Instruction" "Grid Size" "Block Size" "Registers Per Thread" "SM Frequency" \
+      2>&1 | tee "$OUT/ncu-summary-walkd15.txt"
     echo "walkd15 done t=$(( $(date +%s) - T0 ))" ;;
   issue-mix)  # issue 31's cubes at the cap: where walk D issues more than cuBLAS (ncu issue slots 18.7 to 11.9 % at
     # 4096^3). The walkd15 probe at PROBE_SIZE (default 4096) under ncu: instruction statistics and SASS
@@ -662,8 +665,8 @@ PY
       --nvtx --nvtx-include "profile/" -o /tmp/floor -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-floor.log" 2>&1
     echo "ncu rc=$?"; tail -2 "$OUT/ncu-floor.log"
     "$ncu" -i /tmp/floor.ncu-rep --page details --csv > "$OUT/ncu-floor.csv" 2>&1
-    grep -E "\"(Duration|SM Frequency|dram__bytes_read.sum|lts__t_bytes.sum|sm__inst_issued.sum|sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)\"" \
-      "$OUT/ncu-floor.csv" | cut -d, -f1,5,13-15 ;;
+    ncu_summary "$OUT/ncu-floor.csv" Duration "SM Frequency" dram__bytes_read.sum lts__t_bytes.sum sm__inst_issued.sum \
+      sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
     # into $RES. torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
     # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the
