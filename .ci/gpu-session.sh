@@ -645,7 +645,7 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     echo "ncu rc=$?"; tail -2 "$OUT/ncu-issue-mix.log"
     "$ncu" -i /tmp/mix.ncu-rep --page details --csv > "$OUT/ncu-issue-mix.csv" 2>&1
     "$ncu" -i /tmp/mix.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-issue-mix.csv.gz"
-    grep -E "Executed Instructions\"|Issue Slots Busy|\"Duration\"" "$OUT/ncu-issue-mix.csv" | cut -d, -f5,13-15 ;;
+    ncu_summary "$OUT/ncu-issue-mix.csv" "Executed Instructions" "Issue Slots Busy" Duration ;;
   floor)  # issue 31: what walk D 19's data movement costs at the cap. .ci/walkd15_probe.py floor: 19, 19 built with
     # PROBE_LOADS_ONCE (no DRAM, L2 or TMA traffic past the ring's first pass) and with PROBE_L2_RESIDENT (no DRAM),
     # and cuBLAS in blocks of 1 s, three repeats, at SIZES (default 8192,4096), BF16 and FP16 (probe-floor.txt,
