@@ -49,6 +49,9 @@ x 2048 and 2500 x 1000 x 2048 stay shared; tests/test_host_plan.py checks its ch
 every branch of its host plan (kernels/hopper_d/host_plan.py; tests/test_walkd_half_plan.py checks the choices):
 HALF_TILES_SHAPES, whole 64-row tiles of 64 (one consumer warpgroup), 128 and 256 columns, in one wave and several,
 and 16's 128-row path whole and shared. Stage 19 (lean_k_loop), 17 with its k loop's state carried, at the same shapes.
+Stage 20 (tall_tiles) at the same shapes (its plan is 19's there) and at TALL_TILES_SHAPES, where it runs 256 x 192
+tiles: one wave and several, stream-K with six segments a tile, odd M, N off the tile, K off 64, and 8192^3; its one
+spill is the 8-byte stack of the tall fix-up's last arrival (tests/test_walkd_tall_plan.py).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -74,7 +77,8 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
-HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_"))]
+HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_", "d_tall_tiles_"))]
+TALL_TILES = [n for n in WALK_D if n.startswith("d_tall_tiles_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [
@@ -225,8 +229,18 @@ HALF_TILES_SHAPES = {
     (3000, 3000, 2048): (128, 128, 48),
 }
 
+# 20's plan on 132 SMs where it takes 256 x 192 tiles: (ROWS, WIDTH, tiles shared)
+TALL_TILES_SHAPES = {
+    (1544, 3024, 520): (256, 192, 0),  # one wave of 112 tiles, M and N off the tile, K off 64
+    (8000, 8000, 1032): (256, 192, 0),  # 1344 tiles: ten waves and a part
+    (3624, 7024, 4104): (256, 192, 27),  # four whole waves, then 27 tiles stream-K, six segments a tile
+    (8192, 8192, 8192): (256, 192, 56),  # the cube: ten whole waves, then 56 tiles stream-K
+}
+# Bytes of spill each host-planned stage compiles with: none, but for 20's tall fix-up (tests/test_walkd_tall_plan.py)
+SPILL_BYTES = dict.fromkeys(TALL_TILES, 16)
 
-# Each host-planned stage at every branch of its plan, with no spill
+
+# Each host-planned stage at every branch of its plan, with no spill (SPILL_BYTES)
 PLANNED = [
     (stage, shape)
     for stages, shapes in [
@@ -234,6 +248,7 @@ PLANNED = [
         (SWAP_PLAN, SWAP_PLAN_SHAPES),
         (CLUSTER_PAIR, CLUSTER_PAIR_SHAPES),
         (HALF_TILES, HALF_TILES_SHAPES),
+        (TALL_TILES, TALL_TILES_SHAPES),
     ]
     for stage in stages
     for shape in shapes
@@ -244,7 +259,7 @@ PLANNED = [
 def test_host_planned_stages_verify_on_every_branch_of_their_plan(measurer, stage, shape):
     row = measurer.measure(Cell(stage, *shape), "gpu-walkd-shapes")
     if _ok_or_not_hopper(row):
-        assert row["spill_bytes"] == 0
+        assert row["spill_bytes"] == SPILL_BYTES.get(stage, 0)
 
 
 @pytest.mark.parametrize("shape", [(64, 64, 100), (3, 5, 7)], ids=lambda s: "x".join(map(str, s)))

@@ -7,17 +7,19 @@
 namespace host_plan {
 using namespace stream_k;
 using persistent_ws::cdiv;
+enum : int { TALL_WIDTH = 192 };  // 20's tall tiles: 256 x 192
 
 // TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
 // TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
 // thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
 // completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0.
 // LEAN (19): stream_k's lean k loop. Ops: the operands (operands.cuh), walk D's Bit16<T> or walk F's Fp8 (its 09).
+// ROWS 256 (20, LEAN): tall tiles of 256 x 192, whatever `width` says.
 template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
                                     float* W, int M, int N, int K, int width, int dp, int sk) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    constexpr bool HALF = ROWS != persistent_ws::BM;
+    constexpr bool HALF = ROWS < persistent_ws::BM, TALL = ROWS > persistent_ws::BM;
     __shared__ uint64_t full[Ring<64, ROWS>::STAGES], empty[Ring<64, ROWS>::STAGES];  // the deepest ring
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
@@ -28,30 +30,37 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     }
     __syncthreads();
     after_setup<DEPENDENT>();
-    const Schedule s{cdiv(M, ROWS), (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp, HALF ? 0 : sk};  // width: a power of 2
+    const Schedule s{cdiv(M, ROWS), TALL ? cdiv(N, TALL_WIDTH) : (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp,
+                     HALF ? 0 : sk};  // else width: a power of 2
 
     if (wg == 0) {
         setmaxnreg_dec<40>();
         if (tid == 0) {
-            if (width == 256) produce<256, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
+            if constexpr (TALL) produce<TALL_WIDTH, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
+            else if (width == 256) produce<256, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
             else if (width == 128) produce<128, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
             else produce<64, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
         }
     } else {
         setmaxnreg_inc<232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
-        if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
         else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
         else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
     }
 }
 
 // The body of 17 (walk F's 09): where the plan says ROWS 64, whole 64-row tiles over tma_a's 64-row boxes; else 16's
-// path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch. LEAN: 19's k loop.
-template <bool LEAN = false, typename Ops>
+// path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch. LEAN: 19's k loop. TALL (20): where the
+// plan says ROWS 256, tall tiles of 256 x 192, A in two 128-row boxes.
+template <bool LEAN = false, bool TALL = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
                                          int width, int dp, int sk) {
+    if constexpr (TALL) {
+        if (rows == 256) return run<true, true, 256, LEAN>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+    }
     if (rows == 64) run<true, true, 64, LEAN>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
     else run<true, true, persistent_ws::BM, LEAN>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
 }

@@ -55,10 +55,10 @@ struct Bit16 {
     __device__ __forceinline__ void rows_k_tile(float (&acc)[N / 2], const unsigned char* a, const unsigned char* b) const {
         wgmma_k_tile<N, K_TILE, T>(acc, a, b, B_BOX);
     }
-    // The same from `a`'s and `b`'s descriptors (swizzled_desc, B_BOX between B's panels).
-    template <int N>
-    __device__ __forceinline__ void rows_k_tile_desc(float (&acc)[N / 2], uint64_t a, uint64_t b) const {
-        wgmma_k_tile_desc<N, K_TILE, T>(acc, a, b);
+    // The same from `a`'s and `b`'s descriptors (swizzled_desc, B_BOX between B's panels); MB blocks of 64 rows.
+    template <int N, int MB = 1>
+    __device__ __forceinline__ void rows_k_tile_desc(float (&acc)[MB * N / 2], uint64_t a, uint64_t b) const {
+        wgmma_k_tile_desc<N, K_TILE, T, MB>(acc, a, b);
     }
     template <int R>
     __device__ __forceinline__ void scale(float (&)[R]) const {}

@@ -2,7 +2,8 @@
 // persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles are laid
 // end to end and cut into one range per block; a ring as deep as the tile width allows; the fixed-order fix-up
 // through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the columns (at 64,
-// warpgroup 0 alone: walk D's MN-major B needs whole 64-column swizzle rows).
+// warpgroup 0 alone: walk D's MN-major B needs whole 64-column swizzle rows). ROWS 256 (20): tall tiles of 256 x 192,
+// each consumer warpgroup 128 rows, two blocks of 64.
 #pragma once
 #include "operands.cuh"
 #include "persistent_ws.cuh"
@@ -76,31 +77,33 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
 #endif
             unsigned char* stage = smem + st * R::STAGE;
             mbar_arrive_expect_tx(&full[st], R::STAGE);
-            tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
+            if constexpr (ROWS > BM) {  // 20: A in boxes of BM rows, laid out as one box of ROWS would be
+#pragma unroll
+                for (int r = 0; r < ROWS / BM; ++r) tma_load_2d(stage + r * BM * 128, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS + r * BM);
+            } else {
+                tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
+            }
 #pragma unroll
             for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], k, tn * WIDTH + p * 64);
         }
     });
 }
 
-// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
-// the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
-// C. 64 columns at a time: a lane's 16 loads of a plane's chunk in flight, 32 registers beside 128 accumulators.
-template <int WIDTH>
-__device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
-                                                  int M, int N, int row0, int col0) {
+// The last arrival's part of the stream-K fix-up, per consumer warp: every plane of W summed in segment order into acc.
+// CHUNK columns at a time: at 64, a lane's 16 loads of a plane's chunk in flight, 32 registers beside 128 accumulators.
+template <int WIDTH, int CHUNK = 64>
+__device__ __forceinline__ void sum_segments(float (&acc)[WIDTH / 2], const float* W, int segments, int M, int N, int row0, int col0) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)M * N;
-    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
 #pragma unroll
-    for (int q = 0; q < WIDTH / 64; ++q) {
+    for (int q = 0; q < WIDTH / CHUNK; ++q) {
 #pragma unroll
-        for (int i = 0; i < 32; ++i) acc[32 * q + i] = 0.0f;
+        for (int i = 0; i < CHUNK / 2; ++i) acc[CHUNK / 2 * q + i] = 0.0f;
 #pragma unroll 1
         for (int p = 0; p < segments; ++p) {
             const float* part = W + p * plane;
 #pragma unroll
-            for (int j = 8 * q; j < 8 * q + 8; ++j)
+            for (int j = CHUNK / 8 * q; j < CHUNK / 8 * (q + 1); ++j)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int r = row0 + warp * 16 + lane / 4 + 8 * h, c = col0 + j * 8 + 2 * (lane % 4);
@@ -112,6 +115,15 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
                 }
         }
     }
+}
+
+// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
+// the last of the tile's `segments` arrivals sums every plane into acc (sum_segments) and returns true: it stores C.
+template <int WIDTH, int CHUNK = 64>
+__device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
+                                                  int M, int N, int row0, int col0) {
+    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
+    sum_segments<WIDTH, CHUNK>(acc, W, segments, M, N, row0, col0);
     return true;
 }
 
@@ -124,26 +136,27 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
     using R = Ring<WIDTH, ROWS>;
-    constexpr bool HALF = ROWS != BM;
-    constexpr int COLS = !HALF ? WIDTH : WIDTH == 64 ? 64 : WIDTH / 2;
+    constexpr bool HALF = ROWS < BM;
+    constexpr int COLS = !HALF ? WIDTH : WIDTH == 64 ? 64 : WIDTH / 2, MB = HALF ? 1 : ROWS / BM;  // MB: 64-row blocks
     static_assert(!HALF || TMA_STORE, "64-row tiles need TMA stores");
+    static_assert(MB == 1 || LEAN, "tall tiles run the lean k loop");
     int it = 0, chunk = 0;
     uint32_t st = 0, phase = 0, last = 0;  // LEAN: the next k tile's stage and parity, the last one's stage
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
-        float acc[COLS / 2] = {};
+        float acc[MB * COLS / 2] = {};
         if constexpr (LEAN) {  // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
             const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers
             const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // 8 bytes a stage's barrier
-            const uint64_t a0 = swizzled_desc(HALF ? smem : smem + cu * 64 * 128, 16, 1024),  // stage 0's operands
+            const uint64_t a0 = swizzled_desc(HALF ? smem : smem + cu * MB * 64 * 128, 16, 1024),  // stage 0's operands
                 b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? cu * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
             int kt = k0;
 #pragma unroll 1
             do {
                 mbar_wait_addr(fulls + 8 * st, phase);
                 const uint32_t offset = st * (R::STAGE >> 4);  // a stage's descriptors: stage 0's plus its bytes >> 4
-                ops.template rows_k_tile_desc<COLS>(acc, a0 + offset, b0 + offset);
+                ops.template rows_k_tile_desc<COLS, MB>(acc, a0 + offset, b0 + offset);
                 wgmma_wait<1>();
                 if (kt > k0) mbar_arrive_addr(empties + 8 * last);
                 last = st;
@@ -171,22 +184,26 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             mbar_arrive(&empty[(it - 1) % R::STAGES]);
         }
         // Not before the k loop: live across it, it changed 09-16's code
-        const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64); };
+        const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64 * MB); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
-        if constexpr (!HALF) {
-            if (segments > 1 &&
-                !last_segment_sums<WIDTH>(acc, W, &arrivals[(t - s.dp) * WARPS_PER_TILE + c * 4 + threadIdx.x % 128 / 32],
-                                          segments, segment, M, N, row0(), col0()))
-                return;
-        }
-        ops.scale(acc);
-        if constexpr (TMA_STORE) {
-            if (HALF || segments == 1) {  // the same for the whole block
-                tma_store::store<COLS>(acc, *tma_c, staging, chunk, row0(), col0(), c);
-                return;
+#pragma unroll
+        for (int m = 0; m < MB; ++m) {  // each block of 64 rows: its own fix-up counters, its own stores
+            float(&part)[COLS / 2] = *reinterpret_cast<float(*)[COLS / 2]>(acc + m * COLS / 2);
+            if constexpr (!HALF) {
+                if (segments > 1 &&
+                    !last_segment_sums<WIDTH, MB == 1 ? 64 : 32>(part, W, &arrivals[(t - s.dp) * (ROWS / 16) + (c * MB + m) * 4 + threadIdx.x % 128 / 32],
+                                                                 segments, segment, M, N, row0() + 64 * m, col0()))
+                    continue;
             }
+            ops.scale(part);
+            if constexpr (TMA_STORE) {
+                if (HALF || segments == 1) {  // the same for the whole block
+                    tma_store::store<COLS>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+                    continue;
+                }
+            }
+            store_acc<COLS>(part, C, M, N, row0() + 64 * m, col0());
         }
-        store_acc<COLS>(acc, C, M, N, row0(), col0());
     });
     if constexpr (TMA_STORE) {
         if (threadIdx.x % 128 == 0) tma_store::drain();

@@ -8,7 +8,8 @@ wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 
 range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
 The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
 none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
-at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan).
+at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan); 20's is
+17's, or 256 x 192 tiles, whole or with stream-K, where those cost less (tall_launch_plan).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from kernels.stage import LaunchPlan, cdiv
 
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
 HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
+TALL_ROWS, TALL_WIDTH = 256, 192  # 20's tall tiles (kernels/common/host_plan.cuh), 128 rows a consumer warpgroup
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
-SHARED_TILES = 8 * 1024 // 8  # arrival counters (persistent_ws::ARRIVALS) over 8 consumer warps a tile
+ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consumer warp of a shared tile: 16 rows
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 # 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
 # long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
@@ -44,27 +46,30 @@ class Plan:
         return self.segments * m * n if self.sk else 0
 
 
-def candidate(m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1) -> Plan | None:
-    """The plan of `width`-column tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
+def candidate(
+    m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1, rows: int = BM
+) -> Plan | None:
+    """The plan of `rows` x `width` tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
     None where it may not run."""
-    tiles, kt = cdiv(m, BM) * cdiv(n, width), cdiv(k, BK)
+    tiles, kt = cdiv(m, rows) * cdiv(n, width), cdiv(k, BK)
+    tile_k = width * rows // BM + 32  # a k tile's width term, in 128-row tiles' columns, and its fixed costs
     if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
-        return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * (width + 32))
+        return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * tile_k)
     if tiles % blocks == 0:  # whole waves already fill every block
         return None
     sk = tiles if tiles < blocks else tiles % blocks
     total = sk * kt
     least = total // blocks  # the shortest range; the longest is one more
-    if least < 1 or total * blocks >= INT32 or sk > SHARED_TILES:
+    if least < 1 or total * blocks >= INT32 or sk > ARRIVALS // (rows // 16):
         return None
     segments = (kt - 1) // least + 2  # a tile's interior holds range starts at least `least` apart
     if segments > MAX_SEGMENTS:
         return None
-    # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (BM + width) x BK
+    # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (rows + width) x BK
     # 16-bit load rate; plus one for the fences and the count.
-    fixup = 1 + cdiv((2 + segments) * min(m, BM) * width * 4, 2 * (BM + width) * BK * 2)
+    fixup = 1 + cdiv((2 + segments) * min(m, rows) * width * 4, 2 * (rows + width) * BK * 2)
     dp = tiles - sk
-    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) * price + fixup) * (width + 32))
+    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) * price + fixup) * tile_k)
 
 
 def plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> Plan:
@@ -86,12 +91,37 @@ def half_cost(m: int, n: int, k: int, blocks: int, width: int) -> int:
     return cdiv(cdiv(m, HALF_ROWS) * cdiv(n, width), blocks) * cdiv(k, BK) * (width // 2 + 32)
 
 
-def half_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_half_tiles's ROWS, WIDTH, DP, SK and workspace: 16's plan, or the cheapest whole 64-row tiles where they cost
-    less (ties: 16's, then the wider tile), walked whole with no workspace."""
+def half_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
+    """17's tile rows and plan: 16's plan, or the cheapest whole 64-row tiles where they cost less (ties: 16's, then
+    the wider tile), walked whole with no workspace."""
     whole = plan(m, n, k, blocks, STREAM_K_PRICE)
     costs = {w: half_cost(m, n, k, blocks, w) for w in WIDTHS}
     width = min(costs, key=costs.get)  # min keeps the first of equals: the wider
     if costs[width] < whole.cost:
-        return LaunchPlan({"ROWS": HALF_ROWS, "WIDTH": width, "DP": cdiv(m, HALF_ROWS) * cdiv(n, width), "SK": 0}, 0)
-    return LaunchPlan({"ROWS": BM, "WIDTH": whole.width, "DP": whole.dp, "SK": whole.sk}, whole.workspace_floats(m, n))
+        return HALF_ROWS, Plan(width, cdiv(m, HALF_ROWS) * cdiv(n, width), 0, 1, costs[width])
+    return BM, whole
+
+
+def tall_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
+    """20's: 17's, or 256 x 192 tiles, whole or with stream-K at 16's price, where those cost less (ties: 17's, then
+    whole tiles)."""
+    rows, best = half_plan(m, n, k, blocks)
+    for stream_k in (False, True):
+        tall = candidate(m, n, k, blocks, TALL_WIDTH, stream_k, STREAM_K_PRICE, TALL_ROWS)
+        if tall is not None and tall.cost < best.cost:
+            rows, best = TALL_ROWS, tall
+    return rows, best
+
+
+def _rows_launch(m: int, n: int, rows: int, p: Plan) -> LaunchPlan:
+    return LaunchPlan({"ROWS": rows, "WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
+
+
+def half_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_half_tiles's ROWS, WIDTH, DP, SK and workspace (half_plan)."""
+    return _rows_launch(m, n, *half_plan(m, n, k, blocks))
+
+
+def tall_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_tall_tiles's ROWS, WIDTH, DP, SK and workspace (tall_plan)."""
+    return _rows_launch(m, n, *tall_plan(m, n, k, blocks))

@@ -1,0 +1,57 @@
+"""Walk D 20's host plan (kernels/hopper_d/host_plan.py, tall_launch_plan) on an H100's 132 SMs: 256 x 192 tiles at
+the shapes its GPU tests run them (tests/test_gpu_walkd_shapes.py), 19's plan wherever they cost no less; and its
+CUBIN: asynchronous wgmmas, and the one spill it has. CPU only."""
+
+import json
+
+import pytest
+from h100_plans import H100_SMS
+from test_gpu_walkd_shapes import HALF_TILES_SHAPES, SPILL_BYTES, TALL_TILES_SHAPES
+
+from farm.cli import main
+from farm.measure.compiler import compile_source
+from kernels.hopper_d.host_plan import ARRIVALS, TALL_ROWS, candidate
+from kernels.registry import stage_named
+
+TALL = stage_named("d_tall_tiles_bf16").launches[0]
+LEAN = stage_named("d_lean_k_loop_bf16").launches[0]
+
+
+@pytest.mark.parametrize("shape", TALL_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_plan_takes_tall_tiles_at_the_gpu_tests_shapes(shape):
+    args = TALL.plan(*shape, H100_SMS).args
+    assert (args["ROWS"], args["WIDTH"], args["SK"]) == TALL_TILES_SHAPES[shape]
+
+
+@pytest.mark.parametrize(
+    "shape", [*HALF_TILES_SHAPES, (1024, 1024, 1024), (4096, 4096, 4096), (8192, 4096, 14336), (8192, 3584, 18944)]
+)
+def test_where_tall_tiles_cost_no_less_it_is_19s_plan_and_workspace(shape):
+    mine, nineteen = TALL.plan(*shape, H100_SMS), LEAN.plan(*shape, H100_SMS)
+    assert mine.args == nineteen.args and mine.workspace_floats == nineteen.workspace_floats
+
+
+def test_the_cube_shares_its_last_part_wave_and_sizes_its_workspace():
+    p = TALL.plan(8192, 8192, 8192, H100_SMS)
+    # 32 x 43 = 1376 tiles of 256 x 192: ten waves of 132 whole, the last 56 tiles' k tiles shared by every block
+    assert p.args == {"ROWS": 256, "WIDTH": 192, "DP": 1320, "SK": 56}
+    assert p.workspace_floats == 4 * 8192 * 8192  # four segments a shared tile at most
+
+
+def test_a_shared_tall_tile_takes_16_arrival_counters():
+    # 256 rows: 16 consumer warps' blocks of 16 rows, so at most ARRIVALS / 16 tiles shared
+    assert candidate(256 * 600, 192, 64 * 64, 600 * 2, 192, True, 2, TALL_ROWS) is None  # 600 > 8192 / 16
+    assert candidate(128 * 600, 192, 64 * 64, 600 * 2, 192, True, 2) is not None  # 128 rows: 8 warps, 1024 tiles
+    assert ARRIVALS // (TALL_ROWS // 16) == 512
+
+
+def test_20_compiles_with_asynchronous_wgmmas_and_only_its_known_spill(capsys):
+    """ptxas keeps every wgmma asynchronous (no C7515) in both types; the 16 bytes of spill are the 8-byte stack of the
+    tall stream-K fix-up's last arrival (192 accumulators beside the sum's loads), never the k loop."""
+    assert main(["compile", "--arch", "sm_90a", "--kernels", "d_tall_tiles_bf16,d_tall_tiles_fp16", "--json"]) == 0
+    for row in json.loads(capsys.readouterr().out):
+        assert row["ok"] and row["spill_bytes"] == SPILL_BYTES[row["stage"]], row
+        stage = stage_named(row["stage"])
+        compiled = compile_source(stage.source_path, "sm_90a", stage.kernel_names, stage.compile_options)
+        log = json.loads(compiled.cubin_path.with_suffix(".json").read_text())["log"]
+        assert "C7515" not in log and "serialized" not in log
