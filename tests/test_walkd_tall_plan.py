@@ -24,18 +24,33 @@ def test_the_plan_takes_tall_tiles_at_the_gpu_tests_shapes(shape):
 
 
 @pytest.mark.parametrize(
-    "shape", [*HALF_TILES_SHAPES, (1024, 1024, 1024), (4096, 4096, 4096), (8192, 4096, 14336), (8192, 3584, 18944)]
+    "shape",
+    [
+        *(s for s in HALF_TILES_SHAPES if s not in TALL_TILES_SHAPES),
+        (1024, 1024, 1024),
+        (4096, 4096, 4096),
+        (8192, 4096, 14336),
+        (8192, 3584, 18944),
+    ],
 )
 def test_where_tall_tiles_cost_no_less_it_is_19s_plan_and_workspace(shape):
     mine, nineteen = TALL.plan(*shape, H100_SMS), LEAN.plan(*shape, H100_SMS)
     assert mine.args == nineteen.args and mine.workspace_floats == nineteen.workspace_floats
 
 
-def test_the_cube_shares_its_last_part_wave_and_sizes_its_workspace():
+def test_the_cube_shares_half_a_tile_a_block():
     p = TALL.plan(8192, 8192, 8192, H100_SMS)
-    # 32 x 43 = 1376 tiles of 256 x 192: ten waves of 132 whole, the last 56 tiles' k tiles shared by every block
-    assert p.args == {"ROWS": 256, "WIDTH": 192, "DP": 1320, "SK": 56}
-    assert p.workspace_floats == 4 * 8192 * 8192  # four segments a shared tile at most
+    # 32 x 43 = 1376 tiles of 256 x 192: 1310 whole (ten rounds, the last 122 full), then 66 shared, each block's range
+    # 64 of a tile's 128 k tiles: the blocks read the same k tiles of a few A and B panels at once
+    assert p.args == {"ROWS": 256, "WIDTH": 192, "DP": 1310, "SK": 66}
+    assert 66 * 128 // H100_SMS == 64 and p.workspace_floats == 3 * 8192 * 8192
+
+
+def test_a_split_range_needs_the_blocks_and_k_tiles_to_divide():
+    assert candidate(8192, 8192, 8192, 132, 192, True, 1, TALL_ROWS, 2).sk == 66
+    assert candidate(8192, 8192, 8192, 130, 192, True, 1, TALL_ROWS, 4) is None  # 130 blocks: no quarter
+    assert candidate(8192, 8192, 8200, 132, 192, True, 1, TALL_ROWS, 2) is None  # 129 k tiles: no half
+    assert candidate(256, 192 * 60, 8192, 132, 192, True, 1, TALL_ROWS, 2) is None  # 60 tiles: fewer than 66
 
 
 def test_a_shared_tall_tile_takes_16_arrival_counters():

@@ -21,6 +21,7 @@ from kernels.stage import LaunchPlan, cdiv
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
 HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
 TALL_ROWS, TALL_WIDTH = 256, 192  # 20's tall tiles (kernels/common/host_plan.cuh), 128 rows a consumer warpgroup
+SPLITS = (2, 3, 4)  # 20's stream-K ranges: a half, a third or a quarter of a tile
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consumer warp of a shared tile: 16 rows
@@ -47,17 +48,24 @@ class Plan:
 
 
 def candidate(
-    m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1, rows: int = BM
+    m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1, rows: int = BM, split: int = 0
 ) -> Plan | None:
     """The plan of `rows` x `width` tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
-    None where it may not run."""
+    None where it may not run. `split` (20): blocks / split tiles shared, so that each block's range is exactly
+    1 / split of a tile's k tiles, the same part of each, read at the same time; the whole tiles before them in
+    waves that may end part full."""
     tiles, kt = cdiv(m, rows) * cdiv(n, width), cdiv(k, BK)
     tile_k = width * rows // BM + 32  # a k tile's width term, in 128-row tiles' columns, and its fixed costs
     if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
         return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * tile_k)
-    if tiles % blocks == 0:  # whole waves already fill every block
+    if split:
+        if blocks % split or kt % split or blocks // split >= tiles:
+            return None
+        sk = blocks // split
+    elif tiles % blocks == 0:  # whole waves already fill every block
         return None
-    sk = tiles if tiles < blocks else tiles % blocks
+    else:
+        sk = tiles if tiles < blocks else tiles % blocks
     total = sk * kt
     least = total // blocks  # the shortest range; the longest is one more
     if least < 1 or total * blocks >= INT32 or sk > ARRIVALS // (rows // 16):
@@ -69,7 +77,7 @@ def candidate(
     # 16-bit load rate; plus one for the fences and the count.
     fixup = 1 + cdiv((2 + segments) * min(m, rows) * width * 4, 2 * (rows + width) * BK * 2)
     dp = tiles - sk
-    return Plan(width, dp, sk, segments, ((dp // blocks) * kt + cdiv(total, blocks) * price + fixup) * tile_k)
+    return Plan(width, dp, sk, segments, (cdiv(dp, blocks) * kt + cdiv(total, blocks) * price + fixup) * tile_k)
 
 
 def plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> Plan:
@@ -103,13 +111,14 @@ def half_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
 
 
 def tall_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
-    """20's: 17's, or 256 x 192 tiles, whole or with stream-K at 16's price, where those cost less (ties: 17's, then
-    whole tiles)."""
+    """20's: 17's, or 256 x 192 tiles where those cost less: whole, with stream-K at 16's price, or with stream-K in
+    ranges of a half, a third or a quarter of a tile (`split`) at whole tiles' price (ties: 17's, then that order)."""
     rows, best = half_plan(m, n, k, blocks)
-    for stream_k in (False, True):
-        tall = candidate(m, n, k, blocks, TALL_WIDTH, stream_k, STREAM_K_PRICE, TALL_ROWS)
-        if tall is not None and tall.cost < best.cost:
-            rows, best = TALL_ROWS, tall
+    tall = [candidate(m, n, k, blocks, TALL_WIDTH, sk, STREAM_K_PRICE, TALL_ROWS) for sk in (False, True)]
+    tall += [candidate(m, n, k, blocks, TALL_WIDTH, True, 1, TALL_ROWS, split) for split in SPLITS]
+    for c in tall:
+        if c is not None and c.cost < best.cost:
+            rows, best = TALL_ROWS, c
     return rows, best
 
 
