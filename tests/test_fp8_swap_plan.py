@@ -1,6 +1,5 @@
-"""Walk F 07's host plan (kernels/hopper_fp8/swap_plan.py): its choices on an H100's 132 SMs (its GPU tests' shapes
-and the M = 1, 16 and 128 LLM layers), what the kernel walks from it (swapped.cuh and its fix-up, replayed), the
-workspace it sizes; and 10's launch, 07's made dependent."""
+"""Walk F 07's host plan (kernels/hopper_fp8/swap_plan.py), 132 SMs: its choices, what the kernel walks from it, its
+workspace; 10's launch."""
 
 import dataclasses
 from functools import partial
@@ -33,15 +32,15 @@ def test_the_gpu_tests_reach_every_branch():
     }
 
 
-# The LLM layers at M = 1 and 16 (decode) and 128 on 132 SMs: (TN, features a tile, K slices)
+# LLM layers at M = 1, 16 and 128: (TN, features a tile, K slices)
 LLM = {
-    (1, 4096, 4096): (16, 128, 4),  # 32 tiles x 4 slices
-    (16, 1024, 4096): (16, 64, 8),  # 16 tiles x 8 on a grid of 128
-    (1, 512, 3584): (16, 64, 7),  # 8 tiles x 7 on a grid of 64 (N / 64 x 8)
-    (1, 28672, 8192): (16, 128, 1),  # 224 tiles: whole K
+    (1, 4096, 4096): (16, 128, 4),
+    (16, 1024, 4096): (16, 64, 8),  # a grid of 128
+    (1, 512, 3584): (16, 64, 7),  # a grid of 64
+    (1, 28672, 8192): (16, 128, 1),
     (128, 4096, 4096): (128, 128, 4),
     (128, 1024, 4096): (128, 64, 8),
-    (128, 14336, 4096): (128, 128, 1),  # 112 tiles
+    (128, 14336, 4096): (128, 128, 1),
     (128, 8192, 8192): (128, 128, 2),
 }
 
@@ -61,7 +60,7 @@ def test_the_launch_passes_the_plan_by_name_and_sizes_the_workspace_from_it():
 
 
 def test_walk_f_10_is_07s_launch_made_a_dependent_launch():
-    """10 changes how 07 is launched, not what with: arguments, boxes, grid, shared memory, plan, workspace."""
+    """10 changes how 07 is launched, nothing it is launched with."""
     dependent = stage_named("f_swap_dependent_fp8").launches[0]
     assert dependent.dependent and not LAUNCH.dependent
     assert dataclasses.replace(dependent, dependent=False, kernel=LAUNCH.kernel) == LAUNCH
@@ -82,7 +81,7 @@ def test_every_plan_runs_within_the_kernels_limits(shape):
     p = plan(m, n, k, g)
     kt = cdiv(k, BK)
     assert 1 <= p.slices <= min(MAX_SLICES, kt)
-    if p.tn == 0:  # 05's path: the kernel's slices_for gives the same count
+    if p.tn == 0:  # 05's path: slices_for's count
         assert m > 128 and p.slices == split_k_slices(m, n, k, g)
         assert STAGE.workspace_floats(m, n, k, H100_SMS) == (p.slices * m * n if p.slices > 1 else 0)
         return
@@ -93,8 +92,8 @@ def test_every_plan_runs_within_the_kernels_limits(shape):
     if p.slices == 1:
         assert STAGE.workspace_floats(m, n, k, H100_SMS) == 0
         return
-    assert tiles < g and tiles <= SPLIT_TILES  # split tiles' arrival counters: tile x 8 warps
-    # the highest float4 07's fix-up touches: slice slices-1, tile tiles-1, warp 7, quad tn/8 - 1, lane 31
+    assert tiles < g and tiles <= SPLIT_TILES  # arrival counters: 8 a tile
+    # the last float4 07's fix-up touches: last slice, tile, warp (7), quad and lane
     q = p.tn // 8
     plane = tiles * WARPS * q * 32
     last = (p.slices - 1) * plane + ((tiles - 1) * WARPS + WARPS - 1) * q * 32 + (q - 1) * 32 + 31

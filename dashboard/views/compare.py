@@ -9,15 +9,8 @@ import streamlit as st
 from dashboard import frames, ui, verdicts
 from farm.analysis.compare import DEFAULT_TOLERANCE
 
-# ---------------------------------------------------------------- queries
-
-SIDES = {
-    "run": "run",
-    "git_commit": "commit",
-    "gpu_model": "GPU model",
-    "dataset": "dataset",
-}  # column -> what it is called
-VERDICT_ORDER = {"SLOWER": 0, "FASTER": 1, "UNCLEAR": 2, "SAME": 3}  # regressions first, then gains, then the undecided
+SIDES = {"run": "run", "git_commit": "commit", "gpu_model": "GPU model", "dataset": "dataset"}  # column -> its name
+VERDICT_ORDER = {"SLOWER": 0, "FASTER": 1, "UNCLEAR": 2, "SAME": 3}  # regressions first
 
 
 def side_column(rows: pd.DataFrame, by: str) -> pd.Series:
@@ -28,7 +21,7 @@ def side_column(rows: pd.DataFrame, by: str) -> pd.Series:
 
 
 def side_options(rows: pd.DataFrame, by: str) -> list[str]:
-    """The values to pick from, oldest first (by their first timed row)."""
+    """The values to pick, oldest timed first."""
     t = frames.timed(rows)
     if t.empty:
         return []
@@ -37,9 +30,8 @@ def side_options(rows: pd.DataFrame, by: str) -> list[str]:
 
 
 def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float, cross_fit: bool = False) -> pd.DataFrame:
-    """B against A per cell: gpu_model (or 'B vs A' between GPU models), family, stage, shape, medians, diff and
-    band (%), verdict and the design that judged it; regressions first, then FASTER, UNCLEAR and SAME, each largest
-    |difference| first. `cross_fit`: verdicts.compare_selected's."""
+    """B against A per cell: gpu_model (or 'B vs A'), family, stage, shape, medians, diff and band (%), verdict and
+    the design that judged it, in VERDICT_ORDER, each largest |difference| first. `cross_fit`: compare_selected's."""
     side = side_column(rows, by)
     df = verdicts.compare_selected(
         rows, side == a, side == b, tol, model_label=f"{b} vs {a}" if by == "gpu_model" else None, cross_fit=cross_fit
@@ -60,7 +52,7 @@ def compare(rows: pd.DataFrame, by: str, a: str, b: str, tol: float, cross_fit: 
 
 
 def summary(cmp: pd.DataFrame) -> pd.DataFrame:
-    """Per family and GPU model: how many cells are faster, slower, same, unclear, as counts and one line of text."""
+    """Per family and GPU model: the verdicts' counts, and as one line of text."""
     cols = ["family", "gpu_model", "cells", "FASTER", "SLOWER", "SAME", "UNCLEAR", "summary", "worst_pct"]
     if cmp.empty:
         return pd.DataFrame(columns=cols)
@@ -79,7 +71,7 @@ def summary(cmp: pd.DataFrame) -> pd.DataFrame:
 
 
 def pairing_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
-    """Where run A or B is an arm of a paired sweep: whether the two are its arms (verdicts.sweep_of)."""
+    """Whether runs A and B are a paired sweep's arms (verdicts.sweep_of)."""
     if by != "run":
         return ""
     t = frames.timed(rows)
@@ -88,8 +80,8 @@ def pairing_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
 
 
 def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
-    """A warning when the two sides launched their rows differently (direct against CUDA graph, e.g. schema 2
-    cuBLAS baselines against schema 3): below ~2048^3 such differences are the launch, not the kernel."""
+    """A warning when the sides launched their rows differently (direct against CUDA graph): below ~2048^3 such
+    differences are the launch, not the kernel."""
     t = frames.timed(rows)
     side = side_column(t, by)
     methods = {s: sorted(set(t.loc[side == s, "launch_method"].dropna())) for s in (a, b)}
@@ -101,8 +93,6 @@ def launch_note(rows: pd.DataFrame, by: str, a: str, b: str) -> str:
         "host launch overhead, not the kernel (`launch_method` per row)."
     )
 
-
-# ---------------------------------------------------------------- the page
 
 CAPTION = (
     "Did it help, on every GPU, beyond the noise? B against A per cell (GPU model, stage, shape measured on "

@@ -1,7 +1,7 @@
 // Walk D (kernels/hopper_d) Hopper pieces, sm_90a, as inline PTX:
 //   TensorMap            the 128-byte CUtensorMap the host builds (farm/measure/tma.py); NVRTC has no cuda.h
 //   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase; the _addr
-//                        forms take the barrier's shared-memory address (walk D 19 carries it across its k loop)
+//                        forms take the barrier's shared-memory address (walk D 19's k loop)
 //   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
@@ -9,7 +9,7 @@
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
 //   launch_dependents, grid_dependency_wait   programmatic dependent launch (griddepcontrol; Launch.dependent)
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
-//   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 192, 256), FP32 accumulators, A K-major, B MN-major (tnspB = 1)
+//   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 192, 256), FP32 accumulators, A K-major, B MN-major
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
 //   wgmma_k_tile         one BK-deep k tile of a warpgroup's 64 x N product, issued as one wgmma group
 //   wgmma_swapped<TN, T> wgmma m64nTNk16 (TN = 16, 64, 128) with A MN-major and B K-major: a swapped product's
@@ -18,11 +18,9 @@
 //   for_each_swapped     a swapped product's (C^T's) accumulators visited as elements of C, guarded at the edges
 //   grouped_tile         persistent kernels' tile order: GROUP tile rows at a time, down the rows first
 //
-// Shared-memory tiles are rows of 64 16-bit elements (128 bytes) with the 128-byte
-// swizzle: the 16-byte chunk c of row r lives at chunk c ^ (r % 8), 8-row atoms of 1 KB,
-// 1 KB aligned. TMA's CU_TENSOR_MAP_SWIZZLE_128B writes exactly that; the cp.async stage
-// writes it by hand. A (M x K, K contiguous) is "K-major" for wgmma; B (K x N, N
-// contiguous) is "MN-major", i.e. transposed, which wgmma allows for 16-bit inputs.
+// Shared-memory tiles are rows of 128 bytes, 128-byte swizzled: row r's 16-byte chunk c at c ^ (r % 8), 8-row
+// atoms of 1 KB, 1 KB aligned (TMA's CU_TENSOR_MAP_SWIZZLE_128B; the cp.async stage writes it by hand). A (M x K, K
+// contiguous) is "K-major" for wgmma; B (K x N) "MN-major", transposed, which wgmma allows for 16-bit inputs.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>

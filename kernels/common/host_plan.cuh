@@ -1,20 +1,17 @@
-// Walk D's 11 (host_plan) and 12 (tma_store): 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py)
-// and passed as launch arguments: WIDTH (256, 128 or 64 columns), DP (tiles walked whole), SK (tiles then shared by
-// stream-K). Thread 0 prefetches the tensor maps and sets up the ring; one barrier; the producer loads at once.
+// Walk D's 11 on: 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py), passed as WIDTH (256, 128
+// or 64 columns), DP (tiles walked whole), SK (tiles then shared by stream-K).
 #pragma once
 #include "stream_k.cuh"
 
 namespace host_plan {
 using namespace stream_k;
 using persistent_ws::cdiv;
-enum : int { TALL_WIDTH = 192 };  // 20's tall tiles: 256 x 192
+enum : int { TALL_WIDTH = 192 };  // 20's: 256 x 192
 
-// TMA_STORE false (11): C stored from registers; true (12): whole tiles through shared memory behind the ring and
-// TMA stores over `tma_c` (tma_store.cuh). DEPENDENT (15): a programmatic dependent launch; after the setup every
-// thread lets the next kernel launch and waits for the one before, so nothing touches global memory before it has
-// completed, and the setup overlaps its end. ROWS 64 (17): whole 64-row tiles (stream_k.cuh), `sk` taken as 0.
-// LEAN (19): stream_k's lean k loop. Ops: the operands (operands.cuh), walk D's Bit16<T> or walk F's Fp8 (its 09).
-// ROWS 256 (20, LEAN): tall tiles of 256 x 192, whatever `width` says.
+// TMA_STORE: false (11) C from registers, true (12) whole tiles by TMA stores over `tma_c` (tma_store.cuh). DEPENDENT
+// (15): a programmatic dependent launch, its setup overlapping the previous kernel's end, nothing in global memory
+// touched before that completes. ROWS 64 (17): whole 64-row tiles, `sk` taken as 0; 256 (20, LEAN): 256 x 192 tiles.
+// LEAN (19): stream_k's lean k loop. Ops: walk D's Bit16<T>, walk F's Fp8 (its 09).
 template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
                                     float* W, int M, int N, int K, int width, int dp, int sk) {
@@ -26,7 +23,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         prefetch_tensormap(tma_a);
         prefetch_tensormap(tma_b);
         if constexpr (TMA_STORE) prefetch_tensormap(*tma_c);
-        ring_init<Ring<64, ROWS>::STAGES>(full, empty, HALF && width == 64 ? 128 : 256);  // the width uses the first Ring<width, ROWS>::STAGES
+        ring_init<Ring<64, ROWS>::STAGES>(full, empty, HALF && width == 64 ? 128 : 256);
     }
     __syncthreads();
     after_setup<DEPENDENT>();
@@ -43,7 +40,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         }
     } else {
         setmaxnreg_inc<232>();
-        unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;  // 12's, past the ring
+        unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;
         if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
         else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
         else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
@@ -51,9 +48,8 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     }
 }
 
-// The body of 17 (walk F's 09): where the plan says ROWS 64, whole 64-row tiles over tma_a's 64-row boxes; else 16's
-// path over tma_a128, A in 128-row boxes. TMA stores, a dependent launch. LEAN: 19's k loop. TALL (20): where the
-// plan says ROWS 256, tall tiles of 256 x 192, A in two 128-row boxes.
+// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128 (A in 128-row boxes); TMA
+// stores, a dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128.
 template <bool LEAN = false, bool TALL = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,

@@ -13,6 +13,10 @@
 // 192 tiles, whole and with stream-K, beside 19's choices; elsewhere 19's paths and code. 19's k loop and launch.
 // Predicted (H100, H200): at the capped cubes where the plan takes tall tiles, about 3 points more of cuBLAS (22 %
 // fewer bytes delivered of the 12-14 points they cost); elsewhere 19's times.
+// Measured (runs h200-tall1/2, h100-tall3/4, 2026-11-27, README.md): in whole waves (8448 x 6144 x 8192, H200) 103.2 /
+// 103.4 % of cuBLAS (19: 99.6 / 100.3), as predicted; at 8192^3, 1376 tiles (10.4 waves), 101.6-102.3 % on an H100 and
+// 101.9 / 102.1 on an H200 (19: 99.3-101.0), with stream-K in ranges of half a tile (the plan's split); 16's stream-K
+// there gave 99.4 / 99.7 (H200). Kept; 1.03x at 8192^3 not reached.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "host_plan.cuh"
 
