@@ -31,7 +31,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
                      HALF ? 0 : sk};  // else width: a power of 2
 
     if (wg == 0) {
-        setmaxnreg_dec<40>();
+        setmaxnreg_dec<TALL ? 24 : 40>();  // 20: 128 x 24 + 256 x 240, 168 a thread at entry
         if (tid == 0) {
             if constexpr (TALL) produce<TALL_WIDTH, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
             else if (width == 256) produce<256, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
@@ -39,7 +39,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
             else produce<64, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
         }
     } else {
-        setmaxnreg_inc<232>();
+        setmaxnreg_inc<TALL ? 240 : 232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;
         if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
         else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);

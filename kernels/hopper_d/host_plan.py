@@ -22,6 +22,9 @@ BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_w
 HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
 TALL_ROWS, TALL_WIDTH = 256, 192  # 20's tall tiles (kernels/common/host_plan.cuh), 128 rows a consumer warpgroup
 SPLITS = (2, 3, 4)  # 20's stream-K ranges: a half, a third or a quarter of a tile
+# ... each at least 64 k tiles: at the LLM shapes (run h100-tall5) ranges of 16-32 k tiles lost 3-9 points to 19, ranges
+# of 64 or more gained, their fix-up (a 256 x 192 partial out and back through L2) too dear for shorter ranges
+MIN_SPLIT_KT = 64
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consumer warp of a shared tile: 16 rows
@@ -59,7 +62,7 @@ def candidate(
     if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
         return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * tile_k)
     if split:
-        if blocks % split or kt % split or blocks // split >= tiles:
+        if blocks % split or kt % split or kt // split < MIN_SPLIT_KT or blocks // split >= tiles:
             return None
         sk = blocks // split
     elif tiles % blocks == 0:  # whole waves already fill every block
