@@ -52,7 +52,8 @@ def test_a_split_range_needs_the_blocks_and_k_tiles_to_divide():
     assert candidate(8192, 8192, 8200, 132, 192, True, 1, TALL_ROWS, 2) is None  # 129 k tiles: no half
     assert candidate(256, 192 * 60, 8192, 132, 192, True, 1, TALL_ROWS, 2) is None  # 60 tiles: fewer than 66
     assert candidate(8192, 8192, 64 * 2 * MIN_SPLIT_KT, 132, 192, True, 1, TALL_ROWS, 2) is not None
-    assert candidate(8192, 8192, 64 * 2 * MIN_SPLIT_KT - 128, 132, 192, True, 1, TALL_ROWS, 2) is None  # ranges too short
+    short = 64 * 2 * MIN_SPLIT_KT - 128  # two k tiles short of two whole ranges
+    assert candidate(8192, 8192, short, 132, 192, True, 1, TALL_ROWS, 2) is None
 
 
 def test_a_shared_tall_tile_takes_16_arrival_counters():
