@@ -198,7 +198,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             ops.scale(part);
             if constexpr (TMA_STORE) {
                 if (HALF || segments == 1) {  // the same for the whole block
-                    tma_store::store<COLS>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+                    tma_store::store<COLS, (MB > 1)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
                     continue;
                 }
             }

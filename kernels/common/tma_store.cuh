@@ -29,12 +29,21 @@ __device__ __forceinline__ void wait_reads() { asm volatile("cp.async.bulk.wait_
 // Before the block exits: every bulk copy of this thread complete (its shared memory is about to go away).
 __device__ __forceinline__ void drain() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
+// The thread's index read where it is used: offsets made from threadIdx.x are hoisted out of a persistent loop, and
+// beside walk D 20's 192 accumulators they held registers across the k loop (NVRTC 13.0 spilled them).
+__device__ __forceinline__ int tid_here() {
+    int t;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+    return t;
+}
+
 // Warpgroup c's accumulators (rows row0.. row0 + 63 of C, columns col0.. col0 + WIDTH - 1) through its buffers
 // `staging` (2 x BUFFER bytes). `chunk` counts this warpgroup's chunks across tiles, so the buffers alternate.
-template <int WIDTH>
+// TID_HERE (20): tid_here().
+template <int WIDTH, bool TID_HERE = false>
 __device__ __forceinline__ void store(const float (&acc)[WIDTH / 2], const TensorMap& map, unsigned char* staging, int& chunk, int row0,
                                       int col0, int c) {
-    const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+    const int tid = TID_HERE ? tid_here() % 128 : threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 #pragma unroll
     for (int q = 0; q < WIDTH / COLS; ++q, ++chunk) {
         unsigned char* buffer = staging + (chunk % 2) * BUFFER;
