@@ -1,5 +1,4 @@
-// Walk D's 11 on: 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py), passed as WIDTH (256, 128
-// or 64 columns), DP (tiles walked whole), SK (tiles then shared by stream-K).
+// Walk D's 11 on: 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py), passed as WIDTH, DP (tiles walked whole), SK (tiles then shared by stream-K).
 #pragma once
 #include "stream_k.cuh"
 
@@ -31,7 +30,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
                      HALF ? 0 : sk};  // else width: a power of 2
 
     if (wg == 0) {
-        setmaxnreg_dec<TALL ? 24 : 40>();  // 20: 128 x 24 + 256 x 240, 168 a thread at entry
+        setmaxnreg_dec<TALL ? 24 : 40>();  // 20: 24 + 2 x 240 = 3 x 168
         if (tid == 0) {
             if constexpr (TALL) produce<TALL_WIDTH, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
             else if (width == 256) produce<256, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
@@ -48,7 +47,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     }
 }
 
-// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128 (A in 128-row boxes); TMA
+// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128; TMA
 // stores, a dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128.
 template <bool LEAN = false, bool TALL = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
