@@ -1,4 +1,5 @@
-// Walk D's 11 on: 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py), passed as WIDTH, DP (tiles walked whole), SK (tiles then shared by stream-K).
+// Walk D's 11 on: 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py), passed as WIDTH, DP
+// (whole tiles), SK (tiles then shared by stream-K).
 #pragma once
 #include "stream_k.cuh"
 
@@ -47,8 +48,8 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     }
 }
 
-// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128; TMA
-// stores, a dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128.
+// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128; TMA stores, a
+// dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128.
 template <bool LEAN = false, bool TALL = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
