@@ -89,12 +89,16 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
     });
 }
 
-// The last arrival's part of the stream-K fix-up, per consumer warp: every plane of W summed in segment order into acc.
-// CHUNK columns at a time: at 64, a lane's 16 loads of a plane's chunk in flight, 32 registers beside 128 accumulators.
+// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
+// the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
+// C. CHUNK columns at a time: at 64, a lane's 16 loads of a plane's chunk in flight, 32 registers beside 128
+// accumulators (20's 192: 32 columns).
 template <int WIDTH, int CHUNK = 64>
-__device__ __forceinline__ void sum_segments(float (&acc)[WIDTH / 2], const float* W, int segments, int M, int N, int row0, int col0) {
+__device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
+                                                  int M, int N, int row0, int col0) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)M * N;
+    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
 #pragma unroll
     for (int q = 0; q < WIDTH / CHUNK; ++q) {
 #pragma unroll
@@ -115,15 +119,6 @@ __device__ __forceinline__ void sum_segments(float (&acc)[WIDTH / 2], const floa
                 }
         }
     }
-}
-
-// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
-// the last of the tile's `segments` arrivals sums every plane into acc (sum_segments) and returns true: it stores C.
-template <int WIDTH, int CHUNK = 64>
-__device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
-                                                  int M, int N, int row0, int col0) {
-    if (!persistent_ws::arrives_last<WIDTH>(acc, W, arrival, segments, segment, M, N, row0, col0)) return false;
-    sum_segments<WIDTH, CHUNK>(acc, W, segments, M, N, row0, col0);
     return true;
 }
 
