@@ -51,15 +51,17 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows.
-template <int WIDTH, int ROWS = BM, typename Ops>
+// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows. TURN (21): the
+// block's odd units walk their k tiles last to first, so each wave starts on the k tiles the last one ended on.
+template <int WIDTH, int ROWS = BM, bool TURN = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty) {
     using R = Ring<WIDTH, ROWS>;
-    int it = 0;
+    int it = 0, unit = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
+        const bool back = TURN && (unit++ & 1);
 #pragma unroll 1
         for (int kt = k0; kt < k1; ++kt, ++it) {
             const int st = it % R::STAGES;
@@ -73,7 +75,7 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
 #ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
             const int k = kt % R::STAGES;
 #else
-            const int k = kt;
+            const int k = back ? k0 + k1 - 1 - kt : kt;
 #endif
             unsigned char* stage = smem + st * R::STAGE;
             mbar_arrive_expect_tx(&full[st], R::STAGE);
@@ -126,7 +128,7 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
 // from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
 // carries its stage, parity, barrier addresses and wgmma descriptors instead of deriving them from `it` each k tile.
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, bool TURN = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
@@ -193,7 +195,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             ops.scale(part);
             if constexpr (TMA_STORE) {
                 if (HALF || segments == 1) {  // the same for the whole block
-                    tma_store::store<COLS, (MB > 1)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+                    tma_store::store<COLS, (MB > 1), TURN>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
                     continue;
                 }
             }
