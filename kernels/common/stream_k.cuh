@@ -52,7 +52,8 @@ struct Ring {
 };
 
 // Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows. TURN (21): the
-// block's odd units walk their k tiles last to first, so each wave starts on the k tiles the last one ended on.
+// block's odd units walk their k tiles last to first, so each wave starts on the k tiles the last one ended on, and
+// B's lines are L2's first to go: what it holds at a wave's end is mostly the A the next wave shares.
 template <int WIDTH, int ROWS = BM, bool TURN = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty) {
@@ -86,7 +87,11 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
                 tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
             }
 #pragma unroll
-            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], k, tn * WIDTH + p * 64);
+            for (int p = 0; p < WIDTH / 64; ++p) {
+                unsigned char* b = stage + ROWS * 128 + p * B_PANEL;
+                if constexpr (TURN) ops.template load_b<true>(b, &tma_b, &full[st], k, tn * WIDTH + p * 64);  // B first out of L2
+                else ops.load_b(b, &tma_b, &full[st], k, tn * WIDTH + p * 64);
+            }
         }
     });
 }
