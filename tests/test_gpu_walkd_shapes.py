@@ -51,7 +51,7 @@ HALF_TILES_SHAPES, whole 64-row tiles of 64 (one consumer warpgroup), 128 and 25
 and 16's 128-row path whole and shared. Stage 19 (lean_k_loop), 17 with its k loop's state carried, at the same shapes.
 Stage 20 (tall_tiles) at the same shapes (its plan is 19's there) and at TALL_TILES_SHAPES, where it runs 256 x 192
 tiles: one wave and several, 16's stream-K (six segments a tile), stream-K in ranges of a half, third and quarter of a
-tile, odd M, N off the tile, K off 64, and 8192^3. Stage 21 (k_turns), 20 with its k tiles in turns, at all of 20's.
+tile, odd M, N off the tile, K off 64, and 8192^3.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -77,8 +77,8 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
-HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_", "d_tall_tiles_", "d_k_turns_"))]
-TALL_TILES = [n for n in WALK_D if n.startswith(("d_tall_tiles_", "d_k_turns_"))]
+HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_", "d_tall_tiles_"))]
+TALL_TILES = [n for n in WALK_D if n.startswith("d_tall_tiles_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [

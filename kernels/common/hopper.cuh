@@ -3,8 +3,7 @@
 //   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase; the _addr
 //                        forms take the barrier's shared-memory address (walk D 19's k loop)
 //   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
-//   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier (EVICT_FIRST: its L2 lines
-//                        the first given up)
+//   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
 //   prefetch_tensormap   a __grid_constant__ tensor map's descriptor fetched before the first load needs it
 //   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
@@ -75,17 +74,10 @@ __device__ __forceinline__ void mbar_wait_addr(uint32_t bar, int parity) {
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) { mbar_wait_addr(smem_u32(bar), parity); }
 
 // Box at (column c0, row c1) of the map's matrix into `dst`; out-of-range elements arrive as zeros.
-template <bool EVICT_FIRST = false>
 __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1) {
-    if constexpr (EVICT_FIRST)
-        asm volatile(
-            "{\n.reg .b64 policy;\ncreatepolicy.fractional.L2::evict_first.b64 policy, 1.0;\n"
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], [%2], policy;\n}\n"
-            ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
-    else
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-            ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+        ::"r"(smem_u32(dst)), "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
 }
 
 __device__ __forceinline__ void prefetch_tensormap(const TensorMap& map) {

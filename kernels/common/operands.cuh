@@ -38,9 +38,8 @@ struct Fp8 {
 template <typename T>
 struct Bit16 {
     enum : int { K_TILE = 64 };
-    template <bool EVICT_FIRST = false>  // 21's
     __device__ __forceinline__ void load_b(void* dst, const TensorMap* map, uint64_t* bar, int kt, int f0) const {
-        tma_load_2d<EVICT_FIRST>(dst, map, bar, f0, kt * K_TILE);
+        tma_load_2d(dst, map, bar, f0, kt * K_TILE);
     }
     // B's box: 64 rows of K, 128 bytes (64 features) each, 16 rows a k16 step; A's: K-major, +32 bytes a k16 step.
     template <int TN>

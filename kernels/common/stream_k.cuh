@@ -51,18 +51,15 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows. TURN (21): the
-// block's odd units walk their k tiles last to first, so each wave starts on the k tiles the last one ended on, and
-// B's lines are L2's first to go: what it holds at a wave's end is mostly the A the next wave shares.
-template <int WIDTH, int ROWS = BM, bool TURN = false, typename Ops>
+// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows.
+template <int WIDTH, int ROWS = BM, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty) {
     using R = Ring<WIDTH, ROWS>;
-    int it = 0, unit = 0;
+    int it = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
         int tm, tn;
         grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
-        const bool back = TURN && (unit++ & 1);
 #pragma unroll 1
         for (int kt = k0; kt < k1; ++kt, ++it) {
             const int st = it % R::STAGES;
@@ -76,7 +73,7 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
 #ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
             const int k = kt % R::STAGES;
 #else
-            const int k = back ? k0 + k1 - 1 - kt : kt;
+            const int k = kt;
 #endif
             unsigned char* stage = smem + st * R::STAGE;
             mbar_arrive_expect_tx(&full[st], R::STAGE);
@@ -87,11 +84,7 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
                 tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
             }
 #pragma unroll
-            for (int p = 0; p < WIDTH / 64; ++p) {
-                unsigned char* b = stage + ROWS * 128 + p * B_PANEL;
-                if constexpr (TURN) ops.template load_b<true>(b, &tma_b, &full[st], k, tn * WIDTH + p * 64);  // B first out of L2
-                else ops.load_b(b, &tma_b, &full[st], k, tn * WIDTH + p * 64);
-            }
+            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], k, tn * WIDTH + p * 64);
         }
     });
 }
@@ -133,7 +126,7 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
 // from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
 // carries its stage, parity, barrier addresses and wgmma descriptors instead of deriving them from `it` each k tile.
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, bool TURN = false, typename Ops>
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr) {
@@ -200,7 +193,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             ops.scale(part);
             if constexpr (TMA_STORE) {
                 if (HALF || segments == 1) {  // the same for the whole block
-                    tma_store::store<COLS, (MB > 1), TURN>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+                    tma_store::store<COLS, (MB > 1)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
                     continue;
                 }
             }

@@ -16,16 +16,9 @@ enum : int {
 // Named barrier 1 + c: the 128 threads of consumer warpgroup c (barrier 0 is __syncthreads').
 __device__ __forceinline__ void warpgroup_sync(int c) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); }
 
-// EVICT_FIRST (21): C's lines the first L2 gives up, before the A and B the next wave may still read.
-template <bool EVICT_FIRST = false>
 __device__ __forceinline__ void store_2d(const TensorMap& map, const unsigned char* src, int x, int y) {
-    if constexpr (EVICT_FIRST)
-        asm volatile("{\n.reg .b64 policy;\ncreatepolicy.fractional.L2::evict_first.b64 policy, 1.0;\n"
-                     "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], policy;\n}\n"
-                     ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
-    else
-        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                     ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
@@ -46,8 +39,8 @@ __device__ __forceinline__ int tid_here() {
 
 // Warpgroup c's accumulators (rows row0.. row0 + 63 of C, columns col0.. col0 + WIDTH - 1) through its buffers
 // `staging` (2 x BUFFER bytes). `chunk` counts this warpgroup's chunks across tiles, so the buffers alternate.
-// TID_HERE (20): tid_here(). EVICT_FIRST (21): store_2d's.
-template <int WIDTH, bool TID_HERE = false, bool EVICT_FIRST = false>
+// TID_HERE (20): tid_here().
+template <int WIDTH, bool TID_HERE = false>
 __device__ __forceinline__ void store(const float (&acc)[WIDTH / 2], const TensorMap& map, unsigned char* staging, int& chunk, int row0,
                                       int col0, int c) {
     const int tid = TID_HERE ? tid_here() % 128 : threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
@@ -67,7 +60,7 @@ __device__ __forceinline__ void store(const float (&acc)[WIDTH / 2], const Tenso
             }
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the generic writes, visible to TMA
         warpgroup_sync(c);
-        if (tid == 0) store_2d<EVICT_FIRST>(map, buffer, col0 + q * COLS, row0);
+        if (tid == 0) store_2d(map, buffer, col0 + q * COLS, row0);
     }
 }
 }  // namespace tma_store

@@ -214,13 +214,6 @@ KERNELS = [
         "19 with 256 x 192 tiles, each consumer warpgroup 128 x 192, where its plan finds them cheaper: 22 % fewer "
         "bytes delivered to shared memory a MAC",
     ),
-    (
-        "d_k_turns",
-        "21_k_turns.cu",
-        {**HALF_TILES, "planner": tall_launch_plan},
-        "20 with each block's k tiles walked forward and backward in turns, so a wave starts on what L2 holds of the "
-        "last, and C stored with an evict-first L2 policy: fewer DRAM reads",
-    ),
 ]
 
 
