@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|llm-crosscheck RUN|llm-targets RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -558,14 +558,16 @@ PY
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_lean_k_loop_bf16 --sizes 4096 \
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  llm-targets)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of walk D 05-08 and 12-16
-    # (those best at some LLM shape in the full runs) with cuBLASLt, cuBLAS interleaved (792 cells; DEADLINE, default
-    # 360), then llm-crosscheck on the same card. In blocks at the cap about 1,600 s on an H100: resume the `reference`
-    # line with .resume/results.tgz until every cell has a row. A lower bound of the full plan's best stage.
+  llm-targets|llm-later)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of walk D 05-08 and
+    # 12-16 (those best at some LLM shape in the full runs) with cuBLASLt (llm-later: walk D 16-20, the stages after
+    # them), cuBLAS interleaved (792 cells; llm-later 432; DEADLINE, default 360), then llm-crosscheck on the same card
+    # (LLM_CROSSCHECK=0 leaves it to the call that finishes the run). In blocks at the cap about 1,600 s on an H100:
+    # resume with .resume/results.tgz until every cell has a row. A lower bound of the full plan's best stage.
     shift; run=$1
-    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" \
-      --kernels d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
-    OUT=$FINAL DEADLINE=300 bash "$0" llm-crosscheck "$run" ;;
+    kernels=d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
+    [ "$STEP" = llm-later ] && kernels=d_priced_plan_bf16,d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16
+    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels"
+    [ "${LLM_CROSSCHECK:-1}" = 0 ] || OUT=$FINAL DEADLINE=${CROSSCHECK_S:-300} bash "$0" llm-crosscheck "$run" ;;
   cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 12, 15 and 19 (CUBE_KERNELS replaces them), BF16
     # and FP16, 1024^3-8192^3, three repeats, cuBLAS interleaved and alone; then the farm's cuBLAS there against torch.mm
     # under do_bench_cudagraph (hot), its CSV beside the run (about 400 s on an H100; DEADLINE, default 300)
