@@ -4,6 +4,7 @@ this machine's GPUs)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -410,7 +411,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.analysis.crosscheck import MODES, PRECISIONS, as_csv, as_table, crosscheck
+    from farm.analysis.crosscheck import MODES, PRECISIONS, as_table, crosscheck, csv_writer
     from farm.plan import load_plan, parse_size
 
     if args.plan:  # every shape of the plan, cubes and M x N x K alike
@@ -426,11 +427,19 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     if set(modes) - set(MODES):
         print(f"unknown mode {', '.join(sorted(set(modes) - set(MODES)))}; valid: {', '.join(MODES)}", file=sys.stderr)
         return 2
-    records = crosscheck(shapes, precisions, args.max_time_s, modes)
+    records = []
+    with contextlib.ExitStack() as stack:
+        writer = None
+        if args.csv:  # its folder made if new: a fresh GPU host lost a whole cross-check to a missing one (2026-11-26)
+            Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+            out = stack.enter_context(Path(args.csv).open("w"))
+            writer = csv_writer(out)
+        for record in crosscheck(shapes, precisions, args.max_time_s, modes):
+            records.append(record)
+            if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
+                writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
+                out.flush()
     print(as_table(records))
-    if args.csv:  # its folder made if new: a fresh GPU host lost a whole cross-check to a missing one (2026-11-26)
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.csv).write_text(as_csv(records))
     return 0 if all(r["verified"] for r in records) else 1
 
 

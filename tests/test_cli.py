@@ -272,3 +272,19 @@ def test_crosscheck_writes_its_csv_into_a_folder_not_there_yet(tmp_path, monkeyp
     assert main(["crosscheck", "--sizes", "256", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)]) == 0
     assert out.read_text().splitlines()[0] == ",".join(crosscheck.COLUMNS)
     assert "| bf16 | 256 | hot |" in capsys.readouterr().out
+
+
+def test_crosscheck_stopped_midway_keeps_the_records_it_measured(tmp_path, monkeypatch):
+    """A cross-check cut off by its deadline (here: the second shape fails) leaves the first shape's line in the CSV."""
+    import farm.analysis.crosscheck as crosscheck
+
+    def first_then_stop(*a):
+        yield dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": "256", "mode": "hot"}
+        raise TimeoutError("deadline")
+
+    monkeypatch.setattr(crosscheck, "crosscheck", first_then_stop)
+    out = tmp_path / "crosscheck.csv"
+    with pytest.raises(TimeoutError):
+        main(["crosscheck", "--sizes", "256,512", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)])
+    lines = out.read_text().splitlines()
+    assert lines[0] == ",".join(crosscheck.COLUMNS) and lines[1].startswith("bf16,256,hot,") and len(lines) == 2

@@ -13,7 +13,8 @@ the algorithm PyTorch's cuBLASLt call picks, not the harness.
 from __future__ import annotations
 
 import csv
-import io
+from collections.abc import Iterator
+from typing import TextIO
 
 from farm.cells import Cell
 from farm.measure.cell_timer import MeasureOptions
@@ -73,9 +74,9 @@ def crosscheck(
     precisions: tuple[str, ...] = PRECISIONS,
     max_time_s: float = 2.0,
     modes: tuple[str, ...] = MODES,
-) -> list[dict]:
-    """One record per (precision, shape (m, n, k), mode); the farm's side stops each cell after `max_time_s` of
-    batches."""
+) -> Iterator[dict]:
+    """One record per (precision, shape (m, n, k), mode), each as soon as it is measured; the farm's side stops each
+    cell after `max_time_s` of batches."""
     import triton.testing
 
     from farm.measure.gpu import GpuMeasurer
@@ -86,7 +87,6 @@ def crosscheck(
         )
         for mode in modes
     }
-    out = []
     for precision in precisions:
         for m, n, k in shapes:
             run = _torch_call(precision, m, n, k)
@@ -113,16 +113,14 @@ def crosscheck(
                     record[f"{lib}_launch"] = (
                         row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
                     )
-                out.append(record)
-    return out
+                yield record
 
 
-def as_csv(records: list[dict]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+def csv_writer(out: TextIO) -> csv.DictWriter:
+    """A CSV of records on `out`, its header written."""
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(records)
-    return buf.getvalue()
+    return writer
 
 
 def as_table(records: list[dict]) -> str:
