@@ -257,34 +257,23 @@ def test_the_dashboard_without_its_extra_says_which(monkeypatch, capsys):
     assert "ports end at 65535" in capsys.readouterr().err
 
 
-def test_crosscheck_writes_its_csv_into_a_folder_not_there_yet(tmp_path, monkeypatch, capsys):
-    """The measured records reach the CSV even where its folder does not exist yet (a fresh GPU host's results folder)."""
+def test_crosscheck_writes_its_csv_a_record_at_a_time_into_a_new_folder(tmp_path, monkeypatch, capsys):
+    """Records reach the CSV, its folder made if new (a fresh GPU host's), each as measured: a cross-check stopped
+    midway keeps the records before it."""
     import farm.analysis.crosscheck as crosscheck
 
-    record = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {
-        "precision": "bf16",
-        "size": "256",
-        "mode": "hot",
-        "verified": True,
-    }
-    monkeypatch.setattr(crosscheck, "crosscheck", lambda *a: [record])
-    out = tmp_path / "not" / "there" / "crosscheck.csv"
-    assert main(["crosscheck", "--sizes", "256", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)]) == 0
-    assert out.read_text().splitlines()[0] == ",".join(crosscheck.COLUMNS)
-    assert "| bf16 | 256 | hot |" in capsys.readouterr().out
-
-
-def test_crosscheck_stopped_midway_keeps_the_records_it_measured(tmp_path, monkeypatch):
-    """A cross-check cut off by its deadline (here: the second shape fails) leaves the first shape's line in the CSV."""
-    import farm.analysis.crosscheck as crosscheck
+    record = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": "256", "mode": "hot"}
 
     def first_then_stop(*a):
-        yield dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": "256", "mode": "hot"}
+        yield record
         raise TimeoutError("deadline")
 
+    out = tmp_path / "not" / "there" / "crosscheck.csv"
+    args = ["crosscheck", "--sizes", "256,512", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)]
+    monkeypatch.setattr(crosscheck, "crosscheck", lambda *a: [record | {"verified": True}])
+    assert main(args) == 0 and "| bf16 | 256 | hot |" in capsys.readouterr().out
     monkeypatch.setattr(crosscheck, "crosscheck", first_then_stop)
-    out = tmp_path / "crosscheck.csv"
     with pytest.raises(TimeoutError):
-        main(["crosscheck", "--sizes", "256,512", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)])
+        main(args)
     lines = out.read_text().splitlines()
     assert lines[0] == ",".join(crosscheck.COLUMNS) and lines[1].startswith("bf16,256,hot,") and len(lines) == 2
