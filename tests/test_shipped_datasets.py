@@ -148,7 +148,9 @@ LLM_TARGET_KERNELS = (
 LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmb"), "h200-llm": ("H200", "h200-llmt3")}
 # Issue 31's cube targets, `.ci/gpu-session.sh cubes` (walk D 12, 19 and 20 at 1024^3-8192^3, three repeats; the H200's
 # run, from before 20, 12, 15 and 19) with the cross-check of both precisions' vendor baselines from the same call.
-CUBE_KERNELS = "d_tma_store_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tma_store_fp16,d_lean_k_loop_fp16,d_tall_tiles_fp16"
+CUBE_KERNELS = (
+    "d_tma_store_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tma_store_fp16,d_lean_k_loop_fp16,d_tall_tiles_fp16"
+)
 CUBE_RUNS = {
     ("H100-80GB-HBM3", "h100-cubese"): CUBE_KERNELS,
     ("H200", "h200-cubesc"): CUBE_KERNELS.replace("tall_tiles", "dependent_launch"),
