@@ -718,7 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=2.0,
         help="seconds of timed batches a farm cell gets at most (default 2)",
     )
-    p.add_argument("--csv", help="also write the records to this CSV file")
+    p.add_argument("--csv", help="also write the records to this CSV file, each as it is measured")
     p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("validate", help="check datasets against the schema; every problem reported, exit 1 if any")
