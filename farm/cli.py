@@ -411,7 +411,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.analysis.crosscheck import MODES, PRECISIONS, as_table, crosscheck, csv_writer
+    from farm.analysis.crosscheck import MODES, PRECISIONS, as_table, crosscheck, csv_writer, kept_records, shape_label
     from farm.plan import load_plan, parse_size
 
     if args.plan:  # every shape of the plan, cubes and M x N x K alike
@@ -427,20 +427,35 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     if set(modes) - set(MODES):
         print(f"unknown mode {', '.join(sorted(set(modes) - set(MODES)))}; valid: {', '.join(MODES)}", file=sys.stderr)
         return 2
+    if args.resume and not args.csv:
+        print("--resume goes on from the CSV that --csv names", file=sys.stderr)
+        return 2
+    try:
+        kept = kept_records(args.csv) if args.resume else []
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    done = {(r["precision"], r["size"], r["mode"]) for r in kept}
     records = []
     with contextlib.ExitStack() as stack:
         writer = None
         if args.csv:  # its folder made if new: a fresh GPU host lost a whole cross-check to a missing one (2026-11-26)
             Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-            out = stack.enter_context(Path(args.csv).open("w"))
-            writer = csv_writer(out)
-        for record in crosscheck(shapes, precisions, args.max_time_s, modes):
-            records.append(record)
-            if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
-                writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
-                out.flush()
+            out = stack.enter_context(Path(args.csv).open("a" if kept else "w"))
+            writer = csv_writer(out, header=not kept)
+        for precision in precisions:
+            left = [s for s in shapes if any((precision, shape_label(*s), mode) not in done for mode in modes)]
+            for record in crosscheck(left, (precision,), args.max_time_s, modes) if left else ():
+                if (record["precision"], record["size"], record["mode"]) in done:
+                    continue  # the other mode of this shape was the one missing
+                records.append(record)
+                if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
+                    writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
+                    out.flush()
+    if kept:
+        print(f"{len(kept)} kept from {args.csv}, {len(records)} measured now")
     print(as_table(records))
-    return 0 if all(r["verified"] for r in records) else 1
+    return 0 if all(r["verified"] for r in records) and all(r["verified"] == "True" for r in kept) else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -719,6 +734,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds of timed batches a farm cell gets at most (default 2)",
     )
     p.add_argument("--csv", help="also write the records to this CSV file, each as it is measured")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on from the records already in --csv's file: only what it lacks is measured, and added to it",
+    )
     p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("validate", help="check datasets against the schema; every problem reported, exit 1 if any")

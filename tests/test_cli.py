@@ -255,25 +255,3 @@ def test_the_dashboard_without_its_extra_says_which(monkeypatch, capsys):
     monkeypatch.setattr(importlib.util, "find_spec", real)
     assert main(["dashboard", "--port", "70000"]) == 2
     assert "ports end at 65535" in capsys.readouterr().err
-
-
-def test_crosscheck_writes_its_csv_a_record_at_a_time_into_a_new_folder(tmp_path, monkeypatch, capsys):
-    """Records reach the CSV, its folder made if new (a fresh GPU host's), each as measured: a cross-check stopped
-    midway keeps the records before it."""
-    import farm.analysis.crosscheck as crosscheck
-
-    record = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": "256", "mode": "hot"}
-
-    def first_then_stop(*a):
-        yield record
-        raise TimeoutError("deadline")
-
-    out = tmp_path / "not" / "there" / "crosscheck.csv"
-    args = ["crosscheck", "--sizes", "256,512", "--precisions", "bf16", "--modes", "hot", "--csv", str(out)]
-    monkeypatch.setattr(crosscheck, "crosscheck", lambda *a: [record | {"verified": True}])
-    assert main(args) == 0 and "| bf16 | 256 | hot |" in capsys.readouterr().out
-    monkeypatch.setattr(crosscheck, "crosscheck", first_then_stop)
-    with pytest.raises(TimeoutError):
-        main(args)
-    lines = out.read_text().splitlines()
-    assert lines[0] == ",".join(crosscheck.COLUMNS) and lines[1].startswith("bf16,256,hot,") and len(lines) == 2

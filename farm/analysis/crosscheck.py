@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 from farm.cells import Cell
@@ -116,11 +117,24 @@ def crosscheck(
                 yield record
 
 
-def csv_writer(out: TextIO) -> csv.DictWriter:
-    """A CSV of records on `out`, its header written."""
+def csv_writer(out: TextIO, header: bool = True) -> csv.DictWriter:
+    """A CSV of records on `out`, its header written first (not where `out` goes on from an earlier CSV)."""
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
+    if header:
+        writer.writeheader()
     return writer
+
+
+def kept_records(path: str) -> list[dict]:
+    """The records an earlier cross-check wrote to `path` (none if it is not there), as the CSV's strings; ValueError
+    if its columns are not this version's."""
+    if not Path(path).exists():
+        return []
+    with Path(path).open() as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise ValueError(f"{path}: its columns are not a cross-check's of this version; --resume cannot add to it")
+        return list(reader)
 
 
 def as_table(records: list[dict]) -> str:

@@ -1,0 +1,71 @@
+"""`farm crosscheck --csv`: records written as they are measured, and `--resume` going on from an earlier call's CSV
+(a GPU call ends at its deadline; the next measures only what the CSV lacks). The measuring is stood in for here: it
+needs a GPU, PyTorch and Triton (the GPU host runs it: .ci/gpu-session.sh llm-crosscheck)."""
+
+import pytest
+
+import farm.analysis.crosscheck as crosscheck
+from farm.cli import main
+
+RECORD = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": "256", "mode": "hot"}
+
+
+def measured(asked: list):
+    """A stand-in for crosscheck.crosscheck: a verified record per shape and mode asked for, the shapes noted."""
+
+    def fake(shapes, precisions, max_time_s, modes):
+        asked.append(list(shapes))
+        for m, n, k in shapes:
+            for mode in modes:
+                size = crosscheck.shape_label(m, n, k)
+                yield RECORD | {"precision": precisions[0], "size": size, "mode": mode, "verified": True}
+
+    return fake
+
+
+def run(out, *flags, sizes="256,512"):
+    return main(["crosscheck", "--sizes", sizes, "--precisions", "bf16", "--modes", "hot", "--csv", str(out), *flags])
+
+
+def sizes_in(out) -> list[str]:
+    header, *lines = out.read_text().splitlines()
+    assert header == ",".join(crosscheck.COLUMNS)
+    return [line.split(",")[1] for line in lines]
+
+
+def test_the_csv_gets_a_record_at_a_time_in_a_new_folder(tmp_path, monkeypatch, capsys):
+    """Its folder made if new (a fresh GPU host's); a cross-check stopped midway keeps the records before it."""
+
+    def first_then_stop(*a):
+        yield RECORD
+        raise TimeoutError("deadline")
+
+    out = tmp_path / "not" / "there" / "crosscheck.csv"
+    monkeypatch.setattr(crosscheck, "crosscheck", measured([]))
+    assert run(out) == 0 and "| bf16 | 256 | hot |" in capsys.readouterr().out
+    monkeypatch.setattr(crosscheck, "crosscheck", first_then_stop)
+    with pytest.raises(TimeoutError):
+        run(out)
+    assert sizes_in(out) == ["256"]
+
+
+def test_resume_measures_only_what_the_csv_lacks_and_adds_it(tmp_path, monkeypatch, capsys):
+    out, asked = tmp_path / "crosscheck.csv", []
+    monkeypatch.setattr(crosscheck, "crosscheck", measured(asked))
+    assert run(out, sizes="256") == 0  # the earlier call, cut off after 256^3
+    assert run(out, "--resume", sizes="256,512,1x4096x4096") == 0
+    assert asked == [[(256, 256, 256)], [(512, 512, 512), (1, 4096, 4096)]]
+    assert "1 kept from" in capsys.readouterr().out
+    assert sizes_in(out) == ["256", "512", "1x4096x4096"]
+    assert run(out, "--resume") == 0 and len(asked) == 2  # nothing left: nothing measured
+    assert sizes_in(out) == ["256", "512", "1x4096x4096"]
+
+
+def test_resume_refuses_a_csv_it_cannot_add_to(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(crosscheck, "crosscheck", measured([]))
+    assert main(["crosscheck", "--sizes", "256", "--resume"]) == 2
+    assert "--resume goes on from the CSV that --csv names" in capsys.readouterr().err
+    out = tmp_path / "other.csv"
+    out.write_text("precision,size,ms\nbf16,256,1.0\n")
+    assert run(out, "--resume") == 2 and "cannot add to it" in capsys.readouterr().err
+    assert out.read_text() == "precision,size,ms\nbf16,256,1.0\n"  # left as it was
