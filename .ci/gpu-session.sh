@@ -671,9 +671,10 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     ncu_summary "$OUT/ncu-floor.csv" Duration "SM Frequency" dram__bytes_read.sum lts__t_bytes.sum sm__inst_issued.sum \
       sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active ;;
   llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
-    # into $RES (72 shapes took over 400 s on an H100: a call cut off goes on from its CSV in .resume/results.tgz). torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100,
-    # torch 2.11): each token count M is probed first in a process of its own (an illegal address poisons the
-    # context), and the shapes of the M that fail are left out, saying so.
+    # into $RES (72 shapes took over 400 s on an H100: a call cut off goes on from its CSV in .resume/results.tgz).
+    # torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100, torch 2.11):
+    # each token count M is probed first in a process of its own (an illegal address poisons the context), and the
+    # shapes of the M that fail are left out, saying so.
     shift; run=$1; ok=""; mkdir -p "$RES"
     for m in $(python3 -c "from farm.plan import load_plan; print(*sorted({c.m for c in load_plan('plans/llm.toml').cells()}))"); do
       if timeout 60 python3 -c "
@@ -689,7 +690,7 @@ for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cell
     sizes=$(python3 -c "import sys; from farm.plan import load_plan; ok = {int(m) for m in sys.argv[1:]}
 print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells()}) if m in ok))" $ok)
     timeout "${DEADLINE:-300}" python3 -m farm crosscheck --sizes "$sizes" --precisions bf16 --modes hot --max-time-s 0.5 \
-      --csv "$RES/crosscheck-$run.csv" --resume > "$OUT/crosscheck-$run.md" 2>&1  # a CSV resumed from .resume: what it lacks
+      --csv "$RES/crosscheck-$run.csv" --resume > "$OUT/crosscheck-$run.md" 2>&1
     echo "llm crosscheck rc=$? at M in:$ok"; tail -80 "$OUT/crosscheck-$run.md" | cut -c1-110 ;;
   walkf-e5m2)  # issue 32, FP8 with B in E5M2 (fp8_e4m3_e5m2: 03, 04, 07, 09 built with FP8_B_E5M2): its GPU tests (B's E5M2
     # inputs against a host E5M2, the stages and both baselines at tile-multiple and odd shapes, 07 at each plan branch,
