@@ -411,7 +411,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.analysis.crosscheck import MODES, PRECISIONS, as_table, crosscheck, csv_writer, kept_records, shape_label
+    from farm.analysis.crosscheck import MODES, PRECISIONS, as_table, crosscheck, csv_writer, kept_records
     from farm.plan import load_plan, parse_size
 
     if args.plan:  # every shape of the plan, cubes and M x N x K alike
@@ -435,7 +435,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
-    done = {(r["precision"], r["size"], r["mode"]) for r in kept}
+    done = frozenset((r["precision"], r["size"], r["mode"]) for r in kept)
     records = []
     with contextlib.ExitStack() as stack:
         writer = None
@@ -443,15 +443,11 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
             Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
             out = stack.enter_context(Path(args.csv).open("a" if kept else "w"))
             writer = csv_writer(out, header=not kept)
-        for precision in precisions:
-            left = [s for s in shapes if any((precision, shape_label(*s), mode) not in done for mode in modes)]
-            for record in crosscheck(left, (precision,), args.max_time_s, modes) if left else ():
-                if (record["precision"], record["size"], record["mode"]) in done:
-                    continue  # the other mode of this shape was the one missing
-                records.append(record)
-                if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
-                    writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
-                    out.flush()
+        for record in crosscheck(shapes, precisions, args.max_time_s, modes, done):
+            records.append(record)
+            if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
+                writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
+                out.flush()
     if kept:
         print(f"{len(kept)} kept from {args.csv}, {len(records)} measured now")
     print(as_table(records))

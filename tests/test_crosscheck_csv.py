@@ -11,14 +11,15 @@ RECORD = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": 
 
 
 def measured(asked: list):
-    """A stand-in for crosscheck.crosscheck: a verified record per shape and mode asked for, the shapes noted."""
+    """A stand-in for crosscheck.crosscheck: a verified record for each of its to_measure (noted in `asked`)."""
 
-    def fake(shapes, precisions, max_time_s, modes):
-        asked.append(list(shapes))
-        for m, n, k in shapes:
-            for mode in modes:
-                size = crosscheck.shape_label(m, n, k)
-                yield RECORD | {"precision": precisions[0], "size": size, "mode": mode, "verified": True}
+    def fake(shapes, precisions, max_time_s, modes, done=frozenset()):
+        todo = crosscheck.to_measure(shapes, precisions, modes, done)
+        asked.append([shape for _, shape, _ in todo])
+        for precision, shape, left in todo:
+            for mode in left:
+                size = crosscheck.shape_label(*shape)
+                yield RECORD | {"precision": precision, "size": size, "mode": mode, "verified": True}
 
     return fake
 
@@ -57,8 +58,20 @@ def test_resume_measures_only_what_the_csv_lacks_and_adds_it(tmp_path, monkeypat
     assert asked == [[(256, 256, 256)], [(512, 512, 512), (1, 4096, 4096)]]
     assert "1 kept from" in capsys.readouterr().out
     assert sizes_in(out) == ["256", "512", "1x4096x4096"]
-    assert run(out, "--resume") == 0 and len(asked) == 2  # nothing left: nothing measured
+    assert run(out, "--resume") == 0 and asked[2] == []  # nothing left: nothing measured
     assert sizes_in(out) == ["256", "512", "1x4096x4096"]
+
+
+def test_to_measure_leaves_out_what_is_done_mode_by_mode():
+    done = frozenset({("bf16", "256", "hot"), ("bf16", "512", "hot"), ("bf16", "512", "cold")})
+    todo = crosscheck.to_measure([(256,) * 3, (512,) * 3, (1, 4096, 4096)], ("bf16", "fp16"), ("hot", "cold"), done)
+    assert todo == [
+        ("bf16", (256,) * 3, ["cold"]),
+        ("bf16", (1, 4096, 4096), ["hot", "cold"]),
+        ("fp16", (256,) * 3, ["hot", "cold"]),
+        ("fp16", (512,) * 3, ["hot", "cold"]),
+        ("fp16", (1, 4096, 4096), ["hot", "cold"]),
+    ]
 
 
 def test_resume_refuses_a_csv_it_cannot_add_to(tmp_path, monkeypatch, capsys):

@@ -70,14 +70,34 @@ def _torch_call(precision: str, m: int, n: int, k: int):
     return run
 
 
+def to_measure(
+    shapes: list[tuple[int, int, int]],
+    precisions: tuple[str, ...],
+    modes: tuple[str, ...],
+    done: frozenset = frozenset(),
+) -> list[tuple[str, tuple[int, int, int], list[str]]]:
+    """(precision, shape, the modes left) for each precision and shape with a mode not in `done` ((precision, size,
+    mode) an earlier call recorded), in the order they are measured."""
+    return [
+        (precision, shape, left)
+        for precision in precisions
+        for shape in shapes
+        if (left := [mode for mode in modes if (precision, shape_label(*shape), mode) not in done])
+    ]
+
+
 def crosscheck(
     shapes: list[tuple[int, int, int]],
     precisions: tuple[str, ...] = PRECISIONS,
     max_time_s: float = 2.0,
     modes: tuple[str, ...] = MODES,
+    done: frozenset = frozenset(),
 ) -> Iterator[dict]:
-    """One record per (precision, shape (m, n, k), mode), each as soon as it is measured; the farm's side stops each
-    cell after `max_time_s` of batches."""
+    """One record per (precision, shape (m, n, k), mode) not in `done` (to_measure), each as soon as it is measured;
+    the farm's side stops each cell after `max_time_s` of batches."""
+    todo = to_measure(shapes, precisions, modes, done)
+    if not todo:  # nothing left: no GPU, PyTorch or Triton needed
+        return
     import triton.testing
 
     from farm.measure.gpu import GpuMeasurer
@@ -88,33 +108,30 @@ def crosscheck(
         )
         for mode in modes
     }
-    for precision in precisions:
-        for m, n, k in shapes:
-            run = _torch_call(precision, m, n, k)
-            theirs = {
-                mode: triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median")
-                if mode == "hot"
-                else triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
-                for mode in modes
+    for precision, (m, n, k), left in todo:
+        run = _torch_call(precision, m, n, k)
+        theirs = {
+            mode: triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median")
+            if mode == "hot"
+            else triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+            for mode in left
+        }
+        for mode in left:
+            rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", m, n, k), "crosscheck") for lib in LIBRARIES}
+            record = {
+                "precision": precision,
+                "size": shape_label(m, n, k),
+                "mode": mode,
+                "torch_ms": theirs[mode],
+                "torch_timer": "do_bench_cudagraph" if mode == "hot" else "do_bench",
+                "verified": all(r.get("verified") for r in rows.values()),
             }
-            for mode in modes:
-                rows = {lib: ours[mode].measure(Cell(f"{lib}_{precision}", m, n, k), "crosscheck") for lib in LIBRARIES}
-                record = {
-                    "precision": precision,
-                    "size": shape_label(m, n, k),
-                    "mode": mode,
-                    "torch_ms": theirs[mode],
-                    "torch_timer": "do_bench_cudagraph" if mode == "hot" else "do_bench",
-                    "verified": all(r.get("verified") for r in rows.values()),
-                }
-                for lib, row in rows.items():
-                    ms = row.get("median_ms") if row["status"] == "ok" else None
-                    record[f"{lib}_ms"] = ms
-                    record[f"{lib}_vs_torch"] = ms / theirs[mode] if ms else None
-                    record[f"{lib}_launch"] = (
-                        row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
-                    )
-                yield record
+            for lib, row in rows.items():
+                ms = row.get("median_ms") if row["status"] == "ok" else None
+                record[f"{lib}_ms"] = ms
+                record[f"{lib}_vs_torch"] = ms / theirs[mode] if ms else None
+                record[f"{lib}_launch"] = row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
+            yield record
 
 
 def csv_writer(out: TextIO, header: bool = True) -> csv.DictWriter:
