@@ -268,7 +268,7 @@ def farm_dataset(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def archived(tmp_path_factory) -> Path:
-    """The schema-2 datasets of datasets/archive/, unpacked: a folder holding h200-ladders and h200-tuning"""
+    """The schema-2 datasets of datasets/archive/, unpacked: a folder holding h200-ladders"""
     import tarfile
 
     root = tmp_path_factory.mktemp("archive")
@@ -623,32 +623,81 @@ def test_tuning_winner_within_noise_and_ladder_from_other_runs():
     assert tuning.tuning_cells(rows[rows["stage"] == k]).empty and tuning.tuning_summary(pd.DataFrame()).empty
 
 
-def test_tuning_page_on_archived_data(monkeypatch, archived):
-    # the archived tuning run beside every shipped dataset: the ladder rows of GPUs that did not tune are left out;
-    # its rows are schema 2 (flagged), so they show once the sidebar's switch is on
-    at = app(
-        monkeypatch, str(archived / "h200-tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir())
-    )
+# A tuning run's stand-in: (kernel, configuration) -> time against the kernel's ladder stage at 1024³ and 4096³
+# (None: failed verification, untimed); each kernel's first is its ladder configuration, measured as a tuning row
+TUNE_SPEEDS = {
+    ("c_warptile", "128x128x16_64x64_s1"): (1.01, 1.01),
+    ("c_warptile", "64x128x8_32x64_s1"): (0.85, 1.20),  # best at 1024³
+    ("c_warptile", "128x256x8_64x64_s2"): (0.95, 0.77),  # best at 4096³
+    ("c_warptile", "256x128x8_64x64_s2"): (1.10, 0.80),
+    ("c_warptile", "128x128x32_32x64_s2"): (1.30, None),
+    ("h_wmma_pipe_bf16", "128x128x32_64x32_s3"): (0.99, 1.02),
+    ("h_wmma_pipe_bf16", "64x128x32_32x64_s4"): (0.90, 1.10),  # best at 1024³
+    ("h_wmma_pipe_bf16", "128x256x32_64x64_s3"): (1.05, 0.88),  # best at 4096³
+}
+
+
+def test_tuning_page_ranks_configs(tmp_path, monkeypatch):
+    """A tuning run on one H200, written here schema-2 style (cuBLAS launched directly, so every kernel row is
+    flagged), beside every shipped dataset: the page ranks each cell's configurations against the run's own ladder
+    rows (not h200-reference's), leaves out the ladder rows of GPUs that did not tune, and shows the flagged rows
+    once the sidebar's switch is on."""
+    rng = random.Random(41)
+    dev = device("H200", "NVIDIA H200", "GPU-7e570000-0000-0000-0000-000000000004", "node-t", "9.0", 132)
+    tune = {s.name: s for s in tuning_stages(["c_warptile", "h_wmma_pipe_bf16"])}
+    rows, t = [], dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    for i, size in enumerate((1024, 4096)):
+        for kernel, base, peak in (("c_warptile", "cublas_fp32", 50.0), ("h_wmma_pipe_bf16", "cublas_bf16", 700.0)):
+            base_ms = 2 * size**3 / (peak * 1e9)
+            ladder_ms = base_ms / 0.6
+            cells = [(STAGES[base], base_ms), (STAGES[kernel], ladder_ms)]
+            cells += [
+                (tune[f"{k}_tune_{c}"], f[i] and ladder_ms * f[i]) for (k, c), f in TUNE_SPEEDS.items() if k == kernel
+            ]
+            for stage, ms in cells:
+                t += dt.timedelta(seconds=1)
+                row = {**cell_row(dev, stage, Cell(stage.name, size, size, size, 0), "tune", "ok"), "timestamp": t}
+                if ms is None:
+                    row.update(status="failed_verification", verified=False, status_reason="outside tolerance (test)")
+                    rows.append(row)
+                    continue
+                rows.append(_timed(row, ms, base_ms, rng, 1980, throttled=False))
+                if stage.name == base:
+                    row["launch_method"] = "direct"  # as the schema-2 harness launched cuBLAS
+    write_rows(rows, str(tmp_path / "tuning"))
+    hidden = sum(r["status"] == "ok" and not r["stage"].startswith("cublas") for r in rows)
+    at = app(monkeypatch, str(tmp_path / "tuning"), *sorted(str(p) for p in SHIPPED.iterdir() if (p / "rows").is_dir()))
     at.switch_page("views/tuning.py").run()
-    assert "rows hidden" in texts(at) and not at.get("vega_lite_chart")
+    assert f"⚑ {hidden} rows hidden (runs tuning/tune)" in texts(at) and not at.get("vega_lite_chart")
     at.toggle(key="show_flagged").set_value(True).run()
     assert not at.exception, [e.message for e in at.exception]
     table = at.dataframe[0].value
-    assert len(table) == 40 and set(table["gpu_model"]) == {"H200"}
-    assert set(table["kernel"]) == {
-        "c_warptile",
-        "h_wmma_dbuf_fp16",
-        "h_wmma_dbuf_bf16",
-        "h_wmma_pipe_fp16",
-        "h_wmma_pipe_bf16",
+    assert len(table) == 4 and set(table["gpu_model"]) == {"H200"} and table["ladder_same_run"].all()
+    assert set(zip(table["kernel"], table["size_label"])) == {
+        (k, s) for k in ("c_warptile", "h_wmma_pipe_bf16") for s in ("1024³", "4096³")
     }
-    assert (table["configs"] >= 25).all() and (table["bought"] > 1).all() and table["ladder_same_run"].all()
     assert at.selectbox(key="tuning_gpu").options == ["H200"]
-    big = table[(table["kernel"] == "c_warptile") & (table["size_label"] == "8192³")].iloc[0]
-    assert big["best_config"] == "128x256x8_64x64_s2" and big["bought"] == pytest.approx(1.30, abs=0.01)
+    for _, line in table.iterrows():
+        i = ("1024³", "4096³").index(line["size_label"])
+        mine = [r for r in rows if r["m"] == (1024, 4096)[i] and r["status"] == "ok"]
+        ladder_ms = next(r["median_ms"] for r in mine if r["stage"] == line["kernel"])
+        tuned = {
+            r["stage"].split("_tune_")[1]: r["median_ms"]
+            for r in mine
+            if r["stage"].startswith(line["kernel"] + "_tune_")
+        }
+        best = min(tuned, key=tuned.get)
+        assert line["best_config"] == best and line["configs"] == len(tuned), line
+        assert line["failed"] == sum(f[i] is None for (k, _), f in TUNE_SPEEDS.items() if k == line["kernel"])
+        assert line["ladder_ms"] == pytest.approx(ladder_ms), "the tuning run's own ladder row, not h200-reference's"
+        assert line["bought"] == pytest.approx(ladder_ms / tuned[best])
+    big = table[(table["kernel"] == "c_warptile") & (table["size_label"] == "4096³")].iloc[0]
+    assert big["best_config"] == "128x256x8_64x64_s2" and big["bought"] == pytest.approx(1 / 0.77, abs=0.01)
+    assert (big["configs"], big["failed"], big["ladder_rank"]) == (4, 1, "3 of 4")
     assert big["ladder_config"] == "128x128x16_64x64_s1"
-    specs = json.dumps(vega_specs(at))
+    specs = json.dumps(vega_specs(at), ensure_ascii=False)
     assert len(at.get("vega_lite_chart")) == 2 and "ladder stage (128x128x16_64x64_s1)" in specs
+    assert "64x128x8_32x64_s1: best at 1024³" in specs and "128x256x8_64x64_s2: best at 4096³" in specs
     assert "⚑" in chart_values(at), "the tuning rows' % compare unlike launches: their marks say so"
     y_scales = [enc["y"].get("scale", {}) for spec in vega_specs(at)[:1] for enc in _encodings(spec) if "y" in enc]
     assert not any(s.get("type") == "log" for s in y_scales)

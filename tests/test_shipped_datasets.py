@@ -42,8 +42,8 @@ def test_shipped_datasets_compare_like_with_like(path):
 
 
 def test_archived_datasets_unpack_valid_and_described(tmp_path):
-    """The schema-2 datasets ship in one .tar.xz (not read by default); it unpacks into two valid datasets, each of
-    them described in the dataset card."""
+    """The schema-2 data ships in one .tar.xz (not read by default); it unpacks into one valid dataset, h200-ladders,
+    described in the dataset card (h200-tuning left it for git history, where the card says)."""
     import tarfile
 
     card = (ROOT / "datasets" / "README.md").read_text()
@@ -52,7 +52,7 @@ def test_archived_datasets_unpack_valid_and_described(tmp_path):
     with tarfile.open(ARCHIVE[0]) as tar:
         tar.extractall(tmp_path, filter="data")
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["h200-ladders", "h200-tuning"]
+    assert names == ["h200-ladders"]
     for name in names:
         assert validate(str(tmp_path / name)) == [] and _schema_versions(tmp_path / name) == {"2"}
         assert f"### `{name}`" in archive_section
