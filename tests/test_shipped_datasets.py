@@ -139,13 +139,20 @@ def test_reference_dataset_ships_its_crosscheck(name):
 
 
 # Issue 31's LLM target, `.ci/gpu-session.sh llm-targets` (plans/llm.toml's BF16 cells of these stages, cuBLAS
-# interleaved and timed alone; the step now runs 16 too, after them), with its torch.mm cross-check of all 72 shapes;
-# and issue 32's FP8 reference runs, plans/walkf.toml three times.
+# interleaved and timed alone; the step now runs 16 too, after them) and `llm-later` (walk D 16-20), each run with its
+# torch.mm cross-check of all 72 shapes; and issue 32's FP8 reference runs, plans/walkf.toml three times.
 LLM_TARGET_KERNELS = (
     "d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,"
     "d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16"
 )
-LLM_TARGETS = {"h100-llm": ("H100-80GB-HBM3", "h100-llmb"), "h200-llm": ("H200", "h200-llmt3")}
+LLM_LATER_KERNELS = "d_priced_plan_bf16,d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16"
+LLM_TARGETS = {
+    "h100-llm": {
+        ("H100-80GB-HBM3", "h100-llmb"): LLM_TARGET_KERNELS,
+        ("H100-80GB-HBM3", "h100-llmc"): LLM_LATER_KERNELS,
+    },
+    "h200-llm": {("H200", "h200-llmt3"): LLM_TARGET_KERNELS},
+}
 # Issue 31's cube targets, `.ci/gpu-session.sh cubes` (walk D 12, 19 and 20 at 1024^3-8192^3, three repeats) with the
 # cross-check of both precisions' vendor baselines from the same call.
 CUBE_KERNELS = (
@@ -175,18 +182,20 @@ def _every_cell_ok(rows: list[dict], cells: set[tuple], times: int) -> None:
 def test_llm_target_runs_hold_the_step_cells_and_their_crosscheck(name):
     from farm.plan import load_plan
 
-    assert LLM_TARGET_KERNELS in (ROOT / ".ci" / "gpu-session.sh").read_text()
-    model, run = LLM_TARGETS[name]
+    step = (ROOT / ".ci" / "gpu-session.sh").read_text()
+    assert LLM_TARGET_KERNELS in step and LLM_LATER_KERNELS in step
     rows = read_table(str(ROOT / "datasets" / name)).to_pylist()
-    assert {(r["gpu_model"], r["run_id"]) for r in rows} == {(model, run)}
-    stages = {*LLM_TARGET_KERNELS.split(","), "cublas_bf16"}
-    cells = {(c.stage, c.m, c.n, c.k) for c in load_plan(ROOT / "plans" / "llm.toml").cells() if c.stage in stages}
-    assert len(cells) == 72 * 10
-    _every_cell_ok(rows, cells, 1)
-    records = _crosscheck(name, run)
-    shapes = {(m, n, k) for _, m, n, k in cells}
-    assert {_as_shape(r["size"]) for r in records} == shapes and len(records) == len(shapes)
-    assert all(r["verified"] == "True" and r["precision"] == "bf16" and float(r["torch_ms"]) > 0 for r in records)
+    assert {(r["gpu_model"], r["run_id"]) for r in rows} == set(LLM_TARGETS[name])
+    plan = load_plan(ROOT / "plans" / "llm.toml").cells()
+    for (_, run), kernels in LLM_TARGETS[name].items():
+        stages = {*kernels.split(","), "cublas_bf16"}
+        cells = {(c.stage, c.m, c.n, c.k) for c in plan if c.stage in stages}
+        assert len(cells) == 72 * len(stages)
+        _every_cell_ok([r for r in rows if r["run_id"] == run], cells, 1)
+        records = _crosscheck(name, run)
+        shapes = {(m, n, k) for _, m, n, k in cells}
+        assert {_as_shape(r["size"]) for r in records} == shapes and len(records) == len(shapes)
+        assert all(r["verified"] == "True" and r["precision"] == "bf16" and float(r["torch_ms"]) > 0 for r in records)
 
 
 def _crosscheck(dataset: str, run: str) -> list[dict]:
