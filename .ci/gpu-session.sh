@@ -567,7 +567,9 @@ PY
     shift; run=$1
     kernels=d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
     [ "$STEP" = llm-later ] && kernels=d_priced_plan_bf16,d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16
-    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels"
+    # One repeat a cell: on a host of several GPUs the cells are shared out (shard), not each measured on every card.
+    mode=(); [ "$(nvidia-smi -L | grep -c '^GPU')" -gt 1 ] && mode=(--mode shard)
+    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels" "${mode[@]}"
     [ "${LLM_CROSSCHECK:-1}" = 0 ] || OUT=$FINAL DEADLINE=${CROSSCHECK_S:-300} bash "$0" llm-crosscheck "$run" ;;
   cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 12, 19 and 20 (CUBE_KERNELS replaces them), BF16
     # and FP16, 1024^3-8192^3, three repeats, cuBLAS interleaved and alone; then the farm's cuBLAS there against torch.mm
