@@ -3,7 +3,7 @@ slower than torch.mm at some shapes (H100, BF16 2048^3: 1.065 and 1.068 in the c
 
 Per precision and cube edge, one after another on one card:
   - torch.mm (FP32 out) and the farm's cuBLAS (cublasGemmEx on the farm's handle and workspace), each under Triton's
-    do_bench_cudagraph at rep 200 ms (as `farm crosscheck`) and at rep 2000 ms, NVML's SM clock and power sampled
+    do_bench_cudagraph at rep 200 ms (as `farm crosscheck`) and at rep 1000 ms, NVML's SM clock and power sampled
     every 10 ms while each ran;
   - cublas_<p> and torch_<p> (the same torch.mm), each timed by the farm (GpuMeasurer, hot, 2 s, as `farm crosscheck`),
     their rows carrying the farm's own clock and power;
@@ -96,8 +96,8 @@ def main() -> None:
         options=MeasureOptions(timing=TimingConfig(mode="hot", stopping=StoppingRule(max_time_s=2.0)))
     )
     print(
-        "| p | n | torch db200 us | cuBLAS db200 us | torch db2000 us | cuBLAS db2000 us | torch farm us | cuBLAS farm us |"
-        " cuBLAS/torch db200 | db2000 | farm | clocks db2000 torch / cuBLAS | clocks farm torch / cuBLAS |"
+        "| p | n | torch db200 us | cuBLAS db200 us | torch db1000 us | cuBLAS db1000 us | torch farm us | cuBLAS farm us |"
+        " cuBLAS/torch db200 | db1000 | farm | clocks db1000 torch / cuBLAS | clocks farm torch / cuBLAS |"
     )
     print("|---" * 13 + "|")
     names = []
@@ -106,7 +106,7 @@ def main() -> None:
             calls = {"torch": _torch_call(precision, n, n, n), "cuBLAS": farm_cublas_call(measurer, precision, n)}
             names += [f"{precision} {n} {lib}: {kernels(run)}" for lib, run in calls.items()]
             bench, clocks = {}, {}
-            for rep in (200, 2000):
+            for rep in (200, 1000):
                 for lib, run in calls.items():
                     with Sampler(handle) as sampled:
                         bench[lib, rep] = 1000 * triton.testing.do_bench_cudagraph(run, rep=rep, return_mode="median")
@@ -123,10 +123,10 @@ def main() -> None:
 
             print(
                 f"| {precision} | {n} | {bench['torch', 200]:.2f} | {bench['cuBLAS', 200]:.2f} | "
-                f"{bench['torch', 2000]:.2f} | {bench['cuBLAS', 2000]:.2f} | "
+                f"{bench['torch', 1000]:.2f} | {bench['cuBLAS', 1000]:.2f} | "
                 f"{farm['torch'] or 0:.2f} | {farm['cuBLAS'] or 0:.2f} | "
-                f"{ratio(bench['cuBLAS', 200], bench['torch', 200])} | {ratio(bench['cuBLAS', 2000], bench['torch', 2000])} | "
-                f"{ratio(farm['cuBLAS'], farm['torch'])} | {clocks['torch', 2000]} / {clocks['cuBLAS', 2000]} | "
+                f"{ratio(bench['cuBLAS', 200], bench['torch', 200])} | {ratio(bench['cuBLAS', 1000], bench['torch', 1000])} | "
+                f"{ratio(farm['cuBLAS'], farm['torch'])} | {clocks['torch', 1000]} / {clocks['cuBLAS', 1000]} | "
                 f"{farm_clocks['torch']} / {farm_clocks['cuBLAS']} |",
                 flush=True,
             )
