@@ -730,7 +730,7 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     print(f'torch._scaled_mm E4M3 x E5M2 {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" \
       2>&1 | tee "$OUT/crosscheck-walkf-e5m2.txt" ;;
   timers)  # issue 31: the cross-check with its timers swapped (.ci/timer_swap.py; SIZES as below, PRECISIONS)
-    PYTHONPATH=. python3 .ci/timer_swap.py --sizes "${SIZES:-1024,2048,4096,8192}" --precisions "${PRECISIONS:-bf16,fp16}" 2>&1 | tee "$OUT/timers.md" ;;
+    PYTHONPATH=".:${PYTHONPATH:-}" python3 .ci/timer_swap.py --sizes "${SIZES:-1024,2048,4096,8192}" --precisions "${PRECISIONS:-bf16,fp16}" 2>&1 | tee "$OUT/timers.md" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac
