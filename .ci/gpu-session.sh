@@ -729,8 +729,8 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     ms = do_bench_cudagraph(lambda: torch._scaled_mm(a, bt.t(), scale_a=s, scale_b=s, out_dtype=torch.float32, use_fast_accum=False), rep=200)
     print(f'torch._scaled_mm E4M3 x E5M2 {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" \
       2>&1 | tee "$OUT/crosscheck-walkf-e5m2.txt" ;;
-  timers)  # issue 31: the cross-check with its timers swapped (.ci/timer_swap.py; SIZES as below, PRECISIONS)
-    PYTHONPATH=".:${PYTHONPATH:-}" python3 .ci/timer_swap.py --sizes "${SIZES:-1024,2048,4096,8192}" --precisions "${PRECISIONS:-bf16,fp16}" 2>&1 | tee "$OUT/timers.md" ;;
+  timers)  # issue 31: the cross-check with its timers swapped (.ci/timer_swap.py; SIZES as below, PRECISIONS, REPEATS)
+    PYTHONPATH=".:${PYTHONPATH:-}" python3 .ci/timer_swap.py --sizes "${SIZES:-1024,2048,4096,8192}" --precisions "${PRECISIONS:-bf16,fp16}" --repeats "${REPEATS:-1}" 2>&1 | tee "$OUT/timers.md" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

@@ -6,7 +6,8 @@ Per precision and cube edge, one after another on one card:
     do_bench_cudagraph at rep 200 ms (as `farm crosscheck`) and at rep 1000 ms, NVML's SM clock and power sampled
     every 10 ms while each ran;
   - cublas_<p> and torch_<p> (the same torch.mm), each timed by the farm (GpuMeasurer, hot, 2 s, as `farm crosscheck`),
-    their rows carrying the farm's own clock and power;
+    their rows carrying the farm's own clock, power and temperature, and torch_<p>'s its interleaved cuBLAS (its
+    baseline, in the same cell); which of the two cells runs first alternates with each repeat (--repeats);
   - the kernels each call launches (torch.profiler, CUPTI), once.
 The same libraries apart under both timers: the call (the algorithm picked). Apart under one timer only: the harness.
 
@@ -88,6 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1024,2048,4096,8192")
     parser.add_argument("--precisions", default="bf16,fp16")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
@@ -97,42 +99,47 @@ def main() -> None:
     )
     print(
         "| p | n | torch db200 us | cuBLAS db200 us | torch db1000 us | cuBLAS db1000 us | torch farm us | cuBLAS farm us |"
-        " cuBLAS/torch db200 | db1000 | farm | clocks db1000 torch / cuBLAS | clocks farm torch / cuBLAS |"
+        " cuBLAS/torch db200 | db1000 | farm | in torch's cell | clocks db1000 torch / cuBLAS | farm torch / cuBLAS |"
     )
-    print("|---" * 13 + "|")
+    print("|---" * 14 + "|")
     names = []
-    for precision in args.precisions.split(","):
-        for n in map(int, args.sizes.split(",")):
-            calls = {"torch": _torch_call(precision, n, n, n), "cuBLAS": farm_cublas_call(measurer, precision, n)}
+    for repeat, precision, n in (
+        (r, p, int(n)) for r in range(args.repeats) for p in args.precisions.split(",") for n in args.sizes.split(",")
+    ):
+        calls = {"torch": _torch_call(precision, n, n, n), "cuBLAS": farm_cublas_call(measurer, precision, n)}
+        if repeat == 0:
             names += [f"{precision} {n} {lib}: {kernels(run)}" for lib, run in calls.items()]
-            bench, clocks = {}, {}
-            for rep in (200, 1000):
-                for lib, run in calls.items():
-                    with Sampler(handle) as sampled:
-                        bench[lib, rep] = 1000 * triton.testing.do_bench_cudagraph(run, rep=rep, return_mode="median")
-                    clocks[lib, rep] = sampled.summary()
-            rows = {lib: measurer.measure(Cell(f"{lib.lower()}_{precision}", n, n, n), "timers") for lib in calls}
-            farm = {lib: 1000 * r["median_ms"] if r["status"] == "ok" else None for lib, r in rows.items()}
-            farm_clocks = {
-                lib: f"{r.get('sm_clock_median_mhz') or 0:.0f} MHz {r.get('power_mean_w') or 0:.0f} W"
-                for lib, r in rows.items()
-            }
+        bench, clocks = {}, {}
+        for rep in (200, 1000):
+            for lib, run in calls.items():
+                with Sampler(handle) as sampled:
+                    bench[lib, rep] = 1000 * triton.testing.do_bench_cudagraph(run, rep=rep, return_mode="median")
+                clocks[lib, rep] = sampled.summary()
+        order = list(calls)[:: 1 - 2 * (repeat % 2)]  # torch's cell first, then cuBLAS's first
+        rows = {lib: measurer.measure(Cell(f"{lib.lower()}_{precision}", n, n, n), "timers") for lib in order}
+        farm = {lib: 1000 * r["median_ms"] if r["status"] == "ok" else None for lib, r in rows.items()}
+        farm_clocks = {
+            lib: f"{r.get('sm_clock_median_mhz') or 0:.0f} MHz {r.get('power_mean_w') or 0:.0f} W "
+            f"{r.get('temp_max_c') or 0:.0f} C{' blocks' if ', in blocks of' in (r.get('stop_reason') or '') else ''}"
+            for lib, r in rows.items()
+        }
 
-            def ratio(x, y):
-                return f"{x / y:.3f}" if x and y else "-"
+        def ratio(x, y):
+            return f"{x / y:.3f}" if x and y else "-"
 
-            print(
-                f"| {precision} | {n} | {bench['torch', 200]:.2f} | {bench['cuBLAS', 200]:.2f} | "
-                f"{bench['torch', 1000]:.2f} | {bench['cuBLAS', 1000]:.2f} | "
-                f"{farm['torch'] or 0:.2f} | {farm['cuBLAS'] or 0:.2f} | "
-                f"{ratio(bench['cuBLAS', 200], bench['torch', 200])} | {ratio(bench['cuBLAS', 1000], bench['torch', 1000])} | "
-                f"{ratio(farm['cuBLAS'], farm['torch'])} | {clocks['torch', 1000]} / {clocks['cuBLAS', 1000]} | "
-                f"{farm_clocks['torch']} / {farm_clocks['cuBLAS']} |",
-                flush=True,
-            )
-            for lib, r in rows.items():
-                if r["status"] != "ok":
-                    print(f"  farm {lib}: {r['status']}: {r.get('status_reason')}")
+        print(
+            f"| {precision} | {n}, {order[0]} cell first | {bench['torch', 200]:.2f} | {bench['cuBLAS', 200]:.2f} | "
+            f"{bench['torch', 1000]:.2f} | {bench['cuBLAS', 1000]:.2f} | "
+            f"{farm['torch'] or 0:.2f} | {farm['cuBLAS'] or 0:.2f} | "
+            f"{ratio(bench['cuBLAS', 200], bench['torch', 200])} | {ratio(bench['cuBLAS', 1000], bench['torch', 1000])} | "
+            f"{ratio(farm['cuBLAS'], farm['torch'])} | {(rows['torch'].get('pct_of_baseline') or 0) / 100:.3f} | "
+            f"{clocks['torch', 1000]} / {clocks['cuBLAS', 1000]} | "
+            f"{farm_clocks['torch']} / {farm_clocks['cuBLAS']} |",
+            flush=True,
+        )
+        for lib, r in rows.items():
+            if r["status"] != "ok":
+                print(f"  farm {lib}: {r['status']}: {r.get('status_reason')}")
     print("\nkernels launched:")
     print("\n".join(names))
 
