@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|timers|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|timers|stage-crosscheck RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -729,6 +729,12 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     ms = do_bench_cudagraph(lambda: torch._scaled_mm(a, bt.t(), scale_a=s, scale_b=s, out_dtype=torch.float32, use_fast_accum=False), rep=200)
     print(f'torch._scaled_mm E4M3 x E5M2 {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" \
       2>&1 | tee "$OUT/crosscheck-walkf-e5m2.txt" ;;
+  stage-crosscheck)  # issue 31: walk D 19 and 20's % of cuBLAS by the farm's cell and by do_bench_cudagraph, alternated
+    # (farm crosscheck --stages; STAGES, SIZES), its GPU tests first; RUN's CSV goes on from .resume (DEADLINE, default 540)
+    python3 -m pytest -q -m gpu tests/test_gpu_crosscheck.py 2>&1 | tail -3 | tee "$OUT/tests-stage-crosscheck.txt"
+    mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
+      --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16}" \
+      --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
   timers)  # issue 31: the cross-check with its timers swapped (.ci/timer_swap.py; SIZES as below, PRECISIONS, REPEATS)
     PYTHONPATH=".:${PYTHONPATH:-}" python3 .ci/timer_swap.py --sizes "${SIZES:-1024,2048,4096,8192}" --precisions "${PRECISIONS:-bf16,fp16}" --repeats "${REPEATS:-1}" 2>&1 | tee "$OUT/timers.md" ;;
   crosscheck)  # SIZES=256,1024 to choose

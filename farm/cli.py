@@ -411,47 +411,76 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from farm.analysis.crosscheck import MODES, PRECISIONS, as_table, crosscheck, csv_writer, kept_records
+    from farm.analysis import crosscheck as cc
     from farm.plan import load_plan, parse_size
 
     if args.plan:  # every shape of the plan, cubes and M x N x K alike
         shapes = sorted({(c.m, c.n, c.k) for c in load_plan(args.plan).cells()})
     else:
         shapes = [parse_size(s) for s in _split(args.sizes) or ["256", "1024", "4096"]]
-    precisions = tuple(_split(args.precisions) or PRECISIONS)
-    unknown = sorted(set(precisions) - set(PRECISIONS))
-    if unknown:
-        print(f"unknown precision {', '.join(unknown)}; valid: {', '.join(PRECISIONS)}", file=sys.stderr)
-        return 2
-    modes = tuple(_split(args.modes) or MODES)
-    if set(modes) - set(MODES):
-        print(f"unknown mode {', '.join(sorted(set(modes) - set(MODES)))}; valid: {', '.join(MODES)}", file=sys.stderr)
-        return 2
+    stages = _split(args.stages)
+    if stages:  # a kernel's % of its baseline by both harnesses: precisions and modes are the stages' own, hot
+        from kernels.registry import stage_named
+
+        wrong = [name for name in stages if not _is_kernel_stage(stage_named, name)]
+        if wrong or args.precisions or args.modes:
+            print(
+                f"--stages takes kernel stages of the catalog (not {', '.join(wrong)})"
+                if wrong
+                else "--stages times the stages' own precision, hot: --precisions and --modes do not apply",
+                file=sys.stderr,
+            )
+            return 2
+        columns, key = cc.STAGE_COLUMNS, ("stage", "size")
+    else:
+        precisions = tuple(_split(args.precisions) or cc.PRECISIONS)
+        unknown = sorted(set(precisions) - set(cc.PRECISIONS))
+        if unknown:
+            print(f"unknown precision {', '.join(unknown)}; valid: {', '.join(cc.PRECISIONS)}", file=sys.stderr)
+            return 2
+        modes = tuple(_split(args.modes) or cc.MODES)
+        if set(modes) - set(cc.MODES):
+            bad = ", ".join(sorted(set(modes) - set(cc.MODES)))
+            print(f"unknown mode {bad}; valid: {', '.join(cc.MODES)}", file=sys.stderr)
+            return 2
+        columns, key = cc.COLUMNS, ("precision", "size", "mode")
     if args.resume and not args.csv:
         print("--resume goes on from the CSV that --csv names", file=sys.stderr)
         return 2
     try:
-        kept = kept_records(args.csv) if args.resume else []
+        kept = cc.kept_records(args.csv, columns) if args.resume else []
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
-    done = frozenset((r["precision"], r["size"], r["mode"]) for r in kept)
+    done = frozenset(tuple(r[c] for c in key) for r in kept)
+    measured = (
+        cc.stage_crosscheck(stages, shapes, args.pairs, args.max_time_s, done=done)
+        if stages
+        else cc.crosscheck(shapes, precisions, args.max_time_s, modes, done)
+    )
     records = []
     with contextlib.ExitStack() as stack:
         writer = None
         if args.csv:  # its folder made if new: a fresh GPU host lost a whole cross-check to a missing one (2026-11-26)
             Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
             out = stack.enter_context(Path(args.csv).open("a" if kept else "w"))
-            writer = csv_writer(out, header=not kept)
-        for record in crosscheck(shapes, precisions, args.max_time_s, modes, done):
+            writer = cc.csv_writer(out, header=not kept, columns=columns)
+        for record in measured:
             records.append(record)
             if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
                 writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
                 out.flush()
     if kept:
         print(f"{len(kept)} kept from {args.csv}, {len(records)} measured now")
-    print(as_table(records))
+    print(cc.as_stage_table(records) if stages else cc.as_table(records))
     return 0 if all(r["verified"] for r in records) and all(r["verified"] == "True" for r in kept) else 1
+
+
+def _is_kernel_stage(stage_named, name: str) -> bool:
+    try:
+        return not stage_named(name).is_baseline
+    except KeyError:
+        return False
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -723,6 +752,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)"
     )
     p.add_argument("--modes", help="comma-separated, of hot,cold (default both)")
+    p.add_argument(
+        "--stages",
+        help="comma-separated kernel stages: instead of the baselines, each stage's %% of its baseline by the farm's "
+        "cell and by do_bench_cudagraph (stage and baseline alternated, --pairs pairs), hot",
+    )
+    p.add_argument(
+        "--pairs",
+        type=_at_least(2),
+        default=4,
+        help="with --stages: do_bench pairs a shape, stage first and baseline first in turn (default 4)",
+    )
     p.add_argument(
         "--max-time-s",
         type=_above_zero,

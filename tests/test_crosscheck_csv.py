@@ -82,3 +82,75 @@ def test_resume_refuses_a_csv_it_cannot_add_to(tmp_path, monkeypatch, capsys):
     out.write_text("precision,size,ms\nbf16,256,1.0\n")
     assert run(out, "--resume") == 2 and "cannot add to it" in capsys.readouterr().err
     assert out.read_text() == "precision,size,ms\nbf16,256,1.0\n"  # left as it was
+
+
+class FakeMeasurer:
+    """Stands in for a GpuMeasurer: a farm cell of `status`, and standalone calls that note each call's turn."""
+
+    def __init__(self, status="ok", verified=True):
+        self.status, self.verified, self.turns = status, verified, []
+
+    def measure(self, cell, run_id):
+        return {"status": self.status, "pct_of_baseline": 101.5, "baseline": "cublas_bf16"}
+
+    def standalone(self, name, m, n, k):
+        return {
+            "stage": lambda: self.turns.append("stage"),
+            "baseline": lambda: self.turns.append("baseline"),
+            "baseline_name": "cublas_bf16",
+            "verified": self.verified,
+        }
+
+
+def test_stage_crosscheck_alternates_which_side_runs_first_and_cancels_the_order():
+    """Each pair's later call runs warmer at the cap (.ci/timer_swap.py): a stand-in bench makes the later call of
+    every pair 2 % slower, with the stage truly 1 % faster than cuBLAS; the geometric mean over pairs in alternating
+    order recovers 101 %, where stage-first pairs alone would read 103 %."""
+    measurer, times = FakeMeasurer(), {"stage": 1.0 / 1.01, "baseline": 1.0}
+
+    def bench(fn):
+        fn()
+        side = measurer.turns[-1]
+        return times[side] * (1.02 if len(measurer.turns) % 2 == 0 else 1.0)
+
+    (record,) = crosscheck.stage_crosscheck(
+        ["d_tall_tiles_bf16"], [(4096,) * 3], pairs=4, measurer=measurer, bench=bench
+    )
+    assert measurer.turns == ["stage", "baseline", "baseline", "stage"] * 2
+    assert record["do_bench_pct"] == pytest.approx(101.0, rel=1e-3)
+    assert record["do_bench_pct_low"] == pytest.approx(101 / 1.02, rel=1e-6)
+    assert record["do_bench_pct_high"] == pytest.approx(101 * 1.02, rel=1e-6)
+    assert record["farm_pct"] == 101.5 and record["verified"] is True and record["size"] == "4096"
+
+
+@pytest.mark.parametrize(("status", "verified"), [("failed_verification", True), ("ok", False)])
+def test_stage_crosscheck_times_nothing_unverified(status, verified):
+    measurer = FakeMeasurer(status, verified)
+    (record,) = crosscheck.stage_crosscheck(
+        ["d_tall_tiles_bf16"], [(256,) * 3], measurer=measurer, bench=lambda f: 1 / 0
+    )
+    assert record["verified"] is False and "do_bench_pct" not in record and measurer.turns == []
+    assert "not verified" in crosscheck.as_stage_table([record])
+
+
+def test_stages_mode_writes_its_own_columns_and_resumes_by_stage_and_size(tmp_path, monkeypatch, capsys):
+    asked = []
+
+    def fake(stages, shapes, pairs, max_time_s, done=frozenset()):
+        for name in stages:
+            for shape in shapes:
+                size = crosscheck.shape_label(*shape)
+                if (name, size) not in done:
+                    asked.append((name, size))
+                    yield dict.fromkeys(crosscheck.STAGE_COLUMNS, 1.0) | {"stage": name, "size": size, "verified": True}
+
+    monkeypatch.setattr(crosscheck, "stage_crosscheck", fake)
+    out = tmp_path / "stages.csv"
+    args = ["crosscheck", "--stages", "d_tall_tiles_bf16,d_lean_k_loop_fp16", "--csv", str(out)]
+    assert main([*args, "--sizes", "1024"]) == 0
+    assert main([*args, "--sizes", "1024,2048", "--resume"]) == 0
+    assert asked[2:] == [("d_tall_tiles_bf16", "2048"), ("d_lean_k_loop_fp16", "2048")]
+    header, *lines = out.read_text().splitlines()
+    assert header == ",".join(crosscheck.STAGE_COLUMNS) and len(lines) == 4
+    assert "| d_tall_tiles_bf16 | 2048 |" in capsys.readouterr().out
+    assert main(["crosscheck", "--sizes", "256", "--precisions", "bf16", "--csv", str(out), "--resume"]) == 2

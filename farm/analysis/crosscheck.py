@@ -8,11 +8,18 @@ product with the same output dtype (FP32; FP16/BF16 inputs through `out_dtype`),
 clears the L2 with a 256 MB write before each call). A ratio near 1.0 says our harness times the
 libraries as an outside tool does; where cuBLAS differs from torch.mm but cuBLASLt does not, the gap is
 the algorithm PyTorch's cuBLASLt call picks, not the harness.
+
+With stages named (stage_crosscheck), a kernel's % of its baseline is read by both harnesses in one call: the farm's
+cell, and the kernel and the same baseline call each under do_bench_cudagraph, alternated. Two timings of identical
+code one after the other at the power cap differ by up to 3 %, the later slower (H100, .ci/timer_swap.py, 2026-11-28):
+only a ratio of alternated timings compares like with like.
 """
 
 from __future__ import annotations
 
 import csv
+import math
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -134,22 +141,126 @@ def crosscheck(
             yield record
 
 
-def csv_writer(out: TextIO, header: bool = True) -> csv.DictWriter:
+STAGE_COLUMNS = (
+    "stage",
+    "size",
+    "baseline",
+    "farm_status",
+    "farm_pct",
+    "do_bench_pct",
+    "do_bench_pct_low",
+    "do_bench_pct_high",
+    "stage_ms",
+    "baseline_ms",
+    "pairs",
+    "timer",
+    "verified",
+)
+
+
+def _graph_bench(rep_ms: int):
+    """ms a call of a no-argument callable under do_bench_cudagraph (median), the callable launching on CuPy's
+    current stream made torch's for the capture."""
+    import cupy
+    import torch
+    import triton.testing
+
+    def bench(fn) -> float:
+        def on_torch_stream() -> None:
+            with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                fn()
+
+        return triton.testing.do_bench_cudagraph(on_torch_stream, rep=rep_ms, return_mode="median")
+
+    return bench
+
+
+def alternated_ratio(bench, stage, baseline, pairs: int) -> dict:
+    """The stage's time against the baseline's by `bench`, in `pairs` pairs of calls, stage first in even pairs and
+    baseline first in odd ones (the later call of a pair runs warmer at the cap: over two pairs the order cancels):
+    % of baseline (100 x the geometric mean of baseline / stage), its lowest and highest pair, and each side's
+    median ms."""
+    stage_ms, baseline_ms = [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            stage_ms.append(bench(stage))
+            baseline_ms.append(bench(baseline))
+        else:
+            baseline_ms.append(bench(baseline))
+            stage_ms.append(bench(stage))
+    pct = [100 * b / s for s, b in zip(stage_ms, baseline_ms)]
+    return {
+        "do_bench_pct": math.exp(statistics.fmean(math.log(p) for p in pct)),
+        "do_bench_pct_low": min(pct),
+        "do_bench_pct_high": max(pct),
+        "stage_ms": statistics.median(stage_ms),
+        "baseline_ms": statistics.median(baseline_ms),
+        "pairs": pairs,
+    }
+
+
+def stage_crosscheck(
+    stages: list[str],
+    shapes: list[tuple[int, int, int]],
+    pairs: int = 4,
+    max_time_s: float = 2.0,
+    rep_ms: int = 200,
+    done: frozenset = frozenset(),
+    measurer=None,
+    bench=None,
+) -> Iterator[dict]:
+    """One record per (stage, shape) not in `done` ((stage, size) an earlier call recorded), each as soon as it is
+    measured: the farm's hot cell of the stage (`farm_pct`, its % of baseline, null unless `ok`), then the stage and
+    the same baseline call on one set of fresh inputs, verified, under do_bench_cudagraph at `rep_ms`, alternated
+    (alternated_ratio). `measurer` and `bench` (ms a call of a callable) default to a GpuMeasurer and
+    do_bench_cudagraph."""
+    todo = [(name, shape) for name in stages for shape in shapes if (name, shape_label(*shape)) not in done]
+    if not todo:
+        return
+    if measurer is None:
+        from farm.measure.gpu import GpuMeasurer
+
+        measurer = GpuMeasurer(
+            options=MeasureOptions(timing=TimingConfig(mode="hot", stopping=StoppingRule(max_time_s=max_time_s)))
+        )
+    bench = bench or _graph_bench(rep_ms)
+    for name, (m, n, k) in todo:
+        row = measurer.measure(Cell(name, m, n, k), "crosscheck")
+        record = {
+            "stage": name,
+            "size": shape_label(m, n, k),
+            "baseline": row.get("baseline"),
+            "timer": "do_bench_cudagraph",
+        }
+        record["farm_status"] = row["status"]
+        record["farm_pct"] = row.get("pct_of_baseline") if row["status"] == "ok" else None
+        if row["status"] in ("skipped", "error", "failed_verification"):  # nothing to time by the other harness
+            yield {**record, "verified": False}
+            continue
+        calls = measurer.standalone(name, m, n, k)
+        record["baseline"] = calls["baseline_name"]
+        record["verified"] = calls["verified"] and row["status"] == "ok"
+        if calls["verified"]:
+            record |= alternated_ratio(bench, calls["stage"], calls["baseline"], pairs)
+        yield record
+
+
+def csv_writer(out: TextIO, header: bool = True, columns: tuple[str, ...] = COLUMNS) -> csv.DictWriter:
     """A CSV of records on `out`, its header written first (not where `out` goes on from an earlier CSV)."""
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     if header:
         writer.writeheader()
     return writer
 
 
-def kept_records(path: str) -> list[dict]:
+def kept_records(path: str, columns: tuple[str, ...] = COLUMNS) -> list[dict]:
     """The records an earlier cross-check wrote to `path` (none if it is not there), as the CSV's strings; ValueError
-    if its columns are not this version's."""
+    if its columns are not `columns`."""
     if not Path(path).exists():
         return []
     with Path(path).open() as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
+        if tuple(reader.fieldnames or ()) != columns:
             raise ValueError(f"{path}: its columns are not a cross-check's of this version; --resume cannot add to it")
         return list(reader)
 
@@ -171,6 +282,32 @@ def as_table(records: list[dict]) -> str:
         f"| {r['precision']} | {r['size']} | {r['mode']} | {us(r['cublas_ms'])} | {us(r['cublaslt_ms'])} | {us(r['torch_ms'])} | "
         f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} |"
         + ("" if r["verified"] else " not verified |")
+        for r in records
+    ]
+    return "\n".join(lines)
+
+
+def as_stage_table(records: list[dict]) -> str:
+    """A markdown table of stage_crosscheck's records: the farm's % of baseline beside do_bench_cudagraph's."""
+
+    def pct(x):
+        return f"{float(x):.1f}" if x not in (None, "") else "-"
+
+    lines = [
+        "| stage | size | baseline | farm % | do_bench % (lowest-highest pair) | stage ms | baseline ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['stage']} | {r['size']} | {r['baseline']} | {pct(r['farm_pct'])} | {pct(r.get('do_bench_pct'))} "
+        f"({pct(r.get('do_bench_pct_low'))}-{pct(r.get('do_bench_pct_high'))}) | "
+        f"{float(r['stage_ms']):.4f} | {float(r['baseline_ms']):.4f} |"
+        if r.get("stage_ms") not in (None, "")
+        else f"| {r['stage']} | {r['size']} | {r['baseline']} | {pct(r['farm_pct'])} | - | - | - |"
+        + (
+            ""
+            if str(r["verified"]) == "True"
+            else f" not verified{': ' + r['farm_status'] if r.get('farm_status') else ''} |"
+        )
         for r in records
     ]
     return "\n".join(lines)

@@ -286,6 +286,47 @@ class GpuMeasurer:
             row["timestamp"], row["cell_seconds"] = finished, seconds
         return rows
 
+    def _kernel_run(self, stage: Stage, kernel: _Kernel, a, b, scales, m: int, n: int, k: int):
+        """(C, a callable launching the stage's kernels on A and B into C on the current stream)."""
+        import cupy
+
+        c = cupy.empty((m, n), dtype=cupy.float32)
+        operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
+        if stage.takes_workspace:  # sized as the plan says: none where nothing splits
+            operands["W"] = cupy.empty(stage.workspace_floats(m, n, k, self._device["sm_count"]), dtype=cupy.float32)
+        return c, padded_launcher(stage, self._loaded_checks(), kernel.launcher, operands, m, n, k)
+
+    def standalone(self, name: str, m: int, n: int, k: int) -> dict:
+        """A kernel stage and its baseline library outside any cell, for another harness to time (farm crosscheck
+        --stages): {"stage": callable, "baseline": callable, each launching on the current stream on the same fresh
+        inputs, "baseline_name", "verified" (the stage's C poisoned, then checked against the baseline's as a cell
+        checks it), "check": the check's fields, "keep": what must outlive the callables (the loaded module)}."""
+        import cupy
+
+        stage = self._stage(name)
+        if stage.is_baseline:
+            raise ValueError(f"{name} is a baseline: farm crosscheck times baselines without --stages")
+        checks = self._loaded_checks()
+        scales = new_scales() if stage.dtype in FP8 else None
+        a, b = checks.random_operands(stage.dtype, m, n, k, self._seed(), scales)
+        ref = cupy.empty((m, n), dtype=cupy.float32)
+        baseline, baseline_run, _ = self._baseline_call(stage, a, b, ref, m, n, k, scales)
+        kernel = self._kernel(stage)
+        c, run = self._kernel_run(stage, kernel, a, b, scales, m, n, k)
+        checks.poison(ref)
+        baseline_run()
+        checks.poison(c)
+        run()
+        check = checks.compare(c, ref, tolerance(stage.dtype, k))
+        return {
+            "stage": run,
+            "baseline": baseline_run,
+            "baseline_name": baseline.name,
+            "verified": bool(check.get("verified")),
+            "check": check,
+            "keep": (kernel, a, b, c, ref, scales),
+        }
+
     def _baseline_call(
         self, stage: Measured, a, b, ref, m: int, n: int, k: int, scales=None
     ) -> tuple[Baseline, object, str]:
@@ -386,15 +427,8 @@ class GpuMeasurer:
             # a module of its own for each arm, loaded afresh for this pair (a CUBIN cache hit: a load, no compile)
             kernels, outputs, runs = [None] * len(arms), [None] * len(arms), [None] * len(arms)
             for i in loading:
-                s = arms[i][2]
-                kernels[i] = self._kernel(s)
-                c = cupy.empty((m, n), dtype=cupy.float32)
-                operands = {"A": a, "B": b, "C": c, **scale_args(scales)}
-                if s.takes_workspace:  # sized as the plan says: none where nothing splits
-                    operands["W"] = cupy.empty(
-                        s.workspace_floats(m, n, k, self._device["sm_count"]), dtype=cupy.float32
-                    )
-                outputs[i], runs[i] = c, padded_launcher(s, checks, kernels[i].launcher, operands, m, n, k)
+                kernels[i] = self._kernel(arms[i][2])
+                outputs[i], runs[i] = self._kernel_run(arms[i][2], kernels[i], a, b, scales, m, n, k)
             began = time.perf_counter()
 
             def compare_with_reference(c):  # the kernel's output against the baseline library's on the same inputs
