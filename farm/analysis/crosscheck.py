@@ -165,9 +165,14 @@ def _graph_bench(rep_ms: int):
     import torch
     import triton.testing
 
+    streams = {}  # one CuPy view a torch stream (the capture's is not the warm-up's), not one a call
+
     def bench(fn) -> float:
         def on_torch_stream() -> None:
-            with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            ptr = torch.cuda.current_stream().cuda_stream
+            if ptr not in streams:
+                streams[ptr] = cupy.cuda.ExternalStream(ptr)
+            with streams[ptr]:
                 fn()
 
         return triton.testing.do_bench_cudagraph(on_torch_stream, rep=rep_ms, return_mode="median")
