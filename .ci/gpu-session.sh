@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|timers|stage-crosscheck RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|stage-crosscheck RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -735,8 +735,6 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
       --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16}" \
       --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
-  timers)  # issue 31: the cross-check with its timers swapped (.ci/timer_swap.py; SIZES as below, PRECISIONS, REPEATS)
-    PYTHONPATH=".:${PYTHONPATH:-}" python3 .ci/timer_swap.py --sizes "${SIZES:-1024,2048,4096,8192}" --precisions "${PRECISIONS:-bf16,fp16}" --repeats "${REPEATS:-1}" 2>&1 | tee "$OUT/timers.md" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

@@ -11,15 +11,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from farm.measure.checks import KERNELS as CHECK_KERNELS, SOURCE as CHECK_SOURCE
-from farm.measure.compiler import (
-    CI_ARCHS,
-    CompileError,
-    check_arch,
-    code_sha256,
-    compile_source,
-)
+from farm.measure.compiler import CI_ARCHS, CompileError, check_arch, code_sha256, compile_source
 from kernels.registry import select
 from kernels.tuning import TUNABLES, tuning_stages
+
+RESULTS_DEFAULT = "(default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)"
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -419,30 +415,28 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     else:
         shapes = [parse_size(s) for s in _split(args.sizes) or ["256", "1024", "4096"]]
     stages = _split(args.stages)
-    if stages:  # a kernel's % of its baseline by both harnesses: precisions and modes are the stages' own, hot
-        from kernels.registry import stage_named
+    if stages:  # a kernel's % of its baseline by both harnesses, in its own precision
+        from kernels.registry import catalog
 
-        wrong = [name for name in stages if not _is_kernel_stage(stage_named, name)]
+        wrong = sorted(set(stages) - {s.name for s in catalog() if not s.is_baseline})
         if wrong or args.precisions or args.modes:
-            print(
-                f"--stages takes kernel stages of the catalog (not {', '.join(wrong)})"
+            why = (
+                f"takes the catalog's kernels (not {', '.join(wrong)})"
                 if wrong
-                else "--stages times the stages' own precision, hot: --precisions and --modes do not apply",
-                file=sys.stderr,
+                else "times hot: --precisions and --modes do not apply"
             )
+            print(f"--stages {why}", file=sys.stderr)
             return 2
         columns, key = cc.STAGE_COLUMNS, ("stage", "size")
     else:
-        precisions = tuple(_split(args.precisions) or cc.PRECISIONS)
-        unknown = sorted(set(precisions) - set(cc.PRECISIONS))
-        if unknown:
-            print(f"unknown precision {', '.join(unknown)}; valid: {', '.join(cc.PRECISIONS)}", file=sys.stderr)
-            return 2
-        modes = tuple(_split(args.modes) or cc.MODES)
-        if set(modes) - set(cc.MODES):
-            bad = ", ".join(sorted(set(modes) - set(cc.MODES)))
-            print(f"unknown mode {bad}; valid: {', '.join(cc.MODES)}", file=sys.stderr)
-            return 2
+        precisions, modes = tuple(_split(args.precisions) or cc.PRECISIONS), tuple(_split(args.modes) or cc.MODES)
+        for what, asked, valid in (("precision", precisions, cc.PRECISIONS), ("mode", modes, cc.MODES)):
+            if set(asked) - set(valid):
+                print(
+                    f"unknown {what} {', '.join(sorted(set(asked) - set(valid)))}; valid: {', '.join(valid)}",
+                    file=sys.stderr,
+                )
+                return 2
         columns, key = cc.COLUMNS, ("precision", "size", "mode")
     if args.resume and not args.csv:
         print("--resume goes on from the CSV that --csv names", file=sys.stderr)
@@ -454,33 +448,28 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
         return 2
     done = frozenset(tuple(r[c] for c in key) for r in kept)
     measured = (
-        cc.stage_crosscheck(stages, shapes, args.pairs, args.max_time_s, done=done)
+        cc.stage_crosscheck(stages, shapes, max_time_s=args.max_time_s, done=done)
         if stages
         else cc.crosscheck(shapes, precisions, args.max_time_s, modes, done)
     )
     records = []
     with contextlib.ExitStack() as stack:
         writer = None
-        if args.csv:  # its folder made if new: a fresh GPU host lost a whole cross-check to a missing one (2026-11-26)
+        if args.csv:  # its folder made if new: a fresh GPU host lost a cross-check to a missing one (2026-11-26)
             Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
             out = stack.enter_context(Path(args.csv).open("a" if kept else "w"))
             writer = cc.csv_writer(out, header=not kept, columns=columns)
         for record in measured:
             records.append(record)
-            if writer:  # a record a line as measured: a cross-check stopped by its deadline keeps what it measured
-                writer.writerow(record)  # (2026-11-27: all of h100-llmc's was lost at 300 s)
+            if (
+                writer
+            ):  # a line as measured: one stopped by its deadline keeps what it measured (2026-11-27: h100-llmc's
+                writer.writerow(record)  # was all lost at 300 s)
                 out.flush()
     if kept:
         print(f"{len(kept)} kept from {args.csv}, {len(records)} measured now")
     print(cc.as_stage_table(records) if stages else cc.as_table(records))
     return 0 if all(r["verified"] for r in records) and all(r["verified"] == "True" for r in kept) else 1
-
-
-def _is_kernel_stage(stage_named, name: str) -> bool:
-    try:
-        return not stage_named(name).is_baseline
-    except KeyError:
-        return False
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -637,9 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--run-id",
         help="run identifier (default: a new one); an existing one resumes: cells this GPU model has rows for are skipped",
     )
-    p.add_argument(
-        "--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)"
-    )
+    p.add_argument("--output", help=f"dataset path or pyarrow filesystem URI {RESULTS_DEFAULT}")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser(
@@ -652,9 +639,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--run-id",
         help="run identifier: use the sweep's to join its rows; cells it has profiled are skipped (default: a new one)",
     )
-    p.add_argument(
-        "--output", help="dataset path or pyarrow filesystem URI (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)"
-    )
+    p.add_argument("--output", help=f"dataset path or pyarrow filesystem URI {RESULTS_DEFAULT}")
     p.add_argument(
         "--ncu",
         help="path to ncu (default: $GEMM_FARM_NCU, PATH, /opt/nvidia/nsight-compute/*/ncu, /usr/local/cuda/bin/ncu)",
@@ -711,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the smallest relative change that matters (default 0.02): "
         "SAME means shown within it, FASTER/SLOWER a difference beyond the noise and at least half of it",
     )
-    p.add_argument("--data", help="dataset path or URI of RUN_A (default: $GEMM_FARM_RESULTS or ~/gemm-farm-results)")
+    p.add_argument("--data", help=f"dataset path or URI of RUN_A {RESULTS_DEFAULT}")
     p.add_argument("--data-b", help="dataset path or URI of RUN_B, where it is another dataset (default: --data)")
     p.add_argument(
         "--history",
@@ -742,26 +727,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "crosscheck",
-        help="the farm's cuBLAS and cuBLASLt medians (hot and cold) against torch.mm under "
-        "triton.testing.do_bench_cudagraph / do_bench, per precision and shape (needs torch, triton)",
+        help="the farm's cuBLAS and cuBLASLt (hot, cold) against torch.mm under Triton's do_bench_cudagraph / do_bench; "
+        "with --stages, kernels' %% of their baseline by both (needs torch, triton)",
     )
     given = p.add_mutually_exclusive_group()
     given.add_argument("--sizes", help="comma-separated cube edges or MxNxK shapes (default 256,1024,4096)")
     given.add_argument("--plan", help="take every shape of this plan file instead (cubes and MxNxK)")
-    p.add_argument(
-        "--precisions", help=f"comma-separated, of {','.join(('fp32', 'tf32', 'fp16', 'bf16'))} (default all)"
-    )
+    p.add_argument("--precisions", help="comma-separated, of fp32,tf32,fp16,bf16 (default all)")
     p.add_argument("--modes", help="comma-separated, of hot,cold (default both)")
     p.add_argument(
         "--stages",
-        help="comma-separated kernel stages: instead of the baselines, each stage's %% of its baseline by the farm's "
-        "cell and by do_bench_cudagraph (stage and baseline alternated, --pairs pairs), hot",
-    )
-    p.add_argument(
-        "--pairs",
-        type=_at_least(2),
-        default=4,
-        help="with --stages: do_bench pairs a shape, stage first and baseline first in turn (default 4)",
+        help="comma-separated kernel stages: each one's %% of its baseline by the farm's cell and by do_bench_cudagraph "
+        "(stage and baseline alternated, in 4 pairs), hot",
     )
     p.add_argument(
         "--max-time-s",

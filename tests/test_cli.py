@@ -214,7 +214,7 @@ def test_validate_counts_a_missing_dataset_as_a_problem(tmp_path, capsys):
         (["compile", "--kernels", "naive", "--tuning"], "none of the selected kernels is tunable"),
         (["crosscheck", "--sizes", "256", "--modes", "hot,warm"], "unknown mode warm; valid: hot, cold"),
         (["crosscheck", "--sizes", "256", "--precisions", "fp8"], "unknown precision fp8"),
-        (["crosscheck", "--stages", "cublas_bf16"], "--stages takes kernel stages of the catalog (not cublas_bf16)"),
+        (["crosscheck", "--stages", "cublas_bf16"], "--stages takes the catalog's kernels (not cublas_bf16)"),
         (["crosscheck", "--stages", "d_tall_tiles_bf16", "--modes", "hot"], "--precisions and --modes do not apply"),
     ],
 )
@@ -228,7 +228,6 @@ def test_options_a_mode_would_ignore_are_refused(argv, message, capsys):
     [
         (["crosscheck", "--plan", "quick", "--sizes", "256"], "not allowed with argument"),
         (["crosscheck", "--max-time-s", "0"], "--max-time-s: 0 is not above 0"),
-        (["crosscheck", "--stages", "d_tall_tiles_bf16", "--pairs", "1"], "--pairs: 1 is below 2"),
         (["compare", "a", "b", "--tolerance", "0"], "--tolerance: 0 is not above 0"),
         (["compare", "a", "b", "--tolerance", "x"], "--tolerance: 'x' is not a number"),
         (["validate", "x", "--max-problems", "-1"], "--max-problems: -1 is below 0"),

@@ -136,7 +136,7 @@ def test_stage_crosscheck_times_nothing_unverified(status, verified):
 def test_stages_mode_writes_its_own_columns_and_resumes_by_stage_and_size(tmp_path, monkeypatch, capsys):
     asked = []
 
-    def fake(stages, shapes, pairs, max_time_s, done=frozenset()):
+    def fake(stages, shapes, max_time_s, done=frozenset()):
         for name in stages:
             for shape in shapes:
                 size = crosscheck.shape_label(*shape)

@@ -1,18 +1,15 @@
 """The farm's vendor baselines against an independent harness: torch.mm under Triton's benchmarkers.
 
-For every precision class and shape (a cube edge, or M x N x K as the LLM plans have), the farm measures cublas_<p>
-and cublaslt_<p> as it measures any cell (verified, interleaved batches, CUDA graphs), in hot and in cold mode (or
-the modes asked for); PyTorch computes the same
-product with the same output dtype (FP32; FP16/BF16 inputs through `out_dtype`), timed by
-`triton.testing.do_bench_cudagraph` (hot: a graph of back-to-back calls) and `do_bench` (cold: it
-clears the L2 with a 256 MB write before each call). A ratio near 1.0 says our harness times the
-libraries as an outside tool does; where cuBLAS differs from torch.mm but cuBLASLt does not, the gap is
-the algorithm PyTorch's cuBLASLt call picks, not the harness.
+Per precision class and shape (a cube edge, or M x N x K), the farm measures cublas_<p> and cublaslt_<p> as any cell
+(verified, CUDA graphs), hot and cold (or the modes asked for); torch.mm makes the same product (FP32 out; FP16/BF16
+through `out_dtype`) under `triton.testing.do_bench_cudagraph` (hot) or `do_bench` (cold: a 256 MB write clears the
+L2 before each call). A ratio near 1.0 says our harness times the libraries as an outside tool does. The two are
+timed one after the other: at the power cap that alone moves a ratio by up to 3 % (H100, 2026-11-28, timer_swap.py
+at d3b6adc: torch.mm and the farm's cuBLAS launched the same kernel at every cube and agreed within 1.6 % under one
+timer; the later of two timings of one kernel ran slower, a do_bench of rep 200 ms read 2-4 % faster than of 1 s).
 
 With stages named (stage_crosscheck), a kernel's % of its baseline is read by both harnesses in one call: the farm's
-cell, and the kernel and the same baseline call each under do_bench_cudagraph, alternated. Two timings of identical
-code one after the other at the power cap differ by up to 3 %, the later slower (H100, .ci/timer_swap.py, 2026-11-28):
-only a ratio of alternated timings compares like with like.
+cell, and the kernel and the same baseline call under do_bench_cudagraph in alternated pairs, which cancels that.
 """
 
 from __future__ import annotations
@@ -159,8 +156,7 @@ STAGE_COLUMNS = (
 
 
 def _graph_bench(rep_ms: int):
-    """ms a call of a no-argument callable under do_bench_cudagraph (median), the callable launching on CuPy's
-    current stream made torch's for the capture."""
+    """ms a call of a callable under do_bench_cudagraph (median), CuPy's current stream made torch's for the capture."""
     import cupy
     import torch
     import triton.testing
@@ -181,18 +177,13 @@ def _graph_bench(rep_ms: int):
 
 
 def alternated_ratio(bench, stage, baseline, pairs: int) -> dict:
-    """The stage's time against the baseline's by `bench`, in `pairs` pairs of calls, stage first in even pairs and
-    baseline first in odd ones (the later call of a pair runs warmer at the cap: over two pairs the order cancels):
-    % of baseline (100 x the geometric mean of baseline / stage), its lowest and highest pair, and each side's
-    median ms."""
+    """The stage against the baseline by `bench` in `pairs` pairs of calls, the stage first in even pairs (the later
+    call runs warmer at the cap: over two pairs the order cancels): % of baseline (100 x the geometric mean of
+    baseline / stage), its lowest and highest pair, each side's median ms."""
     stage_ms, baseline_ms = [], []
     for i in range(pairs):
-        if i % 2 == 0:
-            stage_ms.append(bench(stage))
-            baseline_ms.append(bench(baseline))
-        else:
-            baseline_ms.append(bench(baseline))
-            stage_ms.append(bench(stage))
+        for side in ((stage, stage_ms), (baseline, baseline_ms))[:: 1 - 2 * (i % 2)]:
+            side[1].append(bench(side[0]))
     pct = [100 * b / s for s, b in zip(stage_ms, baseline_ms)]
     return {
         "do_bench_pct": math.exp(statistics.fmean(math.log(p) for p in pct)),
@@ -214,11 +205,9 @@ def stage_crosscheck(
     measurer=None,
     bench=None,
 ) -> Iterator[dict]:
-    """One record per (stage, shape) not in `done` ((stage, size) an earlier call recorded), each as soon as it is
-    measured: the farm's hot cell of the stage (`farm_pct`, its % of baseline, null unless `ok`), then the stage and
-    the same baseline call on one set of fresh inputs, verified, under do_bench_cudagraph at `rep_ms`, alternated
-    (alternated_ratio). `measurer` and `bench` (ms a call of a callable) default to a GpuMeasurer and
-    do_bench_cudagraph."""
+    """A record per (stage, shape) not in `done` ((stage, size) recorded earlier), yielded as measured: the farm's hot
+    cell (`farm_pct`, its % of baseline, null unless `ok`), then the stage and the same baseline call on fresh inputs,
+    verified, under do_bench_cudagraph at `rep_ms`, alternated. `measurer` and `bench` (ms a call) are for tests."""
     todo = [(name, shape) for name in stages for shape in shapes if (name, shape_label(*shape)) not in done]
     if not todo:
         return
@@ -237,8 +226,10 @@ def stage_crosscheck(
             "baseline": row.get("baseline"),
             "timer": "do_bench_cudagraph",
         }
-        record["farm_status"] = row["status"]
-        record["farm_pct"] = row.get("pct_of_baseline") if row["status"] == "ok" else None
+        record |= {
+            "farm_status": row["status"],
+            "farm_pct": row.get("pct_of_baseline") if row["status"] == "ok" else None,
+        }
         if row["status"] in ("skipped", "error", "failed_verification"):  # nothing to time by the other harness
             yield {**record, "verified": False}
             continue
