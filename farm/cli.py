@@ -461,10 +461,9 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
             writer = cc.csv_writer(out, header=not kept, columns=columns)
         for record in measured:
             records.append(record)
-            if (
-                writer
-            ):  # a line as measured: one stopped by its deadline keeps what it measured (2026-11-27: h100-llmc's
-                writer.writerow(record)  # was all lost at 300 s)
+            # a line as measured: one stopped by its deadline keeps them (2026-11-27: h100-llmc's all lost at 300 s)
+            if writer:
+                writer.writerow(record)
                 out.flush()
     if kept:
         print(f"{len(kept)} kept from {args.csv}, {len(records)} measured now")

@@ -4,9 +4,9 @@ Per precision class and shape (a cube edge, or M x N x K), the farm measures cub
 (verified, CUDA graphs), hot and cold (or the modes asked for); torch.mm makes the same product (FP32 out; FP16/BF16
 through `out_dtype`) under `triton.testing.do_bench_cudagraph` (hot) or `do_bench` (cold: a 256 MB write clears the
 L2 before each call). A ratio near 1.0 says our harness times the libraries as an outside tool does. The two are
-timed one after the other: at the power cap that alone moves a ratio by up to 3 % (H100, 2026-11-28, timer_swap.py
-at d3b6adc: torch.mm and the farm's cuBLAS launched the same kernel at every cube and agreed within 1.6 % under one
-timer; the later of two timings of one kernel ran slower, a do_bench of rep 200 ms read 2-4 % faster than of 1 s).
+timed one after the other: at the power cap that alone moves a ratio by a few % (H100, 2026-11-28, timer_swap.py
+at d3b6adc: torch.mm and the farm's cuBLAS launched one kernel at every cube, within 2.4 % of each other under one
+timer; of two cells of one kernel the later ran up to 3.3 % slower; do_bench at 200 ms read ~3 % faster than at 1 s).
 
 With stages named (stage_crosscheck), a kernel's % of its baseline is read by both harnesses in one call: the farm's
 cell, and the kernel and the same baseline call under do_bench_cudagraph in alternated pairs, which cancels that.
@@ -299,11 +299,7 @@ def as_stage_table(records: list[dict]) -> str:
         f"{float(r['stage_ms']):.4f} | {float(r['baseline_ms']):.4f} |"
         if r.get("stage_ms") not in (None, "")
         else f"| {r['stage']} | {r['size']} | {r['baseline']} | {pct(r['farm_pct'])} | - | - | - |"
-        + (
-            ""
-            if str(r["verified"]) == "True"
-            else f" not verified{': ' + r['farm_status'] if r.get('farm_status') else ''} |"
-        )
+        + ("" if str(r["verified"]) == "True" else f" not verified (farm cell {r.get('farm_status')}) |")
         for r in records
     ]
     return "\n".join(lines)
