@@ -154,3 +154,14 @@ def test_stages_mode_writes_its_own_columns_and_resumes_by_stage_and_size(tmp_pa
     assert header == ",".join(crosscheck.STAGE_COLUMNS) and len(lines) == 4
     assert "| d_tall_tiles_bf16 | 2048 |" in capsys.readouterr().out
     assert main(["crosscheck", "--sizes", "256", "--precisions", "bf16", "--csv", str(out), "--resume"]) == 2
+
+
+def test_a_timed_stage_whose_farm_cell_is_not_ok_is_marked_unverified():
+    """A farm cell `implausible` is still read by the outside timer, and the table says the record is not verified."""
+    (record,) = crosscheck.stage_crosscheck(
+        ["d_tall_tiles_bf16"], [(256,) * 3], pairs=2, measurer=FakeMeasurer("implausible"), bench=lambda f: 1.0
+    )
+    assert record["verified"] is False and record["do_bench_pct"] == pytest.approx(100.0)
+    assert crosscheck.as_stage_table([record]).endswith(
+        "| 100.0 (100.0-100.0) | 1.0000 | 1.0000 | not verified (farm cell implausible) |"
+    )

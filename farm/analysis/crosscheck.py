@@ -182,8 +182,9 @@ def alternated_ratio(bench, stage, baseline, pairs: int) -> dict:
     baseline / stage), its lowest and highest pair, each side's median ms."""
     stage_ms, baseline_ms = [], []
     for i in range(pairs):
-        for side in ((stage, stage_ms), (baseline, baseline_ms))[:: 1 - 2 * (i % 2)]:
-            side[1].append(bench(side[0]))
+        sides = [(stage, stage_ms), (baseline, baseline_ms)]
+        for call, times in sides if i % 2 == 0 else sides[::-1]:
+            times.append(bench(call))
     pct = [100 * b / s for s, b in zip(stage_ms, baseline_ms)]
     return {
         "do_bench_pct": math.exp(statistics.fmean(math.log(p) for p in pct)),
@@ -225,8 +226,6 @@ def stage_crosscheck(
             "size": shape_label(m, n, k),
             "baseline": row.get("baseline"),
             "timer": "do_bench_cudagraph",
-        }
-        record |= {
             "farm_status": row["status"],
             "farm_pct": row.get("pct_of_baseline") if row["status"] == "ok" else None,
         }
@@ -287,19 +286,19 @@ def as_stage_table(records: list[dict]) -> str:
     """A markdown table of stage_crosscheck's records: the farm's % of baseline beside do_bench_cudagraph's."""
 
     def pct(x):
-        return f"{float(x):.1f}" if x not in (None, "") else "-"
+        return f"{x:.1f}" if x is not None else "-"
 
     lines = [
         "| stage | size | baseline | farm % | do_bench % (lowest-highest pair) | stage ms | baseline ms |",
         "|---|---|---|---|---|---|---|",
     ]
-    lines += [
-        f"| {r['stage']} | {r['size']} | {r['baseline']} | {pct(r['farm_pct'])} | {pct(r.get('do_bench_pct'))} "
-        f"({pct(r.get('do_bench_pct_low'))}-{pct(r.get('do_bench_pct_high'))}) | "
-        f"{float(r['stage_ms']):.4f} | {float(r['baseline_ms']):.4f} |"
-        if r.get("stage_ms") not in (None, "")
-        else f"| {r['stage']} | {r['size']} | {r['baseline']} | {pct(r['farm_pct'])} | - | - | - |"
-        + ("" if str(r["verified"]) == "True" else f" not verified (farm cell {r.get('farm_status')}) |")
-        for r in records
-    ]
+    for r in records:
+        timed = (
+            f"{pct(r['do_bench_pct'])} ({pct(r['do_bench_pct_low'])}-{pct(r['do_bench_pct_high'])}) | "
+            f"{r['stage_ms']:.4f} | {r['baseline_ms']:.4f} |"
+            if "stage_ms" in r
+            else "- | - | - |"
+        )
+        unverified = "" if r["verified"] else f" not verified (farm cell {r['farm_status']}) |"
+        lines.append(f"| {r['stage']} | {r['size']} | {r['baseline']} | {pct(r['farm_pct'])} | {timed}{unverified}")
     return "\n".join(lines)
