@@ -34,7 +34,15 @@ def test_only_walk_d_15_to_20_and_walk_f_09_and_10_are_dependent_launches():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
     assert dependent == [
         f"d_{s}_{t}"
-        for s in ("dependent_launch", "half_tiles", "lean_k_loop", "priced_plan", "swap_dependent", "tall_tiles")
+        for s in (
+            "dependent_launch",
+            "half_tiles",
+            "lean_k_loop",
+            "priced_plan",
+            "swap_dependent",
+            "tall_tiles",
+            "tile_order",
+        )
         for t in ("bf16", "fp16")
     ] + ["f_half_tiles_fp8", "f_half_tiles_fp8_e4m3_e5m2", "f_swap_dependent_fp8"]
 

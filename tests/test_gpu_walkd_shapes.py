@@ -77,8 +77,8 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
-HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_", "d_tall_tiles_"))]
-TALL_TILES = [n for n in WALK_D if n.startswith("d_tall_tiles_")]
+HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_", "d_tall_tiles_", "d_tile_order_"))]
+TALL_TILES = [n for n in WALK_D if n.startswith(("d_tall_tiles_", "d_tile_order_"))]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [

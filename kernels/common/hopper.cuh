@@ -185,14 +185,18 @@ __device__ __forceinline__ void for_each_swapped(int M, int N, int m0, int n0, F
             }
 }
 
-// Tile t of a persistent walk -> (tile row tm, tile column tn): GROUP tile rows at a time,
+// Tile t of a persistent walk -> (tile row tm, tile column tn): `group` tile rows at a time,
 // down the rows first, so the tiles resident at once share few A and B strips.
-template <int GROUP>
-__device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int per_group = GROUP * tiles_n, first = t / per_group * GROUP;
-    const int rows = min(GROUP, tiles_m - first), i = t % per_group;
+__device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
+    const int per_group = group * tiles_n, first = t / per_group * group;
+    const int rows = min(group, tiles_m - first), i = t % per_group;
     tm = first + i % rows;
     tn = i / rows;
+}
+
+template <int GROUP>
+__device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+    grouped_tile(t, tiles_m, tiles_n, GROUP, tm, tn);
 }
 
 template <int N, typename T>

@@ -11,10 +11,11 @@ enum : int { TALL_WIDTH = 192 };  // 20's: 256 x 192
 // TMA_STORE: false (11) C from registers, true (12) whole tiles by TMA stores over `tma_c` (tma_store.cuh). DEPENDENT
 // (15): a programmatic dependent launch, its setup overlapping the previous kernel's end, nothing in global memory
 // touched before that completes. ROWS 64 (17): whole 64-row tiles, `sk` taken as 0; 256 (20, LEAN): 256 x 192 tiles.
-// LEAN (19): stream_k's lean k loop. Ops: walk D's Bit16<T>, walk F's Fp8 (its 09).
-template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, typename Ops>
+// LEAN (19): stream_k's lean k loop. ORDER (21): stream_k's tile order in groups `group` rows high, k walked in turns.
+// Ops: walk D's Bit16<T>, walk F's Fp8 (its 09).
+template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
-                                    float* W, int M, int N, int K, int width, int dp, int sk) {
+                                    float* W, int M, int N, int K, int width, int dp, int sk, int group = 0) {
     extern __shared__ __align__(1024) unsigned char smem[];
     constexpr bool HALF = ROWS < persistent_ws::BM, TALL = ROWS > persistent_ws::BM;
     __shared__ uint64_t full[Ring<64, ROWS>::STAGES], empty[Ring<64, ROWS>::STAGES];  // the deepest ring
@@ -33,31 +34,32 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     if (wg == 0) {
         setmaxnreg_dec<TALL ? 24 : 40>();  // 20: 24 + 2 x 240 = 3 x 168
         if (tid == 0) {
-            if constexpr (TALL) produce<TALL_WIDTH, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
-            else if (width == 256) produce<256, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
-            else if (width == 128) produce<128, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
-            else produce<64, ROWS>(ops, tma_a, tma_b, s, smem, full, empty);
+            if constexpr (TALL) produce<TALL_WIDTH, ROWS, ORDER>(ops, tma_a, tma_b, s, smem, full, empty, group);
+            else if (width == 256) produce<256, ROWS, ORDER>(ops, tma_a, tma_b, s, smem, full, empty, group);
+            else if (width == 128) produce<128, ROWS, ORDER>(ops, tma_a, tma_b, s, smem, full, empty, group);
+            else produce<64, ROWS, ORDER>(ops, tma_a, tma_b, s, smem, full, empty, group);
         }
     } else {
         setmaxnreg_inc<TALL ? 240 : 232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;
-        if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
-        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging);
+        if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (!HALF || wg == 1)
+            consume<64, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
     }
 }
 
 // 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128; TMA stores, a
-// dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128.
-template <bool LEAN = false, bool TALL = false, typename Ops>
+// dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128. ORDER (21): run's.
+template <bool LEAN = false, bool TALL = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
-                                         int width, int dp, int sk) {
+                                         int width, int dp, int sk, int group = 0) {
     if constexpr (TALL) {
-        if (rows == 256) return run<true, true, 256, LEAN>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+        if (rows == 256) return run<true, true, 256, LEAN, ORDER>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk, group);
     }
-    if (rows == 64) run<true, true, 64, LEAN>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
-    else run<true, true, persistent_ws::BM, LEAN>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk);
+    if (rows == 64) run<true, true, 64, LEAN, ORDER>(ops, tma_a, tma_b, &tma_c, C, W, M, N, K, width, dp, sk, group);
+    else run<true, true, persistent_ws::BM, LEAN, ORDER>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk, group);
 }
 }  // namespace host_plan

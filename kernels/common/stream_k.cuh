@@ -51,15 +51,18 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows.
-template <int WIDTH, int ROWS = BM, typename Ops>
+// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows. ORDER (21): the
+// tile order's groups `group` tile rows high, and the block's odd units walking their k tiles last to first, so that
+// each wave starts on the k tiles the last one ended on, still in L2.
+template <int WIDTH, int ROWS = BM, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
-                                        unsigned char* smem, uint64_t* full, uint64_t* empty) {
+                                        unsigned char* smem, uint64_t* full, uint64_t* empty, int group = GROUP) {
     using R = Ring<WIDTH, ROWS>;
-    int it = 0;
+    int it = 0, unit = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
         int tm, tn;
-        grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
+        grouped_tile(t, s.tiles_m, s.tiles_n, ORDER ? group : int(GROUP), tm, tn);
+        const bool back = ORDER && (unit++ & 1);
 #pragma unroll 1
         for (int kt = k0; kt < k1; ++kt, ++it) {
             const int st = it % R::STAGES;
@@ -73,7 +76,7 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
 #ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
             const int k = kt % R::STAGES;
 #else
-            const int k = kt;
+            const int k = back ? k0 + k1 - 1 - kt : kt;
 #endif
             unsigned char* stage = smem + st * R::STAGE;
             mbar_arrive_expect_tx(&full[st], R::STAGE);
@@ -126,10 +129,11 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
 // from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
 // carries its stage, parity, barrier addresses and wgmma descriptors instead of deriving them from `it` each k tile.
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
+// ORDER (21): produce's tile order (the k order is the producer's alone).
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
-                                        unsigned char* staging = nullptr) {
+                                        unsigned char* staging = nullptr, int group = GROUP) {
     using R = Ring<WIDTH, ROWS>;
     constexpr bool HALF = ROWS < BM;
     constexpr int COLS = !HALF ? WIDTH : WIDTH == 64 ? 64 : WIDTH / 2, MB = HALF ? 1 : ROWS / BM;  // MB: 64-row blocks
@@ -139,7 +143,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     uint32_t st = 0, phase = 0, last = 0;  // LEAN: the next k tile's stage and parity, the last one's stage
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
-        grouped_tile<GROUP>(t, s.tiles_m, s.tiles_n, tm, tn);
+        grouped_tile(t, s.tiles_m, s.tiles_n, ORDER ? group : int(GROUP), tm, tn);
         float acc[MB * COLS / 2] = {};
         if constexpr (LEAN) {  // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
             const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers

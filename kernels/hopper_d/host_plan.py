@@ -9,7 +9,8 @@ range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk
 The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
 none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
 at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan); 20's is
-17's, or 256 x 192 tiles, whole or with stream-K, where those cost less (tall_launch_plan).
+17's, or 256 x 192 tiles, whole or with stream-K, where those cost less (tall_launch_plan); 21's is 20's with the
+height of its tile order's groups chosen by `wave_reads` (ordered_launch_plan).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consumer warp of a shared tile: 16 rows
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
+GROUP = 16  # tile rows a group of the grouped tile order (persistent_ws::GROUP), 21's on a tie
+MAX_GROUP = 32  # 21's tallest: a wave of 132 tiles reads least near sqrt(132 x width / rows) rows, 23 at most
 # 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
 # long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
 # 11, 12 and 15 keep 1.
@@ -137,3 +140,28 @@ def half_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
 def tall_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     """d_tall_tiles's ROWS, WIDTH, DP, SK and workspace (tall_plan)."""
     return _rows_launch(m, n, *tall_plan(m, n, k, blocks))
+
+
+def wave_reads(tiles_m: int, tiles_n: int, blocks: int, rows: int, p: Plan, group: int) -> int:
+    """Rows of A plus columns of B that the blocks read in each wave of `p`'s tiles, summed over the waves, with the
+    tiles walked `group` tile rows at a time, down the rows first (hopper.cuh's grouped_tile): the waves' A and B
+    panels, which DRAM delivers about once a wave where a wave's k tiles stay in L2. Whole tiles go round-robin, a
+    wave of `blocks` at a time; the stream-K tiles after them are shared by all the blocks at once, one wave."""
+    waves = [(a, min(a + blocks, p.dp)) for a in range(0, p.dp, blocks)] + ([(p.dp, p.dp + p.sk)] if p.sk else [])
+    per_group, total = group * tiles_n, 0
+    for a, b in waves:
+        for g in range(a // per_group, (b - 1) // per_group + 1):  # each group the wave meets: its tiles [i0, i1)
+            down = min(group, tiles_m - g * group)  # the group's rows: its columns' height
+            i0, i1 = max(a - g * per_group, 0), min(b - g * per_group, per_group)
+            total += min(down, i1 - i0) * rows + ((i1 - 1) // down - i0 // down + 1) * p.width
+    return total
+
+
+def ordered_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_tile_order's: 20's plan (tall_plan) and GROUP, the group height whose waves read least (wave_reads; ties:
+    GROUP, then the lower)."""
+    rows, p = tall_plan(m, n, k, blocks)
+    tiles_m, tiles_n = cdiv(m, rows), cdiv(n, p.width)
+    reads = {g: wave_reads(tiles_m, tiles_n, blocks, rows, p, g) for g in range(1, MAX_GROUP + 1)}  # past tiles_m: all
+    group = min(reads, key=lambda g: (reads[g], g != GROUP, g))
+    return LaunchPlan({**_rows_launch(m, n, rows, p).args, "GROUP": group}, p.workspace_floats(m, n))

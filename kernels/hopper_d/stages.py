@@ -13,7 +13,13 @@ from functools import partial
 from pathlib import Path
 
 from kernels.hopper_d import cluster_plan, swap_plan
-from kernels.hopper_d.host_plan import STREAM_K_PRICE, half_launch_plan, launch_plan, tall_launch_plan
+from kernels.hopper_d.host_plan import (
+    STREAM_K_PRICE,
+    half_launch_plan,
+    launch_plan,
+    ordered_launch_plan,
+    tall_launch_plan,
+)
 from kernels.sources import declared_launch
 from kernels.stage import ShapeRule, Stage
 
@@ -213,6 +219,13 @@ KERNELS = [
         {**HALF_TILES, "planner": tall_launch_plan},
         "19 with 256 x 192 tiles, each consumer warpgroup 128 x 192, where its plan finds them cheaper: 22 % fewer "
         "bytes delivered to shared memory a MAC",
+    ),
+    (
+        "d_tile_order",
+        "21_tile_order.cu",
+        {**HALF_TILES, "args": (*HALF_TILES["args"], "GROUP"), "planner": ordered_launch_plan},
+        "20 with its tiles walked in groups of the height whose waves read fewest rows of A and columns of B, and each "
+        "block's k tiles forward and backward in turns: less of A and B from DRAM",
     ),
 ]
 

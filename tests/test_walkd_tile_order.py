@@ -1,0 +1,55 @@
+"""Walk D 21's plan (kernels/hopper_d/host_plan.py, ordered_launch_plan) on an H100's 132 SMs: 20's plan with the
+group height whose waves read fewest rows of A and columns of B (wave_reads), 20's 16 where none reads fewer; and its
+CUBIN's wgmmas asynchronous with no spill. CPU only."""
+
+import json
+
+import pytest
+from h100_plans import H100_SMS
+from test_gpu_walkd_shapes import HALF_TILES_SHAPES, TALL_TILES_SHAPES
+from test_walkd_half_plan import wgmmas_asynchronous
+
+from farm.cli import main
+from kernels.hopper_d.host_plan import GROUP, Plan, wave_reads
+from kernels.registry import stage_named
+
+ORDERED = stage_named("d_tile_order_bf16").launches[0]
+TALL = stage_named("d_tall_tiles_bf16").launches[0]
+CUBES = [(s, s, s) for s in (1024, 2048, 4096, 8192)]
+
+
+@pytest.mark.parametrize("shape", [*HALF_TILES_SHAPES, *TALL_TILES_SHAPES, *CUBES], ids=lambda s: "x".join(map(str, s)))
+def test_the_plan_is_20s_with_a_group_height(shape):
+    mine, twenty = ORDERED.plan(*shape, H100_SMS), TALL.plan(*shape, H100_SMS)
+    assert {k: v for k, v in mine.args.items() if k != "GROUP"} == twenty.args
+    assert mine.workspace_floats == twenty.workspace_floats and 1 <= mine.args["GROUP"] <= 32
+
+
+def test_wave_reads_counts_each_waves_rows_and_columns():
+    # 4 x 4 tiles, waves of 4: two rows at a time walk each wave down 2 rows and across 2 columns, one row at a time
+    # across 4 columns, four rows at a time down one column
+    whole = Plan(width=256, dp=16, sk=0, segments=1, cost=0)
+    assert wave_reads(4, 4, 4, 128, whole, 2) == 4 * (2 * 128 + 2 * 256)
+    assert wave_reads(4, 4, 4, 128, whole, 1) == 4 * (1 * 128 + 4 * 256)
+    assert wave_reads(4, 4, 4, 128, whole, 4) == 4 * (4 * 128 + 1 * 256)
+    # stream-K tiles after the whole ones are one more wave, read by all the blocks at once
+    shared = Plan(width=256, dp=12, sk=4, segments=2, cost=0)
+    assert wave_reads(4, 4, 4, 128, shared, 2) == wave_reads(4, 4, 4, 128, whole, 2)
+
+
+def test_the_cube_walks_11_tall_tile_rows_at_a_time():
+    p = ORDERED.plan(8192, 8192, 8192, H100_SMS).args
+    assert p["GROUP"] == 11  # 11 x 256 rows beside 12 x 192 columns a wave, where 20 read 16 x 256 beside 9 x 192
+    tall = Plan(width=192, dp=p["DP"], sk=p["SK"], segments=3, cost=0)
+    assert wave_reads(32, 43, H100_SMS, 256, tall, 11) < 0.91 * wave_reads(32, 43, H100_SMS, 256, tall, GROUP)
+
+
+def test_where_16_reads_least_it_stays():
+    assert ORDERED.plan(4096, 4096, 4096, H100_SMS).args["GROUP"] == GROUP
+    assert ORDERED.plan(2048, 2048, 2048, H100_SMS).args["GROUP"] == GROUP
+
+
+def test_tile_order_compiles_without_spilling_or_serialising(capsys):
+    assert main(["compile", "--arch", "sm_90a", "--kernels", "d_tile_order_bf16,d_tile_order_fp16", "--json"]) == 0
+    for row in json.loads(capsys.readouterr().out):
+        assert row["ok"] and row["spill_bytes"] == 0 and wgmmas_asynchronous(stage_named(row["stage"])), row
