@@ -571,12 +571,12 @@ PY
     mode=(); [ "$(nvidia-smi -L | grep -c '^GPU')" -gt 1 ] && mode=(--mode shard)
     OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels" "${mode[@]}"
     [ "${LLM_CROSSCHECK:-1}" = 0 ] || OUT=$FINAL DEADLINE=${CROSSCHECK_S:-300} bash "$0" llm-crosscheck "$run" ;;
-  cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 12, 19 and 20 (CUBE_KERNELS replaces them), BF16
+  cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 19, 20 and 21 (CUBE_KERNELS replaces them), BF16
     # and FP16, 1024^3-8192^3, three repeats, cuBLAS interleaved and alone; then the farm's cuBLAS there against torch.mm
     # under do_bench_cudagraph (hot), its CSV beside the run (about 400 s on an H100; DEADLINE, default 300)
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" --sizes 1024,2048,4096,8192 \
-      --kernels "${CUBE_KERNELS:-d_tma_store_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tma_store_fp16,d_lean_k_loop_fp16,d_tall_tiles_fp16}"
+      --kernels "${CUBE_KERNELS:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16,d_tile_order_fp16}"
     mkdir -p "$RES"; timeout 240 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 --modes hot \
       --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
     echo "cubes crosscheck rc=$?"; tail -20 "$OUT/crosscheck-$run.md" | cut -c1-150 ;;
@@ -729,11 +729,11 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     ms = do_bench_cudagraph(lambda: torch._scaled_mm(a, bt.t(), scale_a=s, scale_b=s, out_dtype=torch.float32, use_fast_accum=False), rep=200)
     print(f'torch._scaled_mm E4M3 x E5M2 {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" \
       2>&1 | tee "$OUT/crosscheck-walkf-e5m2.txt" ;;
-  stage-crosscheck)  # issue 31: walk D 19 and 20's % of cuBLAS by the farm's cell and by do_bench_cudagraph, alternated
+  stage-crosscheck)  # issue 31: walk D 19-21's % of cuBLAS by the farm's cell and by do_bench_cudagraph, alternated
     # (farm crosscheck --stages; STAGES, SIZES), its GPU tests first; RUN's CSV goes on from .resume (DEADLINE, default 540)
     python3 -m pytest -q -m gpu tests/test_gpu_crosscheck.py 2>&1 | tail -3 | tee "$OUT/tests-stage-crosscheck.txt"
     mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
-      --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16}" \
+      --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16,d_tile_order_fp16}" \
       --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;

@@ -2,25 +2,25 @@
 //   TensorMap            the 128-byte CUtensorMap the host builds (farm/measure/tma.py); NVRTC has no cuda.h
 //   mbar_*               shared-memory mbarriers: init, arrive, arrive + expect bytes, wait on a phase; the _addr
 //                        forms take the barrier's shared-memory address (walk D 19's k loop)
-//   ring_init            a STAGES-deep ring's full and empty mbarriers, initialised and fenced
+//   ring_init            a STAGES-deep ring's full and empty mbarriers, set up and fenced
 //   tma_load_2d          one TMA box global -> shared, completing bytes on an mbarrier
 //   tma_load_2d_multicast  the same box into every CTA of `mask` in the cluster, same offsets
-//   prefetch_tensormap   a __grid_constant__ tensor map's descriptor fetched before the first load needs it
-//   cluster_rank/sync, mbar_arrive_at   thread-block clusters: rank, barrier, arrive on a CTA's mbarrier
-//   launch_dependents, grid_dependency_wait   programmatic dependent launch (griddepcontrol; Launch.dependent)
+//   prefetch_tensormap   a __grid_constant__ tensor map fetched before the first load needs it
+//   cluster_rank/sync, mbar_arrive_at   clusters: rank, barrier, arrive on a CTA's mbarrier
+//   launch_dependents, grid_dependency_wait   programmatic dependent launch (griddepcontrol)
 //   swizzled_desc        a wgmma shared-memory matrix descriptor, 128-byte swizzle
-//   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64, 128, 192, 256), FP32 accumulators, A K-major, B MN-major
+//   wgmma<N, T>          wgmma.mma_async m64nNk16 (N = 64-256), FP32 accumulators, A K-major, B MN-major
 //   wgmma_fence/commit/wait, fence_acc, setmaxnreg_inc/dec
 //   wgmma_k_tile         one BK-deep k tile of a warpgroup's 64 x N product, issued as one wgmma group
 //   wgmma_swapped<TN, T> wgmma m64nTNk16 (TN = 16, 64, 128) with A MN-major and B K-major: a swapped product's
 //                        k step, the weights' box as A, the tokens' boxes as B (walk D's 10 and 13)
 //   store_acc            a warpgroup's 64 x N accumulators to C, guarded at the edges
-//   for_each_swapped     a swapped product's (C^T's) accumulators visited as elements of C, guarded at the edges
-//   grouped_tile         persistent kernels' tile order: GROUP tile rows at a time, down the rows first
+//   for_each_swapped     a swapped product's (C^T's) accumulators visited as elements of C, guarded
+//   grouped_tile         persistent kernels' tile order: groups of tile rows, down the rows first
 //
 // Shared-memory tiles are rows of 128 bytes, 128-byte swizzled: row r's 16-byte chunk c at c ^ (r % 8), 8-row
 // atoms of 1 KB, 1 KB aligned (TMA's CU_TENSOR_MAP_SWIZZLE_128B; the cp.async stage writes it by hand). A (M x K, K
-// contiguous) is "K-major" for wgmma; B (K x N) "MN-major", transposed, which wgmma allows for 16-bit inputs.
+// contiguous) is "K-major" for wgmma; B (K x N) "MN-major", transposed (16-bit inputs only).
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -38,11 +38,11 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
 }
 
-// Makes barrier initialisation visible to the TMA unit (the async proxy) before first use.
+// Makes barrier initialisation visible to the TMA unit (the async proxy).
 __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 
-// One thread initialises a ring: full[s] completes on its producer's one arrive (plus the TMA bytes), empty[s] on
-// `consumers` arrivals; the fence makes both visible to the cluster's async proxy before anyone waits.
+// One thread initialises a ring: full[s] completes on its producer's arrive (plus the TMA bytes), empty[s] on
+// `consumers` arrivals; the fence makes both visible to the async proxy before anyone waits.
 template <int STAGES>
 __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int consumers) {
     for (int s = 0; s < STAGES; ++s) {
@@ -52,7 +52,7 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int c
     mbar_init_fence();
 }
 
-// The barrier at shared-memory address `bar` (walk D 19 carries its barriers' addresses across the k loop).
+// The barrier at shared-memory address `bar` (walk D 19 carries the addresses across its k loop).
 __device__ __forceinline__ void mbar_arrive_addr(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
@@ -97,7 +97,7 @@ __device__ __forceinline__ uint32_t cluster_rank() {
     return r;
 }
 
-// Every thread of every CTA in the cluster; also orders their shared-memory writes (barrier inits).
+// Every thread of every CTA in the cluster; also orders their shared-memory writes.
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
@@ -185,8 +185,8 @@ __device__ __forceinline__ void for_each_swapped(int M, int N, int m0, int n0, F
             }
 }
 
-// Tile t of a persistent walk -> (tile row tm, tile column tn): `group` tile rows at a time,
-// down the rows first, so the tiles resident at once share few A and B strips.
+// Tile t of a persistent walk -> (tile row tm, column tn): `group` tile rows at a time, down the
+// rows first: the tiles resident at once share few A and B strips.
 __device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
     const int per_group = group * tiles_n, first = t / per_group * group;
     const int rows = min(group, tiles_m - first), i = t % per_group;

@@ -1,5 +1,5 @@
-// Walk D's 11 on: 09's pipeline on a plan made on the host (kernels/hopper_d/host_plan.py), passed as WIDTH, DP
-// (whole tiles), SK (tiles then shared by stream-K).
+// Walk D's 11 on: 09's pipeline on a host plan (kernels/hopper_d/host_plan.py): WIDTH, DP (whole tiles), SK
+// (tiles then shared by stream-K).
 #pragma once
 #include "stream_k.cuh"
 
@@ -8,11 +8,10 @@ using namespace stream_k;
 using persistent_ws::cdiv;
 enum : int { TALL_WIDTH = 192 };  // 20's: 256 x 192
 
-// TMA_STORE: false (11) C from registers, true (12) whole tiles by TMA stores over `tma_c` (tma_store.cuh). DEPENDENT
-// (15): a programmatic dependent launch, its setup overlapping the previous kernel's end, nothing in global memory
-// touched before that completes. ROWS 64 (17): whole 64-row tiles, `sk` taken as 0; 256 (20, LEAN): 256 x 192 tiles.
-// LEAN (19): stream_k's lean k loop. ORDER (21): stream_k's tile order in groups `group` rows high, k walked in turns.
-// Ops: walk D's Bit16<T>, walk F's Fp8 (its 09).
+// TMA_STORE: false (11) C from registers, true (12) whole tiles by TMA stores over `tma_c`. DEPENDENT (15): a
+// programmatic dependent launch, nothing in global memory touched before the previous kernel completes. ROWS 64 (17): whole 64-row tiles, `sk` taken as 0; 256 (20, LEAN): 256 x 192 tiles.
+// LEAN (19): stream_k's lean k loop. ORDER (21): stream_k's, groups `group` rows high. Ops: walk D's Bit16<T>, walk
+// F's Fp8 (its 09).
 template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
                                     float* W, int M, int N, int K, int width, int dp, int sk, int group = 0) {
@@ -45,13 +44,12 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
         else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
         else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
-        else if (!HALF || wg == 1)
-            consume<64, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
     }
 }
 
 // 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128; TMA stores, a
-// dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128. ORDER (21): run's.
+// dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128. ORDER: run's.
 template <bool LEAN = false, bool TALL = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
