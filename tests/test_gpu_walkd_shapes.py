@@ -51,7 +51,8 @@ HALF_TILES_SHAPES, whole 64-row tiles of 64 (one consumer warpgroup), 128 and 25
 and 16's 128-row path whole and shared. Stage 19 (lean_k_loop), 17 with its k loop's state carried, at the same shapes.
 Stage 20 (tall_tiles) at the same shapes (its plan is 19's there) and at TALL_TILES_SHAPES, where it runs 256 x 192
 tiles: one wave and several, 16's stream-K (six segments a tile), stream-K in ranges of a half, third and quarter of a
-tile, odd M, N off the tile, K off 64, and 8192^3.
+tile, odd M, N off the tile, K off 64, and 8192^3. Stage 21 (tile_order) at all of 20's shapes: its plan's group
+heights there (8, 11, 16), several units a block walking k in turns, 64-, 128- and 256-row tiles, stream-K.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
