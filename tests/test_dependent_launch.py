@@ -30,7 +30,7 @@ def test_packing_refuses_what_it_cannot_pass():
         packed_arguments([1.5])
 
 
-def test_only_walk_d_15_to_20_and_walk_f_09_and_10_are_dependent_launches():
+def test_only_walk_d_15_to_21_and_walk_f_09_and_10_are_dependent_launches():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
     assert dependent == [
         f"d_{s}_{t}"
