@@ -1,23 +1,21 @@
-// Walk D's 11 on: 09's pipeline on a host plan (kernels/hopper_d/host_plan.py): WIDTH, DP (whole tiles), SK
-// (tiles then shared by stream-K).
+// Walk D's 11 on: 09's pipeline on a host plan (hopper_d/host_plan.py): WIDTH, DP whole tiles, SK shared.
 #pragma once
 #include "stream_k.cuh"
 
 namespace host_plan {
 using namespace stream_k;
 using persistent_ws::cdiv;
-enum : int { TALL_WIDTH = 192 };  // 20's: 256 x 192
+enum : int { TALL_WIDTH = 192 };  // 20's 256 x 192
 
-// TMA_STORE: false (11) C from registers, true (12) whole tiles by TMA stores over `tma_c`. DEPENDENT (15): a
-// programmatic dependent launch, nothing in global memory touched before the previous kernel completes. ROWS 64 (17): whole 64-row tiles, `sk` taken as 0; 256 (20, LEAN): 256 x 192 tiles.
-// LEAN (19): stream_k's lean k loop. ORDER (21): stream_k's, groups `group` rows high. Ops: walk D's Bit16<T>, walk
-// F's Fp8 (its 09).
+// TMA_STORE: false (11) C from registers, true (12) TMA stores. DEPENDENT (15): a dependent launch. ROWS 64 (17):
+// whole 64-row tiles, no stream-K; 256 (20, LEAN): 256 x 192 tiles. LEAN (19): lean k loop. `group`: the tile
+// order's group rows; ORDER (21): k walked in turns. Ops: walk D's Bit16<T>, walk F 09's Fp8.
 template <bool TMA_STORE, bool DEPENDENT = false, int ROWS = persistent_ws::BM, bool LEAN = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const TensorMap* tma_c, float* __restrict__ C,
-                                    float* W, int M, int N, int K, int width, int dp, int sk, int group = 0) {
+                                    float* W, int M, int N, int K, int width, int dp, int sk, int group = GROUP) {
     extern __shared__ __align__(1024) unsigned char smem[];
     constexpr bool HALF = ROWS < persistent_ws::BM, TALL = ROWS > persistent_ws::BM;
-    __shared__ uint64_t full[Ring<64, ROWS>::STAGES], empty[Ring<64, ROWS>::STAGES];  // the deepest ring
+    __shared__ uint64_t full[Ring<64, ROWS>::STAGES], empty[Ring<64, ROWS>::STAGES];  // deepest ring
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
         prefetch_tensormap(tma_a);
@@ -28,7 +26,7 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     __syncthreads();
     after_setup<DEPENDENT>();
     const Schedule s{cdiv(M, ROWS), TALL ? cdiv(N, TALL_WIDTH) : (N + width - 1) >> (31 - __clz(width)), cdiv(K, Ops::K_TILE), dp,
-                     HALF ? 0 : sk};  // else width: a power of 2
+                     HALF ? 0 : sk};  // width: a power of 2
 
     if (wg == 0) {
         setmaxnreg_dec<TALL ? 24 : 40>();  // 20: 24 + 2 x 240 = 3 x 168
@@ -41,19 +39,19 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     } else {
         setmaxnreg_inc<TALL ? 240 : 232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;
-        if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
-        else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
-        else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
-        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, LEAN, ORDER>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
+        else if (!HALF || wg == 1) consume<64, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
     }
 }
 
-// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else 16's path over tma_a128; TMA stores, a
-// dependent launch. LEAN: 19's k loop. TALL (20): ROWS 256 too, over tma_a128. ORDER: run's.
+// 17's body (walk F's 09): ROWS 64 over tma_a's 64-row boxes, else (16's; TALL, 20: ROWS 256 too) over tma_a128;
+// TMA stores, dependent launch. LEAN, ORDER, group: run's.
 template <bool LEAN = false, bool TALL = false, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void run_rows(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_a128, const TensorMap& tma_b,
                                          const TensorMap& tma_c, float* __restrict__ C, float* W, int M, int N, int K, int rows,
-                                         int width, int dp, int sk, int group = 0) {
+                                         int width, int dp, int sk, int group = GROUP) {
     if constexpr (TALL) {
         if (rows == 256) return run<true, true, 256, LEAN, ORDER>(ops, tma_a128, tma_b, &tma_c, C, W, M, N, K, width, dp, sk, group);
     }

@@ -51,9 +51,9 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows. ORDER (21): the
-// tile order's groups `group` tile rows high, and the block's odd units walking their k tiles last to first, so that
-// each wave starts on the k tiles the last one ended on, still in L2.
+// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows, tiles in groups
+// `group` tile rows high. ORDER (21): the block's odd units walk their k tiles last to first, so that each wave starts
+// on the k tiles the last one ended on, still in L2.
 template <int WIDTH, int ROWS = BM, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty, int group = GROUP) {
@@ -61,7 +61,7 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
     int it = 0, unit = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
         int tm, tn;
-        grouped_tile(t, s.tiles_m, s.tiles_n, ORDER ? group : int(GROUP), tm, tn);
+        grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
         const bool back = ORDER && (unit++ & 1);
 #pragma unroll 1
         for (int kt = k0; kt < k1; ++kt, ++it) {
@@ -129,8 +129,8 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
 // from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
 // carries its stage, parity, barrier addresses and wgmma descriptors instead of deriving them from `it` each k tile.
-// ORDER (21): produce's tile order (the k order is the producer's alone).
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, bool ORDER = false, typename Ops>
+// `group`: produce's tile order (the k order is the producer's alone).
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr, int group = GROUP) {
@@ -143,7 +143,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     uint32_t st = 0, phase = 0, last = 0;  // LEAN: the next k tile's stage and parity, the last one's stage
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
-        grouped_tile(t, s.tiles_m, s.tiles_n, ORDER ? group : int(GROUP), tm, tn);
+        grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
         float acc[MB * COLS / 2] = {};
         if constexpr (LEAN) {  // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
             const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers

@@ -164,4 +164,5 @@ def ordered_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     tiles_m, tiles_n = cdiv(m, rows), cdiv(n, p.width)
     reads = {g: wave_reads(tiles_m, tiles_n, blocks, rows, p, g) for g in range(1, MAX_GROUP + 1)}  # past tiles_m: all
     group = min(reads, key=lambda g: (reads[g], g != GROUP, g))
-    return LaunchPlan({**_rows_launch(m, n, rows, p).args, "GROUP": group}, p.workspace_floats(m, n))
+    twenty = _rows_launch(m, n, rows, p)
+    return LaunchPlan({**twenty.args, "GROUP": group}, twenty.workspace_floats)
