@@ -1,29 +1,26 @@
 // 08 tile_plan_fp8: 07 with a host plan above 128 tokens too: 128 x 256 or 128 x 128 tiles, K in 1 to 8 slices, the
 // partials in the accumulators' order. Measured on an H100 (issue 32, run h100-llmf8, one repeat): 07 held 33-47 % of
 // cuBLASLt FP8 at M = 1024 with N = 512 or 1024 (1024 x 512 x 3584: 20.1 us against 6.7; on the H200, h200-llmf8: 39.7
-// against 6.8, below 03's 20.6). Where its time went, from its code: above 128 tokens 07 runs 05's path, 128 x 256 tiles
+// against 6.8, below 03's 20.6). Where its time went: above 128 tokens 07 runs 05's path, 128 x 256 tiles
 // with as many K slices as idle blocks (1024 x 512 x 3584: 16 tiles x 8 slices of 3.5 k tiles), its fix-up storing
-// every slice's partial as a whole M x N FP32 plane and summing the planes 64 columns at a time (8 planes of 2 MB
-// written and read through L2 for 5.5 MB of operands), each k tile 12 TMA issues in 07's 16- and 64-row boxes. Nsight
-// Compute on the H200 at 1024 x 512 x 3584: 07 46.0 us, 16.8 MB of global loads and 19.0 MB of stores; cuBLASLt 8.6 us
-// (nvjet 64x64 tiles, whole K, 2x1 clusters). Changes:
+// each slice's partial as an M x N FP32 plane, summed 64 columns at a time (8 planes of 2 MB through L2 for 5.5 MB
+// of operands), each k tile 12 TMA issues in 07's 16- and 64-row boxes. Nsight Compute on the H200 at 1024 x 512 x
+// 3584: 07 46.0 us, 16.8 MB of global loads, 19.0 MB of stores; cuBLASLt 8.6 us (nvjet 64x64, whole K, 2x1 clusters).
+// Changes:
 // - Above 128 tokens, tiles of 128 x BNT, BNT = 256 or 128 (each consumer warpgroup m64n256k32 or m64n128k32), K in
-//   `slices`, both chosen on the host (kernels/hopper_fp8/tile_plan.py) with 07's swapped cost model (waves x (k tiles
-//   a unit + fix-up) x bytes a k tile), so 1024 x 512 x 3584 is 32 tiles of 128 x 128 x 4 slices (7 k tiles each).
-// - The partials in the accumulators' order (07's swapped::fragment_fixup, made for any accumulator count: float4 rows of
-//   512 bytes a warp, the last warp to arrive loading every slice's quads at once), S x 64 KB a 128 x 128 tile where 05
-//   wrote S planes of M x N.
-// A comes in 16-row boxes (only those holding rows below M), B in 64-row boxes (07's launch geometry and grid); the ring
-// as deep as 07's 216 KB allows (6 stages of 32 KB at BNT = 128, 4 of 48 KB at 256). Up to 128 tokens it is 07: the
-// same swapped pipeline (kernels/common/swapped.cuh), plan and fix-up.
-// Tried and not kept: the last slice of a tile keeping its accumulators and spinning (ld.acquire) until the other S - 1
-// had stored theirs, so S - 1 partials moved instead of S + 1: on the H200 it ran 1 x 4096 x 4096 in 7.6 us where 07's
-// last-arrival fix-up takes 6.5, and 128 x 4096 x 4096 in 15.1 us (07: 13.5).
+//   `slices`, both chosen on the host (kernels/hopper_fp8/tile_plan.py) with 07's cost model (waves x (k tiles
+//   a unit + fix-up) x bytes a k tile): 1024 x 512 x 3584 is 32 tiles of 128 x 128 x 4 slices (7 k tiles each).
+// - The partials in the accumulators' order (07's swapped::fragment_fixup for any accumulator count: float4 rows of
+//   512 bytes a warp, the last to arrive loading every slice's quads at once), S x 64 KB a 128 x 128 tile, not S planes.
+// A in 16-row boxes (rows below M only), B in 64-row boxes (07's geometry and grid); the ring as deep as 07's 216 KB
+// allows (6 stages of 32 KB at BNT = 128, 4 of 48 KB at 256). Up to 128 tokens it is 07.
+// Tried, not kept: the last slice keeping its accumulators, spinning (ld.acquire) until the other S - 1 had stored
+// theirs (S - 1 partials moved, not S + 1): H200, 1 x 4096 x 4096 7.6 us (07's fix-up: 6.5), 128 x 4096 x 4096 15.1 (13.5).
 // N % 8 == 0, K % 16 == 0, any M.
 #include "split_k_fp8.cuh"
 #include "swapped.cuh"
 
-// The launch (kernels/sources.py): 07's boxes (16 rows of A, 64 of B) and grid.
+// The launch: 07's boxes (16 rows of A, 64 of B) and grid.
 namespace f08 {
 enum : int {
     BM = 16,
@@ -51,8 +48,7 @@ __device__ __forceinline__ void run_swapped(const swapped::Fp8& ops, const Tenso
         });
 }
 
-// Above 128 tokens: 128 x TBN tiles (TBN = 256 or 128), A in 16-row boxes, B in 64-row boxes, as many stages as
-// swapped::RING_BYTES holds (4 at TBN = 256, 6 at 128), K in `slices`.
+// Above 128 tokens: 128 x TBN tiles, as many stages as swapped::RING_BYTES holds, K in `slices`.
 template <int TBN>
 struct Tiles {
     enum : int {
