@@ -559,14 +559,14 @@ PY
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   llm-targets|llm-later)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of walk D 05-08 and
-    # 12-16 (those best at some LLM shape in the full runs) with cuBLASLt (llm-later: walk D 16-20, the stages after
+    # 12-16 (those best at some LLM shape in the full runs) with cuBLASLt (llm-later: walk D 17-21, the stages after
     # them), cuBLAS interleaved (792 cells; llm-later 432; DEADLINE, default 360), then llm-crosscheck on the same card
     # (LLM_CROSSCHECK=0 leaves it to the call that finishes the run). In blocks at the cap about 1,600 s (llm-later
     # 1,150 s) on an H100: resume with .resume/results.tgz until every cell has a row. A lower bound of the full plan's
     # best stage.
     shift; run=$1
     kernels=d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
-    [ "$STEP" = llm-later ] && kernels=d_priced_plan_bf16,d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16
+    [ "$STEP" = llm-later ] && kernels=d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16
     # One repeat a cell: on a host of several GPUs the cells are shared out (shard), not each measured on every card.
     mode=(); [ "$(nvidia-smi -L | grep -c '^GPU')" -gt 1 ] && mode=(--mode shard)
     OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels" "${mode[@]}"

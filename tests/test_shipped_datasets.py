@@ -139,17 +139,18 @@ def test_reference_dataset_ships_its_crosscheck(name):
 
 
 # Issue 31's LLM target, `.ci/gpu-session.sh llm-targets` (plans/llm.toml's BF16 cells of these stages, cuBLAS
-# interleaved and timed alone; the step now runs 16 too, after them) and `llm-later` (walk D 16-20), each run with its
-# torch.mm cross-check of all 72 shapes; and issue 32's FP8 reference runs, plans/walkf.toml three times.
+# interleaved and timed alone; the step now runs 16 too, after them) and `llm-later` (walk D 16-20 in h100-llmc; 17-21
+# since, 16 being llm-targets'), each run with its torch.mm cross-check of all 72 shapes; and issue 32's FP8 reference
+# runs, plans/walkf.toml three times.
 LLM_TARGET_KERNELS = (
     "d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,"
     "d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16"
 )
-LLM_LATER_KERNELS = "d_priced_plan_bf16,d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16"
+LLM_LATER_KERNELS = "d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16"
 LLM_TARGETS = {
     "h100-llm": {
         ("H100-80GB-HBM3", "h100-llmb"): LLM_TARGET_KERNELS,
-        ("H100-80GB-HBM3", "h100-llmc"): LLM_LATER_KERNELS,
+        ("H100-80GB-HBM3", "h100-llmc"): "d_priced_plan_bf16," + LLM_LATER_KERNELS,
     },
     "h200-llm": {("H200", "h200-llmt3"): LLM_TARGET_KERNELS},
 }
