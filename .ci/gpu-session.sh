@@ -562,7 +562,7 @@ PY
     # 12-16 (those best at some LLM shape in the full runs) with cuBLASLt (llm-later: walk D 17-21, the stages after
     # them), cuBLAS interleaved (792 cells; llm-later 432; DEADLINE, default 360), then llm-crosscheck on the same card
     # (LLM_CROSSCHECK=0 leaves it to the call that finishes the run). In blocks at the cap on an H100 about 1,600 s
-    # (llm-later 1,150 s; an H200's 975 s reached 42 of 72 shapes): resume with .resume/results.tgz until every cell
+    # (llm-later 1,150 s; on H200s 1,107 s in three calls): resume with .resume/results.tgz until every cell
     # has a row. A lower bound of the full plan's best stage.
     shift; run=$1
     kernels=d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16

@@ -152,7 +152,10 @@ LLM_TARGETS = {
         ("H100-80GB-HBM3", "h100-llmb"): LLM_TARGET_KERNELS,
         ("H100-80GB-HBM3", "h100-llmc"): "d_priced_plan_bf16," + LLM_LATER_KERNELS,
     },
-    "h200-llm": {("H200", "h200-llmt3"): LLM_TARGET_KERNELS},
+    "h200-llm": {
+        ("H200", "h200-llmt3"): LLM_TARGET_KERNELS,
+        ("H200", "h200-llmc"): LLM_LATER_KERNELS + ",d_tile_order_bf16",
+    },
 }
 # Issue 31's cube targets, `.ci/gpu-session.sh cubes` (walk D 12, 19 and 20 at 1024^3-8192^3, three repeats) with the
 # cross-check of both precisions' vendor baselines from the same call.
