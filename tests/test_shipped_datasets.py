@@ -146,15 +146,15 @@ LLM_TARGET_KERNELS = (
     "d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,"
     "d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16"
 )
-LLM_LATER_KERNELS = "d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16"
+LLM_LATER_KERNELS = "d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16"
 LLM_TARGETS = {
     "h100-llm": {
         ("H100-80GB-HBM3", "h100-llmb"): LLM_TARGET_KERNELS,
-        ("H100-80GB-HBM3", "h100-llmc"): "d_priced_plan_bf16," + LLM_LATER_KERNELS,
+        ("H100-80GB-HBM3", "h100-llmc"): "d_priced_plan_bf16," + LLM_LATER_KERNELS.replace(",d_tile_order_bf16", ""),
     },
     "h200-llm": {
         ("H200", "h200-llmt3"): LLM_TARGET_KERNELS,
-        ("H200", "h200-llmc"): LLM_LATER_KERNELS + ",d_tile_order_bf16",
+        ("H200", "h200-llmc"): LLM_LATER_KERNELS,
     },
 }
 # Issue 31's cube targets, `.ci/gpu-session.sh cubes` (walk D 12, 20 and 21 at 1024^3-8192^3, three repeats; 12, 19
