@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|stage-crosscheck RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|stage-crosscheck RUN|walkd22 RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -735,6 +735,18 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
       --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16,d_tile_order_fp16}" \
       --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
+  walkd22)  # issue 31, walk D 22 (d_mixed_tiles) on one GPU: its GPU tests, then 21 and 22 by the farm's cell and by
+    # do_bench_cudagraph (stage-crosscheck's, RUN's CSV) at 4096^3 and four LLM shapes its plan mixes, then ncu of both
+    # at 4096^3 BF16 (DEADLINE, default 420, bounds the crosscheck; about 500 s in all)
+    shift; run=$1; T0=$(date +%s)
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_mixed_tiles 2>&1 \
+      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    mkdir -p "$RES"; timeout "$(( ${DEADLINE:-420} - $(date +%s) + T0 ))" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$run.csv" \
+      --resume --stages d_tile_order_bf16,d_mixed_tiles_bf16,d_tile_order_fp16,d_mixed_tiles_fp16 \
+      --sizes "${SIZES:-4096,1024x14336x4096,4096x3584x3584,4096x14336x4096,4096x8192x8192}" 2>&1 | tee "$OUT/stage-crosscheck-$run.md"
+    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tile_order_bf16,d_mixed_tiles_bf16 --sizes 4096 \
+      --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
 esac

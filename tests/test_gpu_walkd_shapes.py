@@ -52,7 +52,9 @@ and 16's 128-row path whole and shared. Stage 19 (lean_k_loop), 17 with its k lo
 Stage 20 (tall_tiles) at the same shapes (its plan is 19's there) and at TALL_TILES_SHAPES, where it runs 256 x 192
 tiles: one wave and several, 16's stream-K (six segments a tile), stream-K in ranges of a half, third and quarter of a
 tile, odd M, N off the tile, K off 64, and 8192^3. Stage 21 (tile_order) at all of 20's shapes: its plan's group
-heights there (8, 11, 16), several units a block walking k in turns, 64-, 128- and 256-row tiles, stream-K.
+heights there (8, 11, 16), several units a block walking k in turns, 64-, 128- and 256-row tiles, stream-K. Stage 22
+(mixed_tiles) at all of 20's shapes, four of which its plan mixes 256 x 192 and 128 x 256 tiles at (SPANS 1, 5, 6: M,
+N and K off the tiles, a part-filled last column of wide tiles), and at MIXED_TILES_SHAPES (4096^3 among them).
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -78,8 +80,9 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
-HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_", "d_tall_tiles_", "d_tile_order_"))]
-TALL_TILES = [n for n in WALK_D if n.startswith(("d_tall_tiles_", "d_tile_order_"))]
+TALL_TILES = [n for n in WALK_D if n.startswith(("d_tall_tiles_", "d_tile_order_", "d_mixed_tiles_"))]
+HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_"))] + TALL_TILES
+MIXED_TILES = [n for n in WALK_D if n.startswith("d_mixed_tiles_")]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [
@@ -241,6 +244,14 @@ TALL_TILES_SHAPES = {
     (1280, 5120, 16384): (256, 192, 33),  # 102 whole, 33 shared, a quarter of a tile a block
 }
 
+# 22's plan on 132 SMs where it mixes the tiles: SPANS, the spans of 768 columns in 256 x 192 tiles
+MIXED_TILES_SHAPES = {
+    (4096, 4096, 4096): 4,  # 256 tall tiles and 128 wide ones: each block two and one
+    (4095, 4096, 4104): 4,  # M off both tiles' rows, K off 64
+    (4096, 3840, 4096): 3,  # the wide tiles over 1536 columns
+    (4096, 3328, 1000): 1,  # one span beside 10 wide tiles across; 16 k tiles, the last partial
+}
+
 
 # Each host-planned stage at every branch of its plan, with no spill
 PLANNED = [
@@ -251,6 +262,7 @@ PLANNED = [
         (CLUSTER_PAIR, CLUSTER_PAIR_SHAPES),
         (HALF_TILES, HALF_TILES_SHAPES),
         (TALL_TILES, TALL_TILES_SHAPES),
+        (MIXED_TILES, MIXED_TILES_SHAPES),
     ]
     for stage in stages
     for shape in shapes

@@ -51,44 +51,51 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// Producer thread: every unit's k tiles, A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 rows, tiles in groups
-// `group` tile rows high. ORDER (21): the block's odd units walk their k tiles last to first, so that each wave starts
-// on the k tiles the last one ended on, still in L2.
+// The producer's k tiles [k0, k1) of tile (tm, tn) into the ring from `it` on (carried unit to unit): A in one box of
+// ROWS rows (ROWS > BM: ROWS / BM boxes), B in WIDTH / 64 boxes of 64 columns; `back`: last to first. R: the ring's
+// stages (22: the tall ring, for its 128-row tiles too).
+template <int WIDTH, int ROWS, typename R, typename Ops>
+__device__ __forceinline__ void load_unit(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, unsigned char* smem, uint64_t* full,
+                                          uint64_t* empty, int& it, int tm, int tn, int k0, int k1, bool back) {
+#pragma unroll 1
+    for (int kt = k0; kt < k1; ++kt, ++it) {
+        const int st = it % R::STAGES;
+        if (it >= R::STAGES) mbar_wait(&empty[st], (it / R::STAGES - 1) & 1);
+#ifdef PROBE_LOADS_ONCE  // .ci/walkd15_probe.py floor: past the ring's first pass no loads, the data reused in place
+        if (it >= R::STAGES) {
+            mbar_arrive_expect_tx(&full[st], 0);
+            continue;
+        }
+#endif
+#ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
+        const int k = kt % R::STAGES;
+#else
+        const int k = back ? k0 + k1 - 1 - kt : kt;
+#endif
+        unsigned char* stage = smem + st * R::STAGE;
+        mbar_arrive_expect_tx(&full[st], Ring<WIDTH, ROWS>::STAGE);
+        if constexpr (ROWS > BM) {  // 20: A in boxes of BM rows, laid out as one box of ROWS would be
+#pragma unroll
+            for (int r = 0; r < ROWS / BM; ++r) tma_load_2d(stage + r * BM * 128, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS + r * BM);
+        } else {
+            tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
+        }
+#pragma unroll
+        for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], k, tn * WIDTH + p * 64);
+    }
+}
+
+// Producer thread: every unit's k tiles (load_unit), tiles in groups `group` tile rows high. ORDER (21): the block's
+// odd units walk their k tiles last to first, so that each wave starts on the k tiles the last one ended on, still in L2.
 template <int WIDTH, int ROWS = BM, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty, int group = GROUP) {
-    using R = Ring<WIDTH, ROWS>;
     int it = 0, unit = 0;
     s.for_each_unit([&](int t, int k0, int k1, int, int) {
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
         const bool back = ORDER && (unit++ & 1);
-#pragma unroll 1
-        for (int kt = k0; kt < k1; ++kt, ++it) {
-            const int st = it % R::STAGES;
-            if (it >= R::STAGES) mbar_wait(&empty[st], (it / R::STAGES - 1) & 1);
-#ifdef PROBE_LOADS_ONCE  // .ci/walkd15_probe.py floor: past the ring's first pass no loads, the data reused in place
-            if (it >= R::STAGES) {
-                mbar_arrive_expect_tx(&full[st], 0);
-                continue;
-            }
-#endif
-#ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
-            const int k = kt % R::STAGES;
-#else
-            const int k = back ? k0 + k1 - 1 - kt : kt;
-#endif
-            unsigned char* stage = smem + st * R::STAGE;
-            mbar_arrive_expect_tx(&full[st], R::STAGE);
-            if constexpr (ROWS > BM) {  // 20: A in boxes of BM rows, laid out as one box of ROWS would be
-#pragma unroll
-                for (int r = 0; r < ROWS / BM; ++r) tma_load_2d(stage + r * BM * 128, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS + r * BM);
-            } else {
-                tma_load_2d(stage, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS);
-            }
-#pragma unroll
-            for (int p = 0; p < WIDTH / 64; ++p) ops.load_b(stage + ROWS * 128 + p * B_PANEL, &tma_b, &full[st], k, tn * WIDTH + p * 64);
-        }
+        load_unit<WIDTH, ROWS, Ring<WIDTH, ROWS>>(ops, tma_a, tma_b, smem, full, empty, it, tm, tn, k0, k1, back);
     });
 }
 
@@ -125,6 +132,37 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
     return true;
 }
 
+// 19's lean k loop over one unit's k tiles [k0, k1) of a ROWS-row tile: consumer warpgroup c's accumulators, MB blocks
+// of 64 rows x COLS (consume's), from the ring's stage `st` at parity `phase`, carried with `last` (the last k tile's
+// stage) unit to unit instead of derived from a count, as are the barrier addresses and wgmma descriptors.
+template <int COLS, int ROWS, int MB, typename R, typename Ops>
+__device__ __forceinline__ void lean_k_loop(const Ops& ops, float (&acc)[MB * COLS / 2], const unsigned char* smem, uint64_t* full, uint64_t* empty,
+                                            uint32_t& st, uint32_t& phase, uint32_t& last, int k0, int k1, int c) {
+    constexpr bool HALF = ROWS < BM;
+    // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
+    const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers
+    const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // 8 bytes a stage's barrier
+    const uint64_t a0 = swizzled_desc(HALF ? smem : smem + cu * MB * 64 * 128, 16, 1024),  // stage 0's operands
+        b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? cu * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
+    int kt = k0;
+#pragma unroll 1
+    do {
+        mbar_wait_addr(fulls + 8 * st, phase);
+        const uint32_t offset = st * (R::STAGE >> 4);  // a stage's descriptors: stage 0's plus its bytes >> 4
+        ops.template rows_k_tile_desc<COLS, MB>(acc, a0 + offset, b0 + offset);
+        wgmma_wait<1>();
+        if (kt > k0) mbar_arrive_addr(empties + 8 * last);
+        last = st;
+        if (++st == R::STAGES) {
+            st = 0;
+            phase ^= 1;
+        }
+    } while (++kt < k1);
+    wgmma_wait<0>();
+    fence_acc(acc);
+    mbar_arrive_addr(empties + 8 * last);
+}
+
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
 // TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
 // from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
@@ -145,28 +183,8 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
         float acc[MB * COLS / 2] = {};
-        if constexpr (LEAN) {  // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
-            const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers
-            const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // 8 bytes a stage's barrier
-            const uint64_t a0 = swizzled_desc(HALF ? smem : smem + cu * MB * 64 * 128, 16, 1024),  // stage 0's operands
-                b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? cu * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
-            int kt = k0;
-#pragma unroll 1
-            do {
-                mbar_wait_addr(fulls + 8 * st, phase);
-                const uint32_t offset = st * (R::STAGE >> 4);  // a stage's descriptors: stage 0's plus its bytes >> 4
-                ops.template rows_k_tile_desc<COLS, MB>(acc, a0 + offset, b0 + offset);
-                wgmma_wait<1>();
-                if (kt > k0) mbar_arrive_addr(empties + 8 * last);
-                last = st;
-                if (++st == R::STAGES) {
-                    st = 0;
-                    phase ^= 1;
-                }
-            } while (++kt < k1);
-            wgmma_wait<0>();
-            fence_acc(acc);
-            mbar_arrive_addr(empties + 8 * last);
+        if constexpr (LEAN) {
+            lean_k_loop<COLS, ROWS, MB, R>(ops, acc, smem, full, empty, st, phase, last, k0, k1, c);
         } else {
 #pragma unroll 1
             for (int kt = k0; kt < k1; ++kt, ++it) {

@@ -10,7 +10,8 @@ The workspace is sized from the plan: the most segments a shared tile can be cut
 none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
 at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan); 20's is
 17's, or 256 x 192 tiles, whole or with stream-K, where those cost less (tall_launch_plan); 21's is 20's with the
-height of its tile order's groups chosen by `wave_reads` (ordered_launch_plan).
+height of its tile order's groups chosen by `wave_reads` (ordered_launch_plan); 22's is 21's, or 256 x 192 tiles over the
+first spans of SPAN columns beside 128 x 256 tiles over the rest, all whole, where those cost less (mixed_launch_plan).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consume
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 GROUP = 16  # tile rows a group of the grouped tile order (persistent_ws::GROUP), 21's on a tie
 MAX_GROUP = 32  # 21's tallest: a wave of 132 tiles reads least near sqrt(132 x width / rows) rows, 23 at most
+SPAN = 768  # 22's tall (192) and wide (256) tile columns meet at its multiples (kernels/common/mixed_tiles.cuh)
 # 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
 # long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
 # 11, 12 and 15 keep 1.
@@ -166,3 +168,27 @@ def ordered_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     group = min(reads, key=lambda g: (reads[g], g != GROUP, g))
     twenty = _rows_launch(m, n, rows, p)
     return LaunchPlan({**twenty.args, "GROUP": group}, twenty.workspace_floats)
+
+
+def mixed_cost(m: int, n: int, k: int, blocks: int, spans: int) -> int:
+    """22's tiles in estimated k-tile times a block (07's model, as `candidate`'s): 256 x 192 tiles over the first
+    `spans` x SPAN columns, 128 x 256 tiles over the rest, walked round-robin, the tall ones first. Block 0 holds the
+    most of both, so its sum is the launch's."""
+    tall = cdiv(m, TALL_ROWS) * spans * (SPAN // TALL_WIDTH)
+    units = tall + cdiv(m, BM) * cdiv(n - spans * SPAN, WIDTHS[0])
+    tall_k, wide_k = TALL_WIDTH * TALL_ROWS // BM + 32, WIDTHS[0] + 32
+    first_talls = cdiv(tall, blocks)
+    return cdiv(k, BK) * (first_talls * tall_k + (cdiv(units, blocks) - first_talls) * wide_k)
+
+
+def mixed_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_mixed_tiles's: SPANS, the spans of SPAN columns in tall tiles, the rest in wide ones, where some split of N
+    costs less than 21's plan (the fewest spans on a tie); else 21's plan (ordered_launch_plan) with SPANS 0."""
+    ordered = ordered_launch_plan(m, n, k, blocks)
+    best = tall_plan(m, n, k, blocks)[1].cost
+    costs = {spans: mixed_cost(m, n, k, blocks, spans) for spans in range(1, cdiv(n, SPAN))}  # wide tiles left
+    spans = min(costs, key=costs.get, default=0)
+    if not spans or costs[spans] >= best:
+        return LaunchPlan({**ordered.args, "SPANS": 0}, ordered.workspace_floats)
+    units = cdiv(m, TALL_ROWS) * spans * (SPAN // TALL_WIDTH) + cdiv(m, BM) * cdiv(n - spans * SPAN, WIDTHS[0])
+    return LaunchPlan({"ROWS": TALL_ROWS, "WIDTH": WIDTHS[0], "DP": units, "SK": 0, "GROUP": GROUP, "SPANS": spans})

@@ -17,6 +17,7 @@ from kernels.hopper_d.host_plan import (
     STREAM_K_PRICE,
     half_launch_plan,
     launch_plan,
+    mixed_launch_plan,
     ordered_launch_plan,
     tall_launch_plan,
 )
@@ -226,6 +227,13 @@ KERNELS = [
         {**HALF_TILES, "args": (*HALF_TILES["args"], "GROUP"), "planner": ordered_launch_plan},
         "20 with its tiles walked in groups of the height whose waves read fewest rows of A and columns of B, and each "
         "block's k tiles forward and backward in turns: less of A and B from DRAM",
+    ),
+    (
+        "d_mixed_tiles",
+        "22_mixed_tiles.cu",
+        {**HALF_TILES, "args": (*HALF_TILES["args"], "GROUP", "SPANS"), "planner": mixed_launch_plan},
+        "21, or 256 x 192 tiles over the first columns beside 128 x 256 tiles over the rest, all whole, where its plan "
+        "finds that cheaper: most MACs in tall tiles where their waves alone would not fill the blocks",
     ),
 ]
 
