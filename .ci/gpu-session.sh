@@ -420,10 +420,8 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     PLAN=plans/quick.toml sweep merged-sweep
     ray stop --force > /dev/null 2>&1
     python3 -m farm validate "$RES" | tail -2 ;;
-  walkd11)  # issue 31, walk D 11 (d_host_plan, the plan made on the host) and 12 (d_tma_store): their GPU tests on every
-    # branch of the plan and at the walk-D tails (C poisoned), then plans/walkd11.toml (05, 07, 09, 11, 12 with cuBLAS interleaved, BF16 and
-    # FP16, 1024^3 to 8192^3, two repeats) and the farm's cuBLAS against torch.mm under Triton's do_bench_cudagraph.
-    # One call; read gpu-tests-walkd11.log, report-walkd11.md (% of cuBLAS per cell and repeat), crosscheck-walkd11.md.
+  walkd11)  # issue 31, walk D 11 (d_host_plan) and 12 (d_tma_store): their GPU tests, plans/walkd11.toml (05, 07, 09,
+    # 11, 12, cuBLAS interleaved, two repeats: report-walkd11.md), the farm's cuBLAS against torch.mm (crosscheck-walkd11.md)
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --families hopper_d
     timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k "d_host_plan or d_tma_store" 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
@@ -477,11 +475,8 @@ PY
     echo "profile rc=$?"
     moves moves-walkf08.txt; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
-  walkd14)  # issue 31, walk D 14 (d_cluster_pair) on one GPU: its GPU tests (every branch of its host plan, the tails and
-    # odd N, C poisoned), then plans/walkd14.toml (11, 12, 13 and 14 with cuBLAS interleaved at 1024^3, 2048^3, 1024 x 1024
-    # x 4096 and the 12 LLM shapes with M = 128, BF16, 11 and 14 also FP16, two repeats: us and % of cuBLAS per cell and
-    # repeat, geometric means at M = 128, in walkd14.txt), then Nsight Compute for 11, 14 and cuBLAS at 1024^3 BF16
-    # (moves-walkd14.txt, profile-walkd14.txt).
+  walkd14)  # issue 31, walk D 14 (d_cluster_pair): its GPU tests, plans/walkd14.toml (11-14, cuBLAS interleaved, two
+    # repeats: walkd14.txt), Nsight Compute for 11, 14 and cuBLAS at 1024^3 BF16 (moves-walkd14.txt, profile-walkd14.txt)
     nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     prewarm --kernels "$(python3 -c "from farm.plan import load_plan; print(','.join(s.name for s in load_plan('plans/walkd14.toml').stages() if s.family == 'hopper_d'))")"
     timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_cluster_pair 2>&1 | tee "$OUT/gpu-tests-walkd14.log" | tail -8
@@ -495,10 +490,8 @@ PY
     moves moves-walkd14.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd14 2>&1 | tee "$OUT/profile-walkd14.txt"
     python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
-  walkd16)  # issue 31, walk D 16 (d_priced_plan): Nsight Compute of 12 and 16 at 1024 x 3584 x 18944, where 12 shares
-    # every one of its 112 tiles' k tiles and 16 walks the same 128 x 256 tiles whole (38.8 against 98.4 % of cuBLAS on
-    # an H100), and 1024 x 1024 x 8192 (12: 128-column tiles shared; 16: 64-column, whole), BF16: where a shared k tile's
-    # time goes (DRAM bytes, L2 hit rate, tensor pipe; moves-walkd16.txt, profile-walkd16.txt).
+  walkd16)  # issue 31, walk D 16 (d_priced_plan): Nsight Compute of 12 and 16, BF16, at 1024 x 3584 x 18944 (12 shares
+    # every tile's k tiles, 16 walks them whole) and 1024 x 1024 x 8192 (moves-walkd16.txt, profile-walkd16.txt)
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tma_store_bf16,d_priced_plan_bf16 \
       --sizes 1024x3584x18944,1024x1024x8192 --output "$RES" --run-id profile-walkd16 --timeout 40 > "$OUT/profile-walkd16.log" 2>&1
     echo "profile rc=$?"
@@ -735,9 +728,8 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
       --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16,d_tile_order_fp16}" \
       --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
-  walkd22)  # issue 31, walk D 22 (d_mixed_tiles) on one GPU: its GPU tests, then 21 and 22 by the farm's cell and by
-    # do_bench_cudagraph (stage-crosscheck's, RUN's CSV) at 4096^3 and four LLM shapes its plan mixes, then ncu of both
-    # at 4096^3 BF16 (DEADLINE, default 420, bounds the crosscheck; about 500 s in all)
+  walkd22)  # issue 31, walk D 22 (d_mixed_tiles): its GPU tests, 21 and 22 by cell and do_bench (RUN's CSV) at 4096^3
+    # and four LLM shapes it mixes tiles at (DEADLINE, default 420, from the start), ncu of both at 4096^3; about 480 s
     shift; run=$1; T0=$(date +%s)
     timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_mixed_tiles 2>&1 \
       | tee "$OUT/gpu-tests-$STEP.log" | tail -2

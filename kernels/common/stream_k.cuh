@@ -1,9 +1,8 @@
 // Stream-K's pieces, for walk D's 09 (planned in the kernel) and 11 on (host_plan.cuh), walk F's 09 (FP8 Ops): 05's
-// persistent pipeline over a Schedule of whole tiles [0, dp) walked round-robin, then sk tiles whose k tiles are laid
-// end to end and cut into one range per block; a ring as deep as the tile width allows; the fixed-order fix-up
-// through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the columns (at 64,
-// warpgroup 0 alone: walk D's MN-major B needs whole 64-column swizzle rows). ROWS 256 (20): tall tiles of 256 x 192,
-// each consumer warpgroup 128 rows, two blocks of 64.
+// persistent pipeline over a Schedule of whole tiles [0, dp) round-robin, then sk tiles whose k tiles are laid end to
+// end and cut into one range per block; a ring as deep as the tile width allows; the fix-up through workspace planes.
+// ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the columns (at 64, warpgroup 0 alone: walk D's MN-major
+// B needs whole 64-column swizzle rows). ROWS 256 (20): 256 x 192, a consumer warpgroup's 128 rows two blocks of 64.
 #pragma once
 #include "operands.cuh"
 #include "persistent_ws.cuh"
@@ -15,23 +14,23 @@ using persistent_ws::ARRIVALS, persistent_ws::B_PANEL, persistent_ws::BK, persis
 enum : int {
     MAX_SEGMENTS = 8,  // W planes
     MAX_STAGES = 8,    // the ring's depth at 64 columns
-    MAX_CTAS = 256,    // stream-K's limits: 32-bit range arithmetic (Schedule::begin)
+    MAX_CTAS = 256,    // 32-bit range arithmetic (Schedule::begin)
     MAX_KT = 8192,
 };
 
 __device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
 
-// Every block's work: tiles [0, dp) whole, blockIdx.x + i * gridDim.x; then the stream-K tiles [dp, dp + sk), whose
-// sk * KT k tiles block b takes [begin(b), begin(b + 1)) of.
+// Block b's work: tiles [0, dp) whole, b + i * gridDim.x; then of the sk * KT k tiles of stream-K tiles [dp, dp + sk)
+// [begin(b), begin(b + 1)).
 struct Schedule {
     int tiles_m, tiles_n, KT, dp, sk;
 
-    // 32-bit: plan_cost keeps sk * KT * gridDim.x < 2^31 (64-bit divisions are subroutines, before the first load).
+    // 32-bit: plan_cost keeps sk * KT * gridDim.x < 2^31 (64-bit divisions are subroutines).
     __device__ __forceinline__ int begin(int b) const { return sk * KT * b / (int)gridDim.x; }
     // The block whose range holds stream-K k tile x: the largest b with begin(b) <= x.
     __device__ __forceinline__ int holder(int x) const { return ((x + 1) * (int)gridDim.x - 1) / (sk * KT); }
 
-    // f(tile, k0, k1, segment, segments) for each of this block's work units, in the order both roles walk them.
+    // f(tile, k0, k1, segment, segments) for each of this block's units, in the order both roles walk them.
     template <typename F>
     __device__ __forceinline__ void for_each_unit(F&& f) const {
 #pragma unroll 1
@@ -51,9 +50,8 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// The producer's k tiles [k0, k1) of tile (tm, tn) into the ring from `it` on (carried unit to unit): A in one box of
-// ROWS rows (ROWS > BM: ROWS / BM boxes), B in WIDTH / 64 boxes of 64 columns; `back`: last to first. R: the ring's
-// stages (22: the tall ring, for its 128-row tiles too).
+// The producer's k tiles [k0, k1) of tile (tm, tn) into ring R from `it` on (carried unit to unit; 22: the tall ring
+// for 128-row tiles too): A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 columns; `back`: last to first.
 template <int WIDTH, int ROWS, typename R, typename Ops>
 __device__ __forceinline__ void load_unit(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, unsigned char* smem, uint64_t* full,
                                           uint64_t* empty, int& it, int tm, int tn, int k0, int k1, bool back) {
@@ -61,20 +59,20 @@ __device__ __forceinline__ void load_unit(const Ops& ops, const TensorMap& tma_a
     for (int kt = k0; kt < k1; ++kt, ++it) {
         const int st = it % R::STAGES;
         if (it >= R::STAGES) mbar_wait(&empty[st], (it / R::STAGES - 1) & 1);
-#ifdef PROBE_LOADS_ONCE  // .ci/walkd15_probe.py floor: past the ring's first pass no loads, the data reused in place
+#ifdef PROBE_LOADS_ONCE  // .ci/walkd15_probe.py floor: past the ring's first pass no loads
         if (it >= R::STAGES) {
             mbar_arrive_expect_tx(&full[st], 0);
             continue;
         }
 #endif
-#ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits: no DRAM), bytes unchanged
+#ifdef PROBE_L2_RESIDENT  // the floor probe: K's first STAGES k tiles over and over (L2 hits), bytes unchanged
         const int k = kt % R::STAGES;
 #else
         const int k = back ? k0 + k1 - 1 - kt : kt;
 #endif
         unsigned char* stage = smem + st * R::STAGE;
         mbar_arrive_expect_tx(&full[st], Ring<WIDTH, ROWS>::STAGE);
-        if constexpr (ROWS > BM) {  // 20: A in boxes of BM rows, laid out as one box of ROWS would be
+        if constexpr (ROWS > BM) {  // 20: A in boxes of BM rows, laid out as one of ROWS
 #pragma unroll
             for (int r = 0; r < ROWS / BM; ++r) tma_load_2d(stage + r * BM * 128, &tma_a, &full[st], k * Ops::K_TILE, tm * ROWS + r * BM);
         } else {
@@ -85,8 +83,8 @@ __device__ __forceinline__ void load_unit(const Ops& ops, const TensorMap& tma_a
     }
 }
 
-// Producer thread: every unit's k tiles (load_unit), tiles in groups `group` tile rows high. ORDER (21): the block's
-// odd units walk their k tiles last to first, so that each wave starts on the k tiles the last one ended on, still in L2.
+// Producer thread: every unit's k tiles, tiles in groups `group` tile rows high. ORDER (21): the block's odd units walk
+// their k tiles last to first, so that each wave starts on the k tiles the last one ended on, still in L2.
 template <int WIDTH, int ROWS = BM, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty, int group = GROUP) {
@@ -100,9 +98,8 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
 }
 
 // Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
-// the last of the tile's `segments` arrivals sums every plane in segment order into acc and returns true: it stores
-// C. CHUNK columns at a time: at 64, a lane's 16 loads of a plane's chunk in flight, 32 registers beside 128
-// accumulators (20's 192: 32 columns).
+// the tile's last arrival sums every plane in segment order into acc and returns true: it stores C. CHUNK columns at
+// a time: at 64, a lane's 16 loads in flight, 32 registers beside 128 accumulators (20's 192: 32 columns).
 template <int WIDTH, int CHUNK = 64>
 __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
                                                   int M, int N, int row0, int col0) {
@@ -132,15 +129,14 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
     return true;
 }
 
-// 19's lean k loop over one unit's k tiles [k0, k1) of a ROWS-row tile: consumer warpgroup c's accumulators, MB blocks
-// of 64 rows x COLS (consume's), from the ring's stage `st` at parity `phase`, carried with `last` (the last k tile's
-// stage) unit to unit instead of derived from a count, as are the barrier addresses and wgmma descriptors.
+// 19's lean k loop: a unit's k tiles [k0, k1) into consumer warpgroup c's MB blocks of 64 rows x COLS, the stage `st`,
+// its parity and the `last` k tile's stage carried unit to unit instead of derived from a count.
 template <int COLS, int ROWS, int MB, typename R, typename Ops>
 __device__ __forceinline__ void lean_k_loop(const Ops& ops, float (&acc)[MB * COLS / 2], const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                             uint32_t& st, uint32_t& phase, uint32_t& last, int k0, int k1, int c) {
     constexpr bool HALF = ROWS < BM;
-    // a unit has k tiles (k1 > k0): with a path around the loop ptxas serialised every wgmma
-    const int cu = __shfl_sync(0xffffffffu, c, 0);  // the same in the warp, as the compiler now knows: uniform registers
+    // k1 > k0: with a path around the loop ptxas serialised every wgmma
+    const int cu = __shfl_sync(0xffffffffu, c, 0);  // uniform registers: the same in the warp, as the compiler now knows
     const uint32_t fulls = smem_u32(full), empties = smem_u32(empty);  // 8 bytes a stage's barrier
     const uint64_t a0 = swizzled_desc(HALF ? smem : smem + cu * MB * 64 * 128, 16, 1024),  // stage 0's operands
         b0 = swizzled_desc(smem + ROWS * 128 + (HALF ? cu * (COLS / 64) * B_PANEL : 0), operands::B_BOX, 1024);
@@ -164,10 +160,8 @@ __device__ __forceinline__ void lean_k_loop(const Ops& ops, float (&acc)[MB * CO
 }
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
-// TMA_STORE (12): whole tiles leave through `staging` and TMA stores (tma_store.cuh); a tile finished by the fix-up
-// from registers, since each of its warps may be finished by another block. LEAN (19, walk D's operands): the k loop
-// carries its stage, parity, barrier addresses and wgmma descriptors instead of deriving them from `it` each k tile.
-// `group`: produce's tile order (the k order is the producer's alone).
+// TMA_STORE (12): whole tiles leave through `staging` and TMA stores; a tile finished by the fix-up from registers
+// (each of its warps may be finished by another block). LEAN (19, walk D's): lean_k_loop. `group`: produce's.
 template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
@@ -178,7 +172,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     static_assert(!HALF || TMA_STORE, "64-row tiles need TMA stores");
     static_assert(MB == 1 || LEAN, "tall tiles run the lean k loop");
     int it = 0, chunk = 0;
-    uint32_t st = 0, phase = 0, last = 0;  // LEAN: the next k tile's stage and parity, the last one's stage
+    uint32_t st = 0, phase = 0, last = 0;  // LEAN's
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
@@ -204,7 +198,7 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64 * MB); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
 #pragma unroll
-        for (int m = 0; m < MB; ++m) {  // each block of 64 rows: its own fix-up counters, its own stores
+        for (int m = 0; m < MB; ++m) {  // each block of 64 rows: its own fix-up counters and stores
             float(&part)[COLS / 2] = *reinterpret_cast<float(*)[COLS / 2]>(acc + m * COLS / 2);
             if constexpr (!HALF) {
                 if (segments > 1 &&

@@ -33,7 +33,7 @@ ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consume
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 GROUP = 16  # tile rows a group of the grouped tile order (persistent_ws::GROUP), 21's on a tie
 MAX_GROUP = 32  # 21's tallest: a wave of 132 tiles reads least near sqrt(132 x width / rows) rows, 23 at most
-SPAN = 768  # 22's tall (192) and wide (256) tile columns meet at its multiples (kernels/common/mixed_tiles.cuh)
+SPAN = 768  # 22's tall (192) and wide (256) tile columns meet at its multiples (22_mixed_tiles.cu)
 # 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
 # long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
 # 11, 12 and 15 keep 1.
