@@ -1,4 +1,4 @@
-"""Statistics, stopping rules, throttle classification and compare verdicts, from recorded numbers."""
+"""Measurement rules on recorded numbers."""
 
 import math
 
@@ -22,7 +22,7 @@ def test_summarize_quartiles_and_cv():
 def test_relative_noise_is_robust_to_one_outlier():
     steady = [1.0, 1.001, 0.999, 1.0005, 0.9995, 1.0, 1.0002, 0.9998, 1.0, 1.0]
     assert relative_noise(steady) < 0.0005
-    assert relative_noise(steady + [5.0]) < 0.0006  # one bad batch does not blow the estimate up
+    assert relative_noise(steady + [5.0]) < 0.0006
     assert relative_noise([1.0, 1.0]) == math.inf
 
 
@@ -31,12 +31,12 @@ def test_stopping_rule_reasons():
     steady = [1.0, 1.001, 0.999, 1.0, 1.0]
     noisy = [1.0, 1.3, 0.8, 1.2, 0.9]
     assert rule.decide([steady, steady], 0.5) == "converged"
-    assert rule.decide([steady, noisy], 0.5) is None  # every series must converge
-    assert rule.decide([steady[:4], steady], 0.5) is None  # minimum samples
-    assert rule.decide([steady, steady], 0.05) is None  # minimum time
+    assert rule.decide([steady, noisy], 0.5) is None  # all must converge
+    assert rule.decide([steady[:4], steady], 0.5) is None  # min samples
+    assert rule.decide([steady, steady], 0.05) is None  # min time
     assert rule.decide([noisy, noisy], 2.5) == "max_time"
     assert rule.decide([noisy * 10, noisy * 10], 1.0) == "max_samples"
-    assert rule.decide([[1.0, 2.0], [1.0, 2.0]], 5.0) is None  # never stop with fewer than 3 samples
+    assert rule.decide([[1.0, 2.0], [1.0, 2.0]], 5.0) is None  # needs 3+ samples
 
 
 def test_warmup_waits_for_the_clock_to_settle():
@@ -48,9 +48,8 @@ def test_warmup_waits_for_the_clock_to_settle():
     assert rule.decide(0.5, settled) == "clock_settled"
     assert rule.decide(3.5, ramping) == "max_time"
     assert rule.decide(0.5, None) == "no_telemetry"
-    # Settled under load before the cell began (the previous cell, or this one's verification): no wait.
-    assert rule.decide(0.0, settled, busy=True) == "clock_settled_earlier"
-    assert rule.decide(0.0, settled, busy=False) is None  # the GPU idled in the window: clocks may ramp yet
+    assert rule.decide(0.0, settled, busy=True) == "clock_settled_earlier"  # under load (last cell, its check)
+    assert rule.decide(0.0, settled, busy=False) is None  # idled in the window: may yet ramp
     assert rule.decide(0.0, ramping, busy=True) is None
 
 
@@ -74,7 +73,7 @@ def test_throttle_classes_from_recorded_bitmasks():
     assert s["clock_event_reasons"] == 0x4 and s["clock_event_names"] == ["sw_power_cap"]
     assert s["throttle_power"] and not s["throttle_thermal"] and not s["throttle_idle"]
     assert s["low_clock_fraction"] == 0.25  # 1400 < 0.75 * 1980
-    assert s["throttled_fraction"] == 0.5  # the power-capped sample and the low-clock one
+    assert s["throttled_fraction"] == 0.5  # power-capped + low-clock
     assert s["temp_max_c"] == 50 and s["power_mean_w"] == 575
 
 
@@ -110,8 +109,7 @@ def _row(ms, spread=0.001, run="a", repeat=0, uuid="GPU-1", stage="naive", n=20)
 
 
 def _quiet_history():
-    """An A/A history of the class of _row(1.0)'s cells (0.3-1 ms): 30 cells, two runs of one commit, three repeats
-    0.1 % apart."""
+    """A/A history of _row(1.0)'s class (0.3-1 ms): 30 cells, 2 runs (1 commit), 3 repeats 0.1% apart."""
     from farm.analysis.noise import NoiseModel
 
     return NoiseModel.learn(
@@ -129,13 +127,12 @@ def test_compare_verdicts():
     assert compare.compare_sides(("c",), [_row(1.0)], [_row(1.001)], model=quiet).verdict == "SAME"
     assert compare.compare_sides(("c",), [_row(1.0)], [_row(1.10)], model=quiet).verdict == "SLOWER"
     assert compare.compare_sides(("c",), [_row(1.0)], [_row(0.90)], model=quiet).verdict == "FASTER"
-    # a 2 % change inside 10 % noise: neither same nor different
+    # 2 % in 10 % noise: not same, not different
     assert compare.compare_sides(("c",), [_row(1.0, 0.3)], [_row(1.02, 0.3)], model=quiet).verdict == "UNCLEAR"
-    # repeats that disagree widen the band even when each repeat is steady
+    # repeats that disagree widen the band
     drift = compare.compare_sides(("c",), [_row(1.0), _row(1.04)], [_row(1.02), _row(1.06)], model=quiet)
     assert drift.verdict == "UNCLEAR" and drift.band > 0.02
-    # nothing learned and one repeat a side: the noise between repeats is unknown
-    unknown = compare.compare_sides(("c",), [_row(1.0)], [_row(1.10)])
+    unknown = compare.compare_sides(("c",), [_row(1.0)], [_row(1.10)])  # no history, 1 repeat a side
     assert unknown.verdict == "UNCLEAR" and "no A/A history" in unknown.reason
 
 
@@ -149,9 +146,9 @@ def test_aa_and_gpu_to_gpu_pairs_and_summary():
         {**_row(1.0, repeat=3), "status": "failed_verification"},
     ]
     aa = compare.compare_repeats(rows, "a", model=_quiet_history())
-    assert len(aa) == 3 + 0  # repeats 0,1,2 of naive on GPU-1 (tiled and GPU-2 have one repeat each)
+    assert len(aa) == 3 + 0  # naive repeats 0-2 on GPU-1 (tiled, GPU-2: one each)
     s = compare.summary(aa)
-    # the cell's own repeats (one 20 % off) widen its band: no pair is called different, none same
+    # one repeat 20 % off widens the band: none different, none same
     assert s["comparisons"] == 3 and s["SLOWER"] + s["FASTER"] == 0 and s["UNCLEAR"] == 3
     assert s["difference_rate"] == 0 and s["unclear_rate"] == 1
     g2g = compare.compare_gpus(rows, "a")
@@ -167,11 +164,11 @@ def test_tolerances_per_precision_class():
     assert tolerance("fp16", 1024).atol == tolerance("bf16", 1024).atol == pytest.approx(16 * 2**-23 * 1024)
     assert tolerance("tf32", 4096).atol == pytest.approx(10 * 2**-11 * 64)  # grows with sqrt(K)
     assert tolerance("tf32", 16384).atol == pytest.approx(2 * tolerance("tf32", 4096).atol)
-    # FP8: Hopper's ~13-bit accumulator truncated once per k32 instruction, at most 4 sqrt(K) deep: K^1.5
+    # FP8: Hopper's ~13-bit accumulator truncated per k32 instr., <= 4 sqrt(K) deep: K^1.5
     assert tolerance("fp8_e4m3", 4096).atol == pytest.approx(2**-13 * (4096 / 32) * 4 * 64) == 4.0
     assert tolerance("fp8_e4m3", 16384).atol == pytest.approx(8 * tolerance("fp8_e4m3", 4096).atol)
-    assert tolerance("fp8_e4m3", 4096).atol < 32**0.5  # below one missing k32 instruction's rms error
-    # B in E5M2: its rounding is in the inputs the FP64 reference multiplies; the accumulator's truncation is the same
+    assert tolerance("fp8_e4m3", 4096).atol < 32**0.5  # < one lost k32 instr.'s rms error
+    # B in E5M2: its rounding is in the reference's inputs; same truncation
     assert tolerance("fp8_e4m3_e5m2", 4096) == tolerance("fp8_e4m3", 4096)
     with pytest.raises(KeyError):
         tolerance("fp8", 128)

@@ -1,27 +1,23 @@
-"""The vendor baselines: cuBLAS (cublasGemmEx) and cuBLASLt (its heuristic's best algorithm) through
-nvmath-python's bindings, row-major by operand swap, capturable in CUDA graphs.
+"""Vendor baselines: cuBLAS (cublasGemmEx) and cuBLASLt (its heuristic's best algorithm) via nvmath-python's bindings,
+row-major by operand swap, capturable in CUDA graphs.
 
-Row-major C = A.B is column-major C^T = B^T.A^T, and a row-major matrix read as column-major is its
-transpose: so both libraries are asked for the column-major N x M product of B (N x K, ld N) and
-A (K x M, ld K), no transposes.
+Row-major C = A.B is column-major C^T = B^T.A^T (a row-major matrix read column-major is its transpose): both libraries
+get the column-major N x M product of B (N x K, ld N) and A (K x M, ld K), untransposed.
 
-Why nvmath-python: CuPy's own cuBLAS wrapper refuses every call while a stream captures, so its
-baselines could only be timed as direct Python launches (a 10-15 us host floor per GEMM) while our
-kernels replayed CUDA graphs. nvmath's bindings call the C API as it is, which cuBLAS allows in
-capture once the handle has a workspace of its own (it may not allocate one during capture).
+Why nvmath-python: CuPy's cuBLAS wrapper refuses calls during stream capture, leaving direct Python launches (10-15 us
+host floor per GEMM) against our kernels' graph replays. nvmath calls the C API as is, which cuBLAS allows in capture
+once the handle has its own workspace (it may not allocate one in capture).
 
-Each worker process owns one cuBLAS handle, one cuBLASLt handle and one workspace, bound to the
-stream of every call (the timer gives each series its own stream).
+Each worker owns a cuBLAS and a cuBLASLt handle and one workspace, bound to each call's stream (one per timed series).
 
-FP8 (fp8_e4m3 and fp8_e4m3_e5m2; cuBLASLt only, cublasGemmEx has no FP8): cuBLASLt on Hopper takes FP8 only as
-"TN", its A transposed and its B not, i.e. both operands K-major. The farm's FP8 class stores B as N x K (farm/measure/checks.py),
-so the same operand swap gives exactly that: column-major C^T (N x M) = op_T(B_stored read as K x N, ld K) .
-(A read as K x M, ld K). Each operand's dequantisation factor is a device pointer (A_SCALE_POINTER for B's,
-B_SCALE_POINTER for A's), read when the matmul runs, so a captured graph uses the scales of whatever inputs the
-buffers hold. FAST_ACCUM is set off explicitly: cuBLASLt then promotes its tensor-core partial sums to FP32 at
-intervals instead of keeping the whole K in Hopper's ~13-bit FP8 accumulator (farm/measure/tolerance.py).
-fp8_e4m3_e5m2 (A E4M3, B E5M2) is the same call with each layout's own type: cuBLASLt's A is the class's B, so it is
-asked for E5M2 x E4M3, a pair its FP8 table lists for Hopper (E5M2 x E5M2 it does not: kernels/hopper_fp8/README.md).
+FP8 (fp8_e4m3, fp8_e4m3_e5m2; cuBLASLt only, cublasGemmEx has none): on Hopper cuBLASLt takes FP8 only as "TN"
+(A transposed and B not: both K-major). The FP8 class stores B as N x K (farm/measure/checks.py), so the same swap
+gives that: C^T (N x M) = op_T(B_stored as K x N, ld K) . (A as K x M, ld K). Dequantisation factors are device
+pointers (A_SCALE_POINTER for B's, B_SCALE_POINTER for A's) read at matmul time, so a captured graph uses the scales
+of whatever inputs the buffers hold. FAST_ACCUM off: cuBLASLt then promotes partial sums to FP32 at intervals, not
+keeping all of K in Hopper's ~13-bit FP8 accumulator (farm/measure/tolerance.py). fp8_e4m3_e5m2 (A E4M3, B E5M2) is
+the same call with each layout's own type: cuBLASLt's A is the class's B, so it gets E5M2 x E4M3, listed for Hopper
+in its FP8 table (E5M2 x E5M2 is not: kernels/hopper_fp8/README.md).
 """
 
 from __future__ import annotations
@@ -32,9 +28,8 @@ import numpy as np
 
 from farm.measure.checks import scale_of
 
-# cuBLAS's guide recommends 32 MiB of workspace on Hopper (4 MiB on earlier chips); we give every chip
-# the larger size so that no library algorithm is ruled out for want of scratch space, and cuBLASLt's
-# heuristic is told the same bound, as PyTorch does.
+# cuBLAS's guide recommends 32 MiB of workspace on Hopper (4 MiB on earlier chips); every chip gets 32 MiB so no
+# algorithm is ruled out for want of scratch; cuBLASLt's heuristic gets the same bound, as in PyTorch.
 WORKSPACE_BYTES = 32 * 2**20
 
 # cublasComputeType_t and cudaDataType_t values (cublas_api.h, library_types.h)
@@ -66,7 +61,7 @@ def _bindings(name: str):
         import importlib
 
         return importlib.import_module(f"nvmath.bindings.{name}")
-    except Exception as exc:  # noqa: BLE001 - any import failure means: not on this host
+    except Exception as exc:  # noqa: BLE001 - any import failure: not on this host
         raise Unavailable(
             f"nvmath-python's {name} bindings are not usable on this host "
             f"({type(exc).__name__}: {str(exc)[:120]}); pip install nvmath-python"
@@ -94,11 +89,11 @@ class VendorContext:
     workspace_bytes: int
     _blas_handle: int | None = None
     _lt_handle: int | None = None
-    _keep: object = None  # the workspace allocation, alive as long as the handles
+    _keep: object = None  # the workspace, kept alive with the handles
 
     @classmethod
     def on_current_device(cls) -> VendorContext:
-        """Bindings imported lazily: a host without them can still run every kernel and the other baselines."""
+        """Bindings load lazily: a host without them still runs every kernel and the other baselines."""
         import cupy
 
         workspace = cupy.empty(WORKSPACE_BYTES, dtype=cupy.uint8)
@@ -110,7 +105,7 @@ class VendorContext:
         if self._blas_handle is None:
             self.blas = self.blas or _bindings("cublas")
             handle = self.blas.create()
-            # No silent tensor-core downgrade: only the compute type we name decides precision.
+            # No silent tensor-core downgrade: only the named compute type sets precision.
             self.blas.set_math_mode(handle, _DEFAULT_MATH)
             self.blas.set_workspace(handle, self.workspace_ptr, self.workspace_bytes)
             self._blas_handle = handle
@@ -132,7 +127,7 @@ class CublasGemm:
         self._ctx, self._handle = ctx, ctx.blas_handle()
         self.compute, self.in_type = COMPUTE_TYPES[compute_type], DATA_TYPES[dtype]
         self.m, self.n, self.k = m, n, k
-        # Host scalars read at enqueue time; kept alive with the object all the same.
+        # Host scalars read at enqueue; kept alive with the object.
         self._alpha = np.array(1.0, dtype=np.float32)
         self._beta = np.array(0.0, dtype=np.float32)
 
@@ -164,19 +159,18 @@ class CublasGemm:
 
     @property
     def algorithm(self) -> str:
-        """What is knowable of cuBLAS's choice: cublasGemmEx picks its kernel inside the library (CUBLAS_GEMM_DEFAULT),
-        so the row names the library version and the call; the kernel itself shows only in a profile."""
+        """cuBLAS picks the kernel (CUBLAS_GEMM_DEFAULT): the row names version and call; only a profile shows it."""
         return f"cuBLAS {_version(self._ctx.blas.get_version(self._handle))} cublasGemmEx CUBLAS_GEMM_DEFAULT (kernel chosen inside cuBLAS)"
 
 
 class CublasLtGemm:
-    """The same product through cublasLtMatmul with the algorithm its heuristic ranks first for this
-    shape, precision and workspace (what PyTorch calls for torch.mm); Unavailable when it has none."""
+    """The same product via cublasLtMatmul with its heuristic's top algorithm for this shape, precision and workspace
+    (what PyTorch calls for torch.mm); Unavailable when it has none."""
 
     library = "cuBLASLt"
 
     def __init__(self, ctx: VendorContext, compute_type: str, dtype: str, m: int, n: int, k: int, scales=None):
-        """`scales`: FP8 only, the device array of A's and B's dequantisation factors (farm.measure.checks.new_scales)."""
+        """`scales`: FP8 only, device array of A's and B's dequantisation factors (farm.measure.checks.new_scales)."""
         lt_handle = ctx.lt_handle()
         lt = ctx.lt
         self._ctx, self._handle = ctx, lt_handle
@@ -188,7 +182,7 @@ class CublasLtGemm:
             self._set(lt.MatmulDescAttribute.FAST_ACCUM, np.int8(0))
             self._set(lt.MatmulDescAttribute.A_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 1))))  # B's factor
             self._set(lt.MatmulDescAttribute.B_SCALE_POINTER, np.int64(_ptr(scale_of(scales, 0))))  # A's factor
-            # TN: B stored N x K read as column-major K x N (ld K) and transposed, A^T (k x m), C^T (n x m).
+            # TN: B (N x K) read as column-major K x N (ld K), transposed; A^T (k x m), C^T (n x m).
             self._layouts = (
                 lt.matrix_layout_create(b_type, k, n, k),
                 lt.matrix_layout_create(a_type, k, m, k),
@@ -196,7 +190,7 @@ class CublasLtGemm:
             )
         else:
             in_type = DATA_TYPES[dtype]
-            # Column-major operands of the swapped product: B^T (n x k), A^T (k x m), C^T (n x m).
+            # Swapped product's column-major operands: B^T (n x k), A^T (k x m), C^T (n x m).
             self._layouts = (
                 lt.matrix_layout_create(in_type, n, k, n),
                 lt.matrix_layout_create(in_type, k, m, k),
@@ -212,7 +206,7 @@ class CublasLtGemm:
             lt.matmul_algo_get_heuristic(
                 lt_handle, self._desc, *self._layouts, self._layouts[2], pref, 1, self._heuristic.ptr, found.ctypes.data
             )
-        except lt.cuBLASLtError as exc:  # FP8 shapes it cannot do are refused with a status (NOT_SUPPORTED)
+        except lt.cuBLASLtError as exc:  # FP8 shapes it can't do: status NOT_SUPPORTED
             refused = f": {exc}"
         finally:
             lt.matmul_preference_destroy(pref)
@@ -253,8 +247,8 @@ class CublasLtGemm:
 
     @property
     def algorithm(self) -> str:
-        """The heuristic's pick as cuBLASLt describes it (its algorithm configuration attributes), with the library
-        version: equal strings on two hosts mean the same algorithm ran."""
+        """The heuristic's pick in cuBLASLt's terms (algorithm config attributes) and the library version: equal strings
+        on two hosts mean the same algorithm ran."""
         lt, algo = self._ctx.lt, self._heuristic.ptr  # cublasLtMatmulHeuristicResult_t begins with its algo
         parts = []
         for attr in lt.MatmulAlgoConfigAttribute:  # ID, TILE_ID, SPLITK_NUM, ..., STAGES_ID, CLUSTER_SHAPE_ID
@@ -262,7 +256,7 @@ class CublasLtGemm:
             written = np.zeros(1, dtype=np.uint64)
             try:
                 lt.matmul_algo_config_get_attribute(algo, attr, value.ctypes.data, value.nbytes, written.ctypes.data)
-            except Exception:  # noqa: BLE001 - an attribute this cuBLASLt version does not know: named, not fatal
+            except Exception:  # noqa: BLE001 - attribute unknown to this cuBLASLt version: named, not fatal
                 parts.append(f"{attr.name.lower()}=?")
                 continue
             parts.append(f"{attr.name.lower()}={int(value[0])}")

@@ -1,18 +1,15 @@
-"""Checks sized for the card: the device memory a cell needs (skipped with the reason before anything is allocated
-when it does not fit), and how much of a baseline's output is checked against an FP64 product.
+"""Checks sized for the card: a cell's device memory (skipped with the reason before allocating if it won't fit) and how
+much of a baseline's output is checked against FP64.
 
-A baseline row (cuBLAS, cuBLASLt, PyTorch, Triton) is checked against the FP64 product of its own inputs. On a
-data-centre chip FP64 runs at half the FP32 rate and the whole product costs milliseconds; GeForce chips run it at
-1/64 (the CUDA guide's throughput table below), so an RTX 3050 Laptop would spend about 10 s on the FP64 product
-of an 8192^3 cell, and the FP64 copies of A, B and C alone (1.5 GiB) would take 40 % of its 3.68 GiB. So the
-product is checked whole only when it is estimated to take at most `FP64_BUDGET_S` at the chip's FP64 peak and
-its operands take at most a quarter of the card's memory; otherwise on blocks of `BLOCK_ROWS` rows of C (the
-first and last blocks, where edge tiles are, and the rest drawn at random for every check), as many as the budget
-buys: each checked element is checked exactly as before (same tolerance, NaN never passes), and the row's
-`verify_reference` says how many rows were checked and what the whole product would have cost. What a block
-check proves: every element of those rows; a wrong element elsewhere is missed, a fault spanning f rows (a
-wrong tile) is caught with probability 1 - (1 - checked/M)^(f/BLOCK_ROWS). Every kernel row is still compared
-with its baseline's output element by element, so a baseline gone wrong in unchecked rows shows up there too.
+A baseline row (cuBLAS, cuBLASLt, PyTorch, Triton) is checked against the FP64 product of its inputs. FP64 runs at 1/2
+the FP32 rate on data-centre chips (ms for a whole product), 1/64 on GeForce (CUDA_GUIDE): an RTX 3050 Laptop would take
+~10 s for an 8192^3 product, whose FP64 A, B, C (1.5 GiB) fill 40 % of its 3.68 GiB. So the product is checked whole
+only if it takes <= `FP64_BUDGET_S` at the FP64 peak and its operands <= 1/4 of the card's memory; else on
+`BLOCK_ROWS`-row blocks of C (first and last for the edge tiles, the rest random per check), as many as the budget
+buys, each element checked as before (same tolerance, NaN never passes); `verify_reference` gives the rows checked and
+the whole product's cost. Wrong elements elsewhere are missed; a fault spanning f rows (a wrong tile) is caught with
+probability 1 - (1 - checked/M)^(f/BLOCK_ROWS). Kernel rows are still compared element-wise with their baseline,
+exposing a baseline wrong in unchecked rows.
 """
 
 from __future__ import annotations
@@ -29,37 +26,36 @@ CUDA_GUIDE = (
     "multiply, multiply-add results per clock per SM: 32 on 8.0, 2 on 8.6, 8.9 and 12.0, 64 on 9.0 and 10.0, "
     "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions"
 )
-# FP64 FLOP per clock per SM (an FMA is 2), per architecture (CUDA_GUIDE); an unknown architecture counts as the slowest.
+# FP64 FLOP/clock/SM (FMA = 2) per arch (CUDA_GUIDE); unknown ones count as the slowest.
 FP64_FLOP_PER_CLOCK = {"sm_80": 64, "sm_86": 4, "sm_89": 4, "sm_90": 128, "sm_100": 128, "sm_120": 4}
 SLOWEST_FP64 = 4
-FALLBACK_CLOCK_MHZ = 1000.0  # where the device facts lack the max SM clock: low, so the time estimate errs long
-FP64_BUDGET_S = 0.25  # estimated FP64 seconds a baseline's check may cost at the chip's peak
-FULL_MEMORY_SHARE = 0.25  # of the card's memory the whole product's FP64 operands may take
+FALLBACK_CLOCK_MHZ = 1000.0  # max SM clock unknown: low, so the estimate errs long
+FP64_BUDGET_S = 0.25  # est. FP64 s a baseline's check may cost at the chip's peak
+FULL_MEMORY_SHARE = 0.25  # of card memory the whole product's FP64 operands may take
 BLOCK_ROWS = 32
 MEMORY_HEADROOM = 0.85  # of free memory a cell may plan to use
 
 
 @dataclass(frozen=True)
 class ReferencePlan:
-    """How a baseline's m x n output is checked: `rows` of its m rows (all of them: the whole product)."""
+    """How a baseline's m x n output is checked: `rows` of its m rows (all m: the whole product)."""
 
     m: int
     n: int
     k: int
     rows: int  # rows of C checked
-    full: bool  # the whole product at once (else in blocks of BLOCK_ROWS)
-    full_seconds: float  # the whole product's estimated FP64 time at the chip's peak
+    full: bool  # whole product at once (else BLOCK_ROWS blocks)
+    full_seconds: float  # whole product's est. FP64 s at the chip's peak
     arch: str
 
     @property
     def device_bytes(self) -> int:
-        """FP64 memory at the peak of the check: B widened once, and A's rows and the product of one block (or all)."""
+        """Peak FP64 memory: B widened once, plus A's rows and product of one block (or all)."""
         rows = self.m if self.full else BLOCK_ROWS
         return 8 * (self.k * self.n + rows * self.k + rows * self.n)
 
     def blocks(self, rng: np.random.Generator) -> list[tuple[int, int]]:
-        """(first row, rows) of each block to check: the whole of C, or the first and last blocks and the rest at
-        random among the aligned blocks, none twice."""
+        """(first row, rows) per block: all of C, or first, last and random aligned blocks, none twice."""
         if self.full:
             return [(0, self.m)]
         starts = list(range(0, self.m, BLOCK_ROWS))
@@ -97,23 +93,22 @@ def _fp64_flops_per_s(device: dict) -> float:
 
 
 def reference_plan(m: int, n: int, k: int, device: dict, budget_s: float = FP64_BUDGET_S) -> ReferencePlan:
-    """The FP64 check a baseline of m x n x k gets on `device` (its provenance columns: arch, sm_count,
-    memory_bytes, max_sm_clock_mhz where known)."""
+    """FP64 check of an m x n x k baseline on `device` (provenance: arch, sm_count, memory_bytes, max_sm_clock_mhz)."""
     rate = _fp64_flops_per_s(device)
     full_s = 2.0 * m * n * k / rate
     full_bytes = 8 * (m * k + k * n + m * n)
     fits = full_bytes <= FULL_MEMORY_SHARE * device["memory_bytes"]
     if full_s <= budget_s:
         return ReferencePlan(m, n, k, m, fits, full_s, device.get("arch", "?"))
-    # whole blocks the budget buys, at least the first and the last
+    # whole blocks the budget buys, at least first and last
     afford = int(budget_s * rate / (2.0 * n * k)) // BLOCK_ROWS * BLOCK_ROWS
     return ReferencePlan(m, n, k, min(max(afford, 2 * BLOCK_ROWS), m), False, full_s, device.get("arch", "?"))
 
 
 def bytes_needed(stage: Measured, m: int, n: int, k: int, device: dict, flush_bytes: int = 0) -> int:
-    """Device memory one cell allocates: inputs (FP32 before any narrowing), output, reference and workspace (as
-    the stage's plan sizes it for the device's SM count), a padded stage's copies of B and C (farm/measure/padding.py),
-    a baseline's FP64 check (reference_plan), and cold mode's L2 flush buffer."""
+    """A cell's device memory: inputs (FP32 before narrowing), output, reference, workspace (as the stage's
+    plan sizes it per SM count), a padded stage's B and C copies (farm/measure/padding.py), a baseline's FP64
+    check (reference_plan) and cold mode's L2 flush buffer."""
     padded = stage.padded_n(n)
     copies = (k + m) * padded if padded != n else 0
     fp32 = 4 * (m * k + k * n + 2 * m * n + copies + stage.workspace_floats(m, n, k, device["sm_count"]))
@@ -124,7 +119,7 @@ def bytes_needed(stage: Measured, m: int, n: int, k: int, device: dict, flush_by
 def memory_skip_reason(
     stage: Measured, m: int, n: int, k: int, device: dict, free_bytes: int, flush_bytes: int = 0
 ) -> str | None:
-    """Why the cell cannot run in `free_bytes` of device memory (a `skipped` row's reason), None when it fits."""
+    """Why the cell can't run in `free_bytes` of device memory (a `skipped` row's reason); None if it fits."""
     need = bytes_needed(stage, m, n, k, device, flush_bytes)
     if need <= MEMORY_HEADROOM * free_bytes:
         return None
@@ -134,9 +129,8 @@ def memory_skip_reason(
 def check_fp64(
     checks, out, a, b, dtype: str, tol: Tolerance, plan: ReferencePlan, rng: np.random.Generator, scales=None
 ) -> dict:
-    """Verification columns of a baseline's FP32 output `out` = a.b against the FP64 product, on the rows `plan`
-    says (farm.measure.checks.Checks.compare on each block, merged). FP8 (`scales` given): the product of the
-    dequantised inputs, B stored N x K."""
+    """Verification columns of a baseline's FP32 `out` = a.b vs FP64 on `plan`'s rows
+    (farm.measure.checks.Checks.compare per block, merged). FP8 (`scales`): dequantised inputs' product, B N x K."""
     if scales is None:
         b64 = checks.to_float64(b, dtype)
         widen_a = lambda rows: checks.to_float64(rows, dtype)  # noqa: E731

@@ -1,29 +1,27 @@
-// Hopper FP8 pieces (kernels/hopper_fp8), sm_90a, on top of walk D's hopper.cuh (TMA, mbarriers, descriptors):
-//   wgmma_fp8<N>         wgmma.mma_async m64nNk32, E4M3 A, E4M3 or E5M2 B, FP32 accumulators (N = 16, 64: 06's tokens; 128, 256)
-//   wgmma_fp8_k_tile     one 128-byte-deep k tile (128 FP8 k) of a warpgroup's 64 x N product, one wgmma group
+// Hopper FP8 pieces (kernels/hopper_fp8), sm_90a, on walk D's hopper.cuh:
+//   wgmma_fp8<N>         m64nNk32, E4M3 A, E4M3 or E5M2 B, FP32 accumulators (N 16, 64: 06's tokens; 128, 256)
+//   wgmma_fp8_k_tile     one 128-byte-deep k tile of a warpgroup's 64 x N product, one wgmma group
 //
-// FP8 wgmma has no transpose: both operands are K-major, which is why the farm's FP8 class stores B as N x K
-// (farm/measure/checks.py). Shared-memory tiles of either operand are rows of 128 bytes (128 FP8 elements of K)
-// with the 128-byte swizzle TMA writes, 8-row atoms of 1 KB, 1 KB aligned: the same byte layout as walk D's A
-// tiles, so the same descriptors serve (k32 of FP8 is 32 bytes, as k16 of a 16-bit type).
+// FP8 wgmma has no transpose: both operands are K-major, so the FP8 class stores B as N x K (farm/measure/checks.py).
+// Shared-memory tiles are rows of 128 bytes (128 FP8 k) in TMA's 128-byte swizzle, 8-row atoms of 1 KB: walk D's A
+// layout, so the same descriptors serve (k32 of FP8 is 32 bytes, as k16 of 16 bits).
 //
-// Accumulation: the FP32 accumulators of FP8 wgmma keep about 13 mantissa bits of each instruction's sum
-// (farm/measure/tolerance.py); a kernel that promotes partial sums to FP32 registers does better.
+// Accumulation: FP8 wgmma's FP32 accumulators keep about 13 mantissa bits of each instruction's sum
+// (farm/measure/tolerance.py); partial sums promoted to FP32 registers do better.
 #pragma once
 #include "hopper.cuh"
 
-// The formats of the class's operands in wgmma's type pair: A is E4M3; B is E4M3 (precision fp8_e4m3), or E5M2 where
-// the stage's compile defines FP8_B_E5M2 (precision fp8_e4m3_e5m2, kernels/hopper_fp8/stages.py). A define, not a
-// template argument of the kernels: E4M3 stages then compile the same text to the same CUBIN, symbol names included.
+// wgmma's type pair: A is E4M3; B is E4M3 (fp8_e4m3), or E5M2 where the compile defines FP8_B_E5M2 (fp8_e4m3_e5m2,
+// kernels/hopper_fp8/stages.py): a define, so E4M3 stages compile to the same CUBIN, symbol names included.
 #ifdef FP8_B_E5M2
 #define FP8_B_TYPE "e5m2"
 #else
 #define FP8_B_TYPE "e4m3"
 #endif
-#define FP8_TYPES_AB "e4m3." FP8_B_TYPE  // wgmma's A is the product's A
-#define FP8_TYPES_BA FP8_B_TYPE ".e4m3"  // wgmma's A is the product's B (06/07's C^T = B^T A^T)
+#define FP8_TYPES_AB "e4m3." FP8_B_TYPE  // wgmma's A: the product's A
+#define FP8_TYPES_BA FP8_B_TYPE ".e4m3"  // ... its B (06/07's C^T = B^T A^T)
 
-// wgmma's operands, register lists and scale-d predicate per N (the accumulators d[0..N/2), then a, b, the predicate).
+// Per N: wgmma's operand registers (d[0..N/2), a, b) and its scale-d predicate.
 #define FP8_REGS_16 "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9"
 #define FP8_ACC_16 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
 #define FP8_PRED_16 "%10"
@@ -42,8 +40,8 @@
                  : FP8_ACC_##N                                                                                       \
                  : "l"(a), "l"(b), "r"(1))
 
-// d (64 x N, FP32) += A (64 x 32, K-major) . B (N x 32, K-major)^T; d laid out as wgmma<N, T> documents. B_FIRST: the
-// descriptor `a` holds the product's B (E5M2 in fp8_e4m3_e5m2) and `b` its A, so wgmma's type pair is B's, then A's.
+// d (64 x N, FP32) += A (64 x 32, K-major) . B (N x 32, K-major)^T, d as wgmma<N, T> lays it out. B_FIRST: `a` holds
+// the product's B (E5M2 in fp8_e4m3_e5m2), `b` its A: the type pair B's, then A's.
 template <int N, bool B_FIRST = false>
 __device__ __forceinline__ void wgmma_fp8(float (&d)[N / 2], uint64_t a, uint64_t b) {
     static_assert(N == 16 || N == 64 || N == 128 || N == 256, "wgmma_fp8: N is 16, 64, 128 or 256");
@@ -58,9 +56,8 @@ __device__ __forceinline__ void wgmma_fp8(float (&d)[N / 2], uint64_t a, uint64_
     }
 }
 
-// One BK-byte-deep k tile (BK FP8 k) of a warpgroup's 64 x N product, issued and committed as one wgmma group:
-// `a` the warpgroup's 64 rows of A, `b` the stage's N rows of B, both 128-byte swizzled K-major rows (+32 bytes
-// per k32). B_FIRST: `a` holds rows of the product's B and `b` of its A (wgmma_fp8).
+// One BK-byte-deep k tile of a warpgroup's 64 x N product as one wgmma group: `a` its 64 rows of A, `b` the stage's N
+// rows of B, swizzled K-major rows (+32 bytes a k32). B_FIRST: `a` holds the product's B, `b` its A (wgmma_fp8).
 template <int N, int BK, bool B_FIRST = false>
 __device__ __forceinline__ void wgmma_fp8_k_tile(float (&acc)[N / 2], const unsigned char* a, const unsigned char* b) {
     wgmma_fence();
@@ -70,7 +67,7 @@ __device__ __forceinline__ void wgmma_fp8_k_tile(float (&acc)[N / 2], const unsi
     wgmma_commit();
 }
 
-// A warpgroup's accumulators times the product of the two per-tensor dequantisation factors.
+// A warpgroup's accumulators times both per-tensor scales.
 template <int R>
 __device__ __forceinline__ void dequantise(float (&acc)[R], const float* scale_a, const float* scale_b) {
     const float s = *scale_a * *scale_b;
