@@ -12,7 +12,7 @@
 // Predicted: at 4096^3 about 2 points of cuBLAS more than 21 (three quarters of 20's 3 in whole waves).
 // Measured (H200s, 5bab112, README.md): 4096^3 by do_bench, 21 -> 22, BF16 99.5 -> 101.8 and 99.4 -> 101.4 %, FP16
 // 100.2 -> 101.6 and 99.7 -> 101.7 (three cards); in blocks (h200-cubesf) 99.7 / 99.3 -> 101.8 / 101.6; DRAM 131 -> 124
-// MB (ncu). The 15 LLM shapes its plan mixes (h200-llmd) 98.4-102.7 -> 99.7-107.2. Kept: 1.0x at 4096^3 reached.
+// MB (ncu). The 15 LLM shapes its plan mixes (h200-llmd): 97.8-102.1 -> 99.7-107.6. Kept: 1.0x at 4096^3 reached.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "host_plan.cuh"
 
