@@ -170,12 +170,16 @@ def ordered_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     return LaunchPlan({**twenty.args, "GROUP": group}, twenty.workspace_floats)
 
 
-def mixed_cost(m: int, n: int, k: int, blocks: int, spans: int) -> int:
-    """22's tiles in estimated k-tile times a block (07's model, as `candidate`'s): 256 x 192 tiles over the first
-    `spans` x SPAN columns, 128 x 256 tiles over the rest, walked round-robin, the tall ones first. Block 0 holds the
-    most of both, so its sum is the launch's."""
+def mixed_tiles(m: int, n: int, spans: int) -> tuple[int, int]:
+    """22's 256 x 192 tiles over the first `spans` x SPAN columns, and all its tiles, 128 x 256 over the rest."""
     tall = cdiv(m, TALL_ROWS) * spans * (SPAN // TALL_WIDTH)
-    units = tall + cdiv(m, BM) * cdiv(n - spans * SPAN, WIDTHS[0])
+    return tall, tall + cdiv(m, BM) * cdiv(n - spans * SPAN, WIDTHS[0])
+
+
+def mixed_cost(m: int, n: int, k: int, blocks: int, spans: int) -> int:
+    """22's tiles (mixed_tiles) in estimated k-tile times a block (07's model, as `candidate`'s), walked round-robin,
+    the tall ones first. Block 0 holds the most of both, so its sum is the launch's."""
+    tall, units = mixed_tiles(m, n, spans)
     tall_k, wide_k = TALL_WIDTH * TALL_ROWS // BM + 32, WIDTHS[0] + 32
     first_talls = cdiv(tall, blocks)
     return cdiv(k, BK) * (first_talls * tall_k + (cdiv(units, blocks) - first_talls) * wide_k)
@@ -184,11 +188,10 @@ def mixed_cost(m: int, n: int, k: int, blocks: int, spans: int) -> int:
 def mixed_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     """d_mixed_tiles's: SPANS, the spans of SPAN columns in tall tiles, the rest in wide ones, where some split of N
     costs less than 21's plan (the fewest spans on a tie); else 21's plan (ordered_launch_plan) with SPANS 0."""
-    ordered = ordered_launch_plan(m, n, k, blocks)
-    best = tall_plan(m, n, k, blocks)[1].cost
     costs = {spans: mixed_cost(m, n, k, blocks, spans) for spans in range(1, cdiv(n, SPAN))}  # wide tiles left
     spans = min(costs, key=costs.get, default=0)
-    if not spans or costs[spans] >= best:
-        return LaunchPlan({**ordered.args, "SPANS": 0}, ordered.workspace_floats)
-    units = cdiv(m, TALL_ROWS) * spans * (SPAN // TALL_WIDTH) + cdiv(m, BM) * cdiv(n - spans * SPAN, WIDTHS[0])
-    return LaunchPlan({"ROWS": TALL_ROWS, "WIDTH": WIDTHS[0], "DP": units, "SK": 0, "GROUP": GROUP, "SPANS": spans})
+    if spans and costs[spans] < tall_plan(m, n, k, blocks)[1].cost:
+        units = mixed_tiles(m, n, spans)[1]
+        return LaunchPlan({"ROWS": TALL_ROWS, "WIDTH": WIDTHS[0], "DP": units, "SK": 0, "GROUP": GROUP, "SPANS": spans})
+    ordered = ordered_launch_plan(m, n, k, blocks)
+    return LaunchPlan({**ordered.args, "SPANS": 0}, ordered.workspace_floats)
