@@ -5,6 +5,7 @@ from functools import partial
 
 import h100_plans
 import pytest
+from h100_plans import shape_id
 from test_gpu_fp8 import HALF_TILES_SHAPES
 
 from kernels.registry import stage_named
@@ -14,7 +15,7 @@ WALK_D = stage_named("d_half_tiles_bf16").launches[0]
 planned = partial(h100_plans.planned, LAUNCH)
 
 
-@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=shape_id)
 def test_the_plan_at_the_gpu_tests_shapes(shape):
     args = planned(*shape)
     assert (args["ROWS"], args["WIDTH"], args["SK"]) == HALF_TILES_SHAPES[shape]

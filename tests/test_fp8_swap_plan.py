@@ -6,7 +6,7 @@ from functools import partial
 
 import h100_plans
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_fp8 import SWAP_PLAN_SHAPES
 
 from kernels.hopper_fp8.swap_plan import BK, MAX_SLICES, SPLIT_TILES, WARPS, plan, split_k_slices, tokens
@@ -18,7 +18,7 @@ LAUNCH = STAGE.launches[0]
 blocks = partial(h100_plans.blocks, LAUNCH)
 
 
-@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=shape_id)
 def test_the_plan_at_the_gpu_tests_shapes(shape):
     p = plan(*shape, blocks(*shape[:2]))
     assert (p.tn, p.bnt, p.slices) == SWAP_PLAN_SHAPES[shape]
@@ -45,7 +45,7 @@ LLM = {
 }
 
 
-@pytest.mark.parametrize("shape", LLM, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", LLM, ids=shape_id)
 def test_the_plan_at_llm_layers(shape):
     p = plan(*shape, blocks(*shape[:2]))
     assert (p.tn, p.bnt, p.slices) == LLM[shape]
@@ -74,7 +74,7 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_every_plan_runs_within_the_kernels_limits(shape):
     m, n, k = shape
     g = blocks(m, n)

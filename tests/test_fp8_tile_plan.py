@@ -6,7 +6,7 @@ from functools import partial
 
 import h100_plans
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_fp8 import TILE_PLAN_SHAPES
 
 from kernels.hopper_fp8 import swap_plan
@@ -20,7 +20,7 @@ LAUNCH = STAGE.launches[0]
 blocks = partial(h100_plans.blocks, LAUNCH)
 
 
-@pytest.mark.parametrize("shape", TILE_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", TILE_PLAN_SHAPES, ids=shape_id)
 def test_the_plan_at_the_gpu_tests_shapes(shape):
     p = plan(*shape, blocks(*shape[:2]))
     assert (p.tn, p.bn, p.slices) == TILE_PLAN_SHAPES[shape]
@@ -54,7 +54,7 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_every_plan_runs_within_the_kernels_limits(shape):
     m, n, k = shape
     g = blocks(m, n)

@@ -7,7 +7,7 @@ from functools import partial
 import h100_plans
 import numpy as np
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 
 from farm.measure import tma
 from farm.measure.sizing import bytes_needed
@@ -38,7 +38,7 @@ CHOICES = {
 }
 
 
-@pytest.mark.parametrize("shape", CHOICES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", CHOICES, ids=shape_id)
 def test_the_plan_at_the_readme_sizes_and_09s_branches(shape):
     p = plan(*shape, blocks(shape[0], shape[1]))
     assert (p.width, p.dp, p.sk) == CHOICES[shape]
@@ -58,7 +58,7 @@ PRICED = {
 }
 
 
-@pytest.mark.parametrize("shape", PRICED, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", PRICED, ids=shape_id)
 def test_16s_plan_prices_stream_k_at_its_measured_cost(shape):
     launch = STAGES["d_priced_plan_bf16"].launches[0]
     assert launch.dependent and launch.plan(*shape, H100_SMS).args == dict(zip(("WIDTH", "DP", "SK"), PRICED[shape]))
@@ -113,7 +113,7 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_every_tile_is_walked_once_within_the_planned_planes(shape):
     m, n, k = shape
     g = blocks(m, n)

@@ -8,7 +8,7 @@ from functools import partial
 
 import h100_plans
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES
 
 from farm.cli import main
@@ -25,7 +25,7 @@ def branch(args: dict) -> tuple[int, int, int]:
     return args["ROWS"], args["WIDTH"], args["SK"]
 
 
-@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", HALF_TILES_SHAPES, ids=shape_id)
 def test_the_plan_at_the_gpu_tests_shapes(shape):
     assert branch(planned(*shape)) == HALF_TILES_SHAPES[shape]
 

@@ -5,7 +5,7 @@ wgmmas asynchronous with no spill. CPU only."""
 import json
 
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES, MIXED_TILES_SHAPES, TALL_TILES_SHAPES
 from test_walkd_half_plan import wgmmas_asynchronous
 
@@ -18,7 +18,7 @@ ORDERED = stage_named("d_tile_order_bf16").launches[0]
 CUBES = [(s, s, s) for s in (1024, 2048, 4096, 8192)]
 
 
-@pytest.mark.parametrize("shape", [*HALF_TILES_SHAPES, *TALL_TILES_SHAPES, *CUBES], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", [*HALF_TILES_SHAPES, *TALL_TILES_SHAPES, *CUBES], ids=shape_id)
 def test_unmixed_the_plan_is_21s_and_mixed_it_costs_less(shape):
     mine, ordered = MIXED.plan(*shape, H100_SMS), ORDERED.plan(*shape, H100_SMS)
     spans = mine.args["SPANS"]
@@ -30,7 +30,7 @@ def test_unmixed_the_plan_is_21s_and_mixed_it_costs_less(shape):
         assert mine.workspace_floats == 0 and mine.args["SK"] == 0 and 0 < spans * SPAN < shape[1]
 
 
-@pytest.mark.parametrize("shape", MIXED_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", MIXED_TILES_SHAPES, ids=shape_id)
 def test_the_gpu_tests_mixed_shapes_are_mixed(shape):
     assert MIXED.plan(*shape, H100_SMS).args["SPANS"] == MIXED_TILES_SHAPES[shape]
 

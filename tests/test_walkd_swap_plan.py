@@ -7,7 +7,7 @@ from functools import partial
 
 import h100_plans
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import SWAP_PLAN_SHAPES
 
 from kernels.hopper_d import host_plan
@@ -26,7 +26,7 @@ def branch(args: dict) -> tuple[int, int, int]:
     return (args["TN"], args["BNT"], args["SLICES"]) if args["TN"] else (0, args["WIDTH"], args["SK"])
 
 
-@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SWAP_PLAN_SHAPES, ids=shape_id)
 def test_the_plan_at_the_gpu_tests_shapes(shape):
     assert branch(planned(*shape)) == SWAP_PLAN_SHAPES[shape]
 
@@ -57,7 +57,7 @@ LLM = {
 }
 
 
-@pytest.mark.parametrize("shape", LLM, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", LLM, ids=shape_id)
 def test_the_plan_at_llm_layers(shape):
     assert branch(planned(*shape)) == LLM[shape]
 
@@ -93,7 +93,7 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_every_plan_runs_within_the_kernels_limits(shape):
     m, n, k = shape
     args = planned(m, n, k)

@@ -5,7 +5,7 @@ CUBIN's wgmmas asynchronous (tests/test_compile.py checks that no stage spills).
 import json
 
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES, TALL_TILES_SHAPES
 from test_walkd_half_plan import wgmmas_asynchronous
 
@@ -17,7 +17,7 @@ TALL = stage_named("d_tall_tiles_bf16").launches[0]
 LEAN = stage_named("d_lean_k_loop_bf16").launches[0]
 
 
-@pytest.mark.parametrize("shape", TALL_TILES_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", TALL_TILES_SHAPES, ids=shape_id)
 def test_the_plan_takes_tall_tiles_at_the_gpu_tests_shapes(shape):
     args = TALL.plan(*shape, H100_SMS).args
     assert (args["ROWS"], args["WIDTH"], args["SK"]) == TALL_TILES_SHAPES[shape]

@@ -5,7 +5,7 @@ CUBIN's wgmmas asynchronous with no spill. CPU only."""
 import json
 
 import pytest
-from h100_plans import H100_SMS
+from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES, TALL_TILES_SHAPES
 from test_walkd_half_plan import wgmmas_asynchronous
 
@@ -18,7 +18,7 @@ TALL = stage_named("d_tall_tiles_bf16").launches[0]
 CUBES = [(s, s, s) for s in (1024, 2048, 4096, 8192)]
 
 
-@pytest.mark.parametrize("shape", [*HALF_TILES_SHAPES, *TALL_TILES_SHAPES, *CUBES], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", [*HALF_TILES_SHAPES, *TALL_TILES_SHAPES, *CUBES], ids=shape_id)
 def test_the_plan_is_20s_with_a_group_height(shape):
     mine, twenty = ORDERED.plan(*shape, H100_SMS), TALL.plan(*shape, H100_SMS)
     assert {k: v for k, v in mine.args.items() if k != "GROUP"} == twenty.args
