@@ -7,6 +7,7 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
+from conftest import SMEM_LIMIT
 
 from farm.cli import main
 from farm.measure.compiler import CI_ARCHS, compile_source
@@ -16,7 +17,6 @@ from kernels.registry import catalog
 from kernels.tuning import TUNABLES, Config, candidates, find, tuning_stages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_120": 99 * 1024}
 
 
 def test_every_tunable_kernel_has_at_least_20_valid_configurations():

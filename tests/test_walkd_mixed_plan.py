@@ -55,7 +55,9 @@ def test_where_the_tall_tiles_fill_whole_waves_nothing_is_mixed():
     assert MIXED.plan(2048, 2048, 2048, H100_SMS).args["SPANS"] == 0  # one wave: tall tiles would lengthen it
 
 
-def test_mixed_tiles_compile_without_spilling_or_serialising(capsys):
+def test_mixed_tiles_compile_without_spilling_or_serialising(capsys, within_limits):
     assert main(["compile", "--arch", "sm_90a", "--kernels", "d_mixed_tiles_bf16,d_mixed_tiles_fp16", "--json"]) == 0
-    for row in json.loads(capsys.readouterr().out):
-        assert row["ok"] and row["spill_bytes"] == 0 and wgmmas_asynchronous(stage_named(row["stage"])), row
+    rows = json.loads(capsys.readouterr().out)
+    within_limits(rows, "sm_90")
+    for row in rows:
+        assert row["ok"] and wgmmas_asynchronous(stage_named(row["stage"])), row

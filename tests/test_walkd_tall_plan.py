@@ -63,8 +63,10 @@ def test_a_shared_tall_tile_takes_16_arrival_counters():
     assert ARRIVALS // (TALL_ROWS // 16) == 512
 
 
-def test_20_compiles_with_asynchronous_wgmmas(capsys):
+def test_20_compiles_with_asynchronous_wgmmas(capsys, within_limits):
     """ptxas keeps every wgmma asynchronous (no C7515) in both types, 192 accumulators a consumer thread."""
     assert main(["compile", "--arch", "sm_90a", "--kernels", "d_tall_tiles_bf16,d_tall_tiles_fp16", "--json"]) == 0
-    for row in json.loads(capsys.readouterr().out):
-        assert row["ok"] and row["spill_bytes"] == 0 and wgmmas_asynchronous(stage_named(row["stage"])), row
+    rows = json.loads(capsys.readouterr().out)
+    within_limits(rows, "sm_90")
+    for row in rows:
+        assert row["ok"] and wgmmas_asynchronous(stage_named(row["stage"])), row
