@@ -113,6 +113,14 @@ def _compile_work(work: tuple) -> list[dict]:
     return _compile_one(*work)
 
 
+def stage_work(stage, arch: str) -> tuple:
+    """_compile_one's arguments for a stage on `arch`; a kernel's dynamic shared memory: the most a launch asks."""
+    smem = {}
+    for launch in stage.launches:
+        smem[launch.kernel] = max(smem.get(launch.kernel, 0), launch.dynamic_smem)
+    return (stage.name, stage.source_path, stage.compile_arch(arch), stage.kernel_names, smem, stage.compile_options)
+
+
 HARNESS_CHECKS = "checks"  # the stage column of farm/measure/checks.cu's kernels in `farm compile`
 
 
@@ -138,21 +146,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         # --tuning: the selected tunable kernels' configurations that are valid on this arch (kernels/tuning.py)
         tuned = tuning_stages([s.name for s in stages if s.name in TUNABLES], arch) if args.tuning else []
         for stage in stages + tuned:
-            if stage.compile_arch(arch) is None:  # an arch-specific stage (walk D: sm_90a) of another chip
-                continue
-            smem = {}
-            for launch in stage.launches:
-                smem[launch.kernel] = max(smem.get(launch.kernel, 0), launch.dynamic_smem)
-            work.append(
-                (
-                    stage.name,
-                    stage.source_path,
-                    stage.compile_arch(arch),
-                    stage.kernel_names,
-                    smem,
-                    stage.compile_options,
-                )
-            )
+            if stage.compile_arch(arch) is not None:  # else an arch-specific stage (walk D: sm_90a) of another chip
+                work.append(stage_work(stage, arch))
     if args.jobs == 1:
         per_stage = [_compile_one(*w) for w in work]
     else:

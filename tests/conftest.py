@@ -60,14 +60,16 @@ def within_limits(tmp_path):
     it fails if any is over too (a source that spills does every time), else warns."""
 
     def check(rows: list[dict], arch: str, smem_limit: int | None = None) -> None:
+        from kernels.tuning import split_name
+
         limit = smem_limit or SMEM_LIMIT[arch]
         for row in [r for r in rows if over_limits(r, limit)]:
             assert row["stage"] != "checks", row  # the harness's: `--kernels` cannot pick them
-            again, base = [], row["stage"].split("_tune_")[0]  # a tile configuration: its kernel's --tuning
+            again, tuned = [], split_name(row["stage"])  # a tile configuration: its kernel's --tuning
             for run in range(3):
                 env = {**os.environ, "GEMM_FARM_CACHE": str(tmp_path / f"{row['stage']}-{run}")}
-                cmd = [sys.executable, "-m", "farm", "compile", "--arch", arch, "--kernels", base, "--json"]
-                cmd += ["--tuning"] * (base != row["stage"])
+                cmd = [sys.executable, "-m", "farm", "compile", "--arch", arch, "--json", "--kernels"]
+                cmd += [tuned[0], "--tuning"] if tuned else [row["stage"]]
                 out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=REPO).stdout
                 again += [r for r in json.loads(out) if (r["stage"], r["kernel"]) == (row["stage"], row["kernel"])]
             assert len(again) == 3 and not any(over_limits(r, limit) for r in again), (row, again)

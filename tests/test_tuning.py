@@ -8,8 +8,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from farm.cli import main
-from farm.measure.compiler import CI_ARCHS, compile_source
+from farm.cli import _compile_work, main, stage_work
+from farm.measure.compiler import CI_ARCHS
 from farm.plan import PlanError, load_plan
 from kernels import tuning
 from kernels.registry import catalog
@@ -103,27 +103,18 @@ def test_tune_plan_field():
     assert [s.name for s in plain.stages()] == ["cublas_fp32", "c_naive"]
 
 
-def _compile(name_arch) -> dict:
-    """A configuration's resources as a `farm compile --json` row."""
+def _compile(name_arch) -> list[dict]:
+    """A configuration's `farm compile --json` rows."""
     name, arch = name_arch
-    stage = find(name)
-    ((kernel, res),) = compile_source(stage.source_path, arch, stage.kernel_names).resources.items()
-    return {
-        "stage": name,
-        "kernel": kernel,
-        "registers": res.registers,
-        "spill_bytes": res.spill_store_bytes + res.spill_load_bytes,
-        "stack_frame_bytes": res.stack_frame_bytes,
-        "static_smem_bytes": res.static_smem_bytes,
-        "dynamic_smem_bytes": stage.launches[0].dynamic_smem,
-    }
+    return _compile_work(stage_work(find(name), arch))
 
 
 def _compile_within_limits(jobs, within_limits):
     with ProcessPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
         rows = list(pool.map(_compile, jobs))
+    assert all(r["ok"] for rs in rows for r in rs), rows
     for arch in {arch for _, arch in jobs}:
-        within_limits([r for r, (_, a) in zip(rows, jobs) if a == arch], arch)
+        within_limits([r for rs, (_, a) in zip(rows, jobs) if a == arch for r in rs], arch)
 
 
 def test_every_valid_configuration_compiles_for_sm_90(within_limits):

@@ -2,14 +2,11 @@
 tiles over the first spans of 768 columns beside 128 x 256 tiles over the rest where that costs less; and its CUBIN's
 wgmmas asynchronous with no spill. CPU only."""
 
-import json
-
 import pytest
 from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALF_TILES_SHAPES, MIXED_TILES_SHAPES, TALL_TILES_SHAPES
-from test_walkd_half_plan import wgmmas_asynchronous
+from test_walkd_tall_plan import compile_asynchronous
 
-from farm.cli import main
 from kernels.hopper_d.host_plan import SPAN, mixed_cost, tall_plan
 from kernels.registry import stage_named
 
@@ -56,8 +53,4 @@ def test_where_the_tall_tiles_fill_whole_waves_nothing_is_mixed():
 
 
 def test_mixed_tiles_compile_without_spilling_or_serialising(capsys, within_limits):
-    assert main(["compile", "--arch", "sm_90a", "--kernels", "d_mixed_tiles_bf16,d_mixed_tiles_fp16", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    within_limits(rows, "sm_90")
-    for row in rows:
-        assert row["ok"] and wgmmas_asynchronous(stage_named(row["stage"])), row
+    compile_asynchronous("d_mixed_tiles_bf16,d_mixed_tiles_fp16", capsys, within_limits)
