@@ -24,10 +24,6 @@ using namespace stream_k;
 using persistent_ws::cdiv;
 enum : int { TALL_ROWS = 256, TALL_WIDTH = 192, WIDE_ROWS = 128, WIDE_WIDTH = 256, SPAN = 768 };
 using TallRing = Ring<TALL_WIDTH, TALL_ROWS>;
-template <int R, int W>
-struct Tile {  // a kind of tile, passed to for_each_unit's function
-    enum : int { ROWS = R, WIDTH = W };
-};
 
 // Tall tiles over `spans` spans of columns, wide ones over the rest; block b takes units b, b + gridDim.x, ... of the
 // tall tiles, then the wide ones, each kind in groups `group` tile rows high.
@@ -38,19 +34,19 @@ struct Mix {
         : tall_m(cdiv(M, TALL_ROWS)), tall_n(spans * (SPAN / TALL_WIDTH)), wide_m(cdiv(M, WIDE_ROWS)),
           wide_n(cdiv(N - spans * SPAN, WIDE_WIDTH)), skip(spans * (SPAN / WIDE_WIDTH)) {}
 
-    // f(Tile<...>{}, tm, tn) for each of this block's units, in the order both roles walk them.
-    template <typename F>
-    __device__ __forceinline__ void for_each_unit(int group, F&& f) const {
+    // tall(tm, tn) or wide(tm, tn) for each of this block's units, in the order both roles walk them.
+    template <typename Tall, typename Wide>
+    __device__ __forceinline__ void for_each_unit(int group, Tall&& tall, Wide&& wide) const {
         const int talls = tall_m * tall_n, all = talls + wide_m * wide_n;
 #pragma unroll 1
         for (int t = blockIdx.x; t < all; t += gridDim.x) {
             int tm, tn;
             if (t < talls) {
                 grouped_tile(t, tall_m, tall_n, group, tm, tn);
-                f(Tile<TALL_ROWS, TALL_WIDTH>{}, tm, tn);
+                tall(tm, tn);
             } else {
                 grouped_tile(t - talls, wide_m, wide_n, group, tm, tn);
-                f(Tile<WIDE_ROWS, WIDE_WIDTH>{}, tm, tn + skip);
+                wide(tm, tn + skip);
             }
         }
     }
@@ -94,11 +90,16 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         if (tid == 0) {
             int it = 0;
             bool back = false;
-            mix.for_each_unit(group, [&](auto tile, int tm, int tn) {
-                using T = decltype(tile);
-                load_unit<T::WIDTH, T::ROWS, TallRing>(ops, tma_a, tma_b, smem, full, empty, it, tm, tn, 0, KT, back);
-                back = !back;
-            });
+            mix.for_each_unit(
+                group,
+                [&](int tm, int tn) {
+                    load_unit<TALL_WIDTH, TALL_ROWS, TallRing>(ops, tma_a, tma_b, smem, full, empty, it, tm, tn, 0, KT, back);
+                    back = !back;
+                },
+                [&](int tm, int tn) {
+                    load_unit<WIDE_WIDTH, WIDE_ROWS, TallRing>(ops, tma_a, tma_b, smem, full, empty, it, tm, tn, 0, KT, back);
+                    back = !back;
+                });
         }
     } else {
         setmaxnreg_inc<240>();
@@ -106,10 +107,14 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + c * 2 * tma_store::BUFFER;
         int chunk = 0;
         uint32_t st = 0, phase = 0, last = 0;
-        mix.for_each_unit(group, [&](auto tile, int tm, int tn) {
-            using T = decltype(tile);
-            consume_unit<T::ROWS, T::WIDTH>(ops, smem, full, empty, st, phase, last, chunk, tma_c, staging, KT, c, tm, tn);
-        });
+        mix.for_each_unit(
+            group,
+            [&](int tm, int tn) {
+                consume_unit<TALL_ROWS, TALL_WIDTH>(ops, smem, full, empty, st, phase, last, chunk, tma_c, staging, KT, c, tm, tn);
+            },
+            [&](int tm, int tn) {
+                consume_unit<WIDE_ROWS, WIDE_WIDTH>(ops, smem, full, empty, st, phase, last, chunk, tma_c, staging, KT, c, tm, tn);
+            });
         if (threadIdx.x % 128 == 0) tma_store::drain();
     }
 }
