@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _private_cubin_cache(tmp_path_factory, monkeypatch):
-    # One cache per test session: never CUBINs another checkout compiled.
+    # One cache a test session: never another checkout's CUBINs.
     monkeypatch.setenv("GEMM_FARM_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
     yield
 
@@ -45,7 +45,7 @@ SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024, "sm_9
 
 
 def over_limits(row: dict, smem_limit: int) -> bool:
-    """A `farm compile --json` row with a spill or stack, or over the registers or smem."""
+    """A `farm compile --json` row with a spill or stack, or over registers or smem."""
     static = row["static_smem_bytes"]
     return bool(row["spill_bytes"] or row["stack_frame_bytes"] or not 0 < row["registers"] <= 255) or not (
         static <= 48 * 1024 and static + row["dynamic_smem_bytes"] <= smem_limit
@@ -54,10 +54,10 @@ def over_limits(row: dict, smem_limit: int) -> bool:
 
 @pytest.fixture
 def within_limits(tmp_path):
-    """Asserts `farm compile --json` rows are in their arch's limits. ptxas (NVRTC 13.5) now and then allocates
-    registers otherwise in a process: h_simt_warptile 239 not 241 in 2 of 104 catalog compiles here; in CI
-    12_multibuf (121 of 128) spilled 16 bytes. So a kernel over a limit is compiled again in three new processes:
-    it fails if any is over too (a source that spills does every time), else warns."""
+    """Asserts `farm compile --json` rows are in their arch's limits. ptxas (NVRTC 13.5) at times allocates
+    registers otherwise: h_simt_warptile 239 not 241 in 2 of 104 catalog compiles; in CI 12_multibuf
+    spilled 16 bytes. So a kernel over a limit is compiled again in three new processes: it fails if any is over
+    too (a source that spills does every time), else warns."""
 
     def check(rows: list[dict], arch: str, smem_limit: int | None = None) -> None:
         from kernels.tuning import split_name

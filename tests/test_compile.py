@@ -1,6 +1,8 @@
 """Every kernel compiles through NVRTC for every CI arch, with no GPU, no spills, within limits."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +44,16 @@ def test_a_kernel_over_a_limit_is_compiled_again(capsys, within_limits):
         within_limits([{**row, "spill_bytes": 16}], "sm_80")
     with pytest.raises(AssertionError):
         within_limits([row], "sm_80", smem_limit=60 * 1024)
+
+
+def test_no_generic_lambda_in_device_code():
+    """The GPU hosts' NVRTC 13.0 takes a lambda with an `auto` parameter in device code for a host function ("not
+    allowed in JIT mode") where this machine's 13.5 compiles it: 22 at f8a498c failed on every H200."""
+    generic = re.compile(r"\[[^\]\n]*\]\s*\([^)]*\bauto\b")
+    root = Path(__file__).resolve().parent.parent
+    sources = sorted(root.glob("kernels/**/*.cu*")) + sorted(root.glob("farm/**/*.cu"))
+    found = [f"{p}: {m[0]}" for p in sources for m in generic.finditer(p.read_text())]
+    assert sources and not found, found
 
 
 def test_warp_rebalance_fits_three_blocks_per_sm_on_sm86():
