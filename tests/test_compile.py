@@ -1,4 +1,4 @@
-"""Every kernel compiles through NVRTC for every CI arch, with no GPU, no spills, within limits."""
+"""Every kernel compiles through NVRTC for every CI arch: no GPU, no spills, within limits."""
 
 import json
 import re
@@ -47,12 +47,12 @@ def test_a_kernel_over_a_limit_is_compiled_again(capsys, within_limits):
 
 
 def test_no_generic_lambda_in_device_code():
-    """The GPU hosts' NVRTC 13.0 takes a lambda with an `auto` parameter in device code for a host function ("not
-    allowed in JIT mode") where this machine's 13.5 compiles it: 22 at f8a498c failed on every H200."""
+    """NVRTC 13.0 (the GPU hosts') refuses a lambda with an `auto` parameter in device code ("not allowed in JIT
+    mode"); 13.5 (CI's) takes it: 22 at f8a498c failed on every H200."""
     generic = re.compile(r"\[[^\]\n]*\]\s*\([^)]*\bauto\b")
-    root = Path(__file__).resolve().parent.parent
-    sources = sorted(root.glob("kernels/**/*.cu*")) + sorted(root.glob("farm/**/*.cu"))
-    found = [f"{p}: {m[0]}" for p in sources for m in generic.finditer(p.read_text())]
+    root = Path(__file__).resolve().parents[1]
+    sources = [*root.glob("kernels/**/*.cu*"), *root.glob("farm/**/*.cu")]
+    found = [(p.name, m[0]) for p in sources for m in generic.finditer(p.read_text())]
     assert sources and not found, found
 
 
@@ -60,7 +60,7 @@ def test_warp_rebalance_fits_three_blocks_per_sm_on_sm86():
     stage = next(s for s in catalog() if s.name == "warp_rebalance")
     res = next(iter(compile_source(stage.source_path, "sm_86", stage.kernel_names).resources.values()))
     threads = stage.launches[0].block()[0] * stage.launches[0].block()[1]
-    regs_per_warp = -(-res.registers * 32 // 256) * 256  # allocated per warp in units of 256
+    regs_per_warp = -(-res.registers * 32 // 256) * 256  # per warp, in units of 256
     assert 3 * (threads // 32) * regs_per_warp <= 65536, res
     assert 3 * (res.static_smem_bytes + 1024) <= 100 * 1024, res  # 1 KB reserved per block
 
@@ -111,8 +111,7 @@ def test_code_hash_ignores_comments_and_sees_code(tmp_path, monkeypatch, capsys)
 
 
 def test_code_hash_is_the_same_on_every_compile(tmp_path, monkeypatch):
-    """The WMMA kernels' CUBIN files differ between compiles (an internal symbol's name carries a per-process
-    number); their code hash does not."""
+    """WMMA kernels' CUBINs differ between compiles (a symbol's per-process number); their code hash does not."""
     stage = next(s for s in catalog() if s.name == "h_wmma_naive_fp16")
     cubins = []
     for run in ("first", "second"):
@@ -164,9 +163,8 @@ def test_compile_in_parallel_processes_reports_the_same(capsys):
 
 
 def test_compile_in_parallel_keeps_each_stages_options(capsys, monkeypatch):
-    """Without a filter the harness's checks join the work; each stage's compile options (walk F's E5M2 class:
-    -DFP8_B_E5M2) still reach its compile in the worker processes. They were dropped there before 2026-11-27, and
-    the E4M3 x E5M2 stages reported their E4M3 twins' code."""
+    """Each stage's options (walk F's -DFP8_B_E5M2) reach its compile in the worker processes, beside the harness's
+    checks (before 2026-11-27 they were dropped there: the E5M2 stages reported their E4M3 twins' code)."""
     import farm.cli
 
     pair = [s for s in catalog() if s.name in ("f_mma_overlap_fp8", "f_mma_overlap_fp8_e4m3_e5m2")]
@@ -178,8 +176,8 @@ def test_compile_in_parallel_keeps_each_stages_options(capsys, monkeypatch):
 
 
 def _compiles_for_sm90a_alone(family: str, capsys, within_limits) -> list:
-    """The family's stages, after checking that `farm compile` builds them for sm_90a on sm_90 (no spills, within the
-    227 KB a Hopper block may have), leaves them out on sm_89, and that their cells are skipped there with the reason."""
+    """The family's stages, once `farm compile` builds them for sm_90a on sm_90 within limits and leaves them out on
+    sm_89, where their cells are skipped with the reason."""
     stages = [s for s in catalog() if s.family == family]
     assert main(["compile", "--arch", "sm_90", "--families", family, "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
@@ -199,9 +197,8 @@ def _compiles_for_sm90a_alone(family: str, capsys, within_limits) -> list:
 
 
 def test_fp8_e4m3_e5m2_stages_are_their_e4m3_files_with_b_in_e5m2(capsys):
-    """The B-in-E5M2 class is no copy: each of its stages is an E4M3 stage's file and kernel, compiled with FP8_B_E5M2
-    defined (wgmma's B type .e5m2), so its machine code differs from the E4M3 stage's while the E4M3 stage's own
-    compile carries no define (its CUBIN is what it was before the class existed)."""
+    """The B-in-E5M2 class is no copy: each stage is an E4M3 stage's file and kernel built with FP8_B_E5M2 (wgmma's B
+    .e5m2), so other machine code; the E4M3 stage's compile has no define."""
     stages = {s.name: s for s in catalog() if s.family == "hopper_fp8"}
     mixed = [s for s in stages.values() if s.dtype == "fp8_e4m3_e5m2"]
     assert [s.name for s in mixed] == [
@@ -214,11 +211,7 @@ def test_fp8_e4m3_e5m2_stages_are_their_e4m3_files_with_b_in_e5m2(capsys):
     code = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
     for stage in mixed:
         e4m3 = stages[stage.name.removesuffix("_e4m3_e5m2")]
-        assert (stage.source_path, stage.kernel_names, stage.position) == (
-            e4m3.source_path,
-            e4m3.kernel_names,
-            e4m3.position,
-        )
+        assert all(getattr(stage, a) == getattr(e4m3, a) for a in ("source_path", "kernel_names", "position"))
         assert stage.compile_options == ("-DFP8_B_E5M2",) and e4m3.compile_options == ()
         assert code[stage.name] != code[e4m3.name]
 
@@ -231,8 +224,7 @@ def test_walk_d_compiles_for_sm90a_alone_and_skips_elsewhere(capsys, within_limi
 
 
 def test_hopper_fp8_compiles_for_sm90a_alone_and_skips_elsewhere(capsys, within_limits):
-    """The FP8 family (hopper_fp8), sm_90a alone (Ada's FP8 included among the skipped); odd shapes outside TMA's
-    16-byte strides are refused before anything runs."""
+    """The FP8 family, sm_90a alone (Ada's FP8 skipped too); shapes off TMA's 16-byte strides refused up front."""
     stages = _compiles_for_sm90a_alone("hopper_fp8", capsys, within_limits)
     classes = {(s.dtype, s.baseline) for s in stages}
     assert classes == {("fp8_e4m3", "cublaslt_fp8_e4m3"), ("fp8_e4m3_e5m2", "cublaslt_fp8_e4m3_e5m2")}
