@@ -41,6 +41,28 @@ def test_shipped_datasets_compare_like_with_like(path):
     assert (launch_mismatch(read_table(str(path)).to_pandas()) == "").all()
 
 
+@pytest.mark.gpu
+def test_shipped_rows_are_this_trees_code(capsys):
+    """Each shipped row's code_sha256 is what this tree compiles to with the row's NVRTC (run where that is the
+    host's: the GPU hosts' 13.0): the data is this code. 22 at f8a498c, which 13.0 would not compile, fails here."""
+    import json
+
+    from cupy.cuda import nvrtc
+
+    from farm.cli import main
+
+    version, shipped = "%d.%d" % nvrtc.getVersion(), {}
+    for path in DATASETS:
+        for r in read_table(str(path)).select(["stage", "nvrtc_version", "code_sha256"]).to_pylist():
+            if r["code_sha256"] and r["nvrtc_version"] == version:
+                shipped.setdefault(r["stage"], set()).add(r["code_sha256"])
+    if not shipped:
+        pytest.skip(f"no shipped row compiled with NVRTC {version}")
+    assert main(["compile", "--arch", "sm_90", "--kernels", ",".join(sorted(shipped)), "--json", "--jobs", "8"]) == 0
+    compiled = {r["stage"]: r["code_sha256"] for r in json.loads(capsys.readouterr().out)}
+    assert {s: compiled.get(s) for s, h in shipped.items() if compiled.get(s) not in h} == {}
+
+
 def test_archived_datasets_unpack_valid_and_described(tmp_path):
     """The schema-2 data ships in one .tar.xz (not read by default); it unpacks into one valid dataset, h200-ladders,
     described in the dataset card (h200-tuning left it for git history, where the card says)."""
