@@ -6,7 +6,8 @@
 // Shared memory is a 4-stage ring of tiles (tiles kt+1..kt+3 in flight while kt
 // is computed), 66,560 bytes: it fits the 99 KB of sm_86/89/120 (one block per
 // SM there) and two blocks per SM on sm_80/90, which the <= 128 registers of
-// __launch_bounds__(256, 2) also allow.
+// __launch_bounds__(256, 2) also allow. Only there: under that cap NVRTC 13.0
+// spilled 16 bytes on sm_86/89 too, where a second block never fits.
 //
 // A must sit k-major in shared memory (As[k][m]) for LDS.128 along m. We copy
 // it there with 4-byte cp.async.ca, transposing element by element (the CUTLASS
@@ -39,7 +40,9 @@ __device__ __forceinline__ void cp_async_4(float* smem_dst, const float* gmem_sr
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(in_range ? 4 : 0) : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 2)
+enum : int { MIN_BLOCKS = __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 ? 2 : 1 };  // blocks an SM's smem holds
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 sgemm_multibuf(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(16) float smem[];
     const int t = threadIdx.x;
