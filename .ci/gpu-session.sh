@@ -644,20 +644,23 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     "$ncu" -i /tmp/mix.ncu-rep --page details --csv > "$OUT/ncu-issue-mix.csv" 2>&1
     "$ncu" -i /tmp/mix.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-issue-mix.csv.gz"
     ncu_summary "$OUT/ncu-issue-mix.csv" "Executed Instructions" "Issue Slots Busy" Duration ;;
-  floor)  # issue 31: what walk D 19's data movement costs at the cap. .ci/walkd15_probe.py floor: 19, 19 built with
-    # PROBE_LOADS_ONCE (no DRAM, L2 or TMA traffic past the ring's first pass) and with PROBE_L2_RESIDENT (no DRAM),
-    # and cuBLAS in blocks of 1 s, three repeats, at SIZES (default 8192,4096), BF16 and FP16 (probe-floor.txt,
-    # floor-*.jsonl); Nsight Compute of the four at 8192^3 BF16 (ncu-floor.csv). About 250 s on an H200.
+  floor)  # issue 31: what parts of walk D 19's (or PROBE_BASE's, e.g. d_tile_order) work cost at the cap.
+    # .ci/walkd15_probe.py floor: the stage, its probe builds (PROBE_FLOORS, default PROBE_LOADS_ONCE: no DRAM, L2 or
+    # TMA traffic past the ring's first pass, and PROBE_L2_RESIDENT: no DRAM; PROBE_NO_STORE: no C stores) and cuBLAS
+    # in blocks of 1 s, three repeats, at SIZES (cubes, default 8192,4096) or SHAPES (M,N,K M,N,K ...), BF16 and FP16
+    # (probe-floor.txt, floor-*.jsonl); Nsight Compute of them at 8192^3 BF16 (ncu-floor.csv). 250 s on an H200.
     T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
     nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
-    sizes=${SIZES:-8192,4096}
-    for size in ${sizes//,/ }; do for dt in bf16 fp16; do
-      PROBE_SIZE=$size PROBE_DTYPE=$dt timeout "$(left "${FLOOR_S:-420}")" python3 .ci/walkd15_probe.py floor "$OUT" >> "$OUT/probe-floor.txt" 2>&1
-      echo "floor $size $dt rc=$? t=$(( $(date +%s) - T0 ))"
+    sizes=${SIZES:-8192,4096}; shapes=${SHAPES:-$(for x in ${sizes//,/ }; do printf '%s,%s,%s ' "$x" "$x" "$x"; done)}
+    for shape in $shapes; do for dt in ${DTYPES:-bf16 fp16}; do
+      PROBE_SHAPE=$shape PROBE_DTYPE=$dt timeout "$(left "${FLOOR_S:-420}")" python3 .ci/walkd15_probe.py floor "$OUT" >> "$OUT/probe-floor.txt" 2>&1
+      echo "floor $shape $dt rc=$? t=$(( $(date +%s) - T0 ))"
     done; done
     grep -E "% of cuBLAS|against cuBLAS" "$OUT/probe-floor.txt" | cut -c1-200
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
-    PROBE_SIZE=8192 PROBE_STAGES=d_lean_k_loop_bf16,d_lean_k_loop_bf16_loads_once,d_lean_k_loop_bf16_l2_resident timeout "$(left "${FLOOR_S:-420}")" "$ncu" \
+    base=${PROBE_BASE:-d_lean_k_loop}_bf16; floors=${PROBE_FLOORS:-PROBE_LOADS_ONCE,PROBE_L2_RESIDENT}; stages=$base
+    for f in ${floors//,/ }; do f=${f#PROBE_}; stages="$stages,${base}_${f,,}"; done
+    PROBE_SIZE=8192 PROBE_STAGES=$stages timeout "$(left "${FLOOR_S:-420}")" "$ncu" \
       --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics \
       sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,lts__t_bytes.sum,sm__inst_issued.sum \
       --nvtx --nvtx-include "profile/" -o /tmp/floor -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-floor.log" 2>&1

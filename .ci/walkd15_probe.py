@@ -3,12 +3,13 @@ launches for 11, 12, cuBLAS and 15, 15 launched both plainly (CuPy) and as a pro
 harness launch), three rounds; every output checked against cuBLAS's; and whether cuBLAS's own captured graph carries
 programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: three rounds of one launch each, the last
 inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
-sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap); PROBE_STAGES, the stages;
-PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 beside itself built with each of
-PROBE_FLOORS (stream_k.cuh; PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic;
-PROBE_L2_RESIDENT: the same loads from K's first k tiles, so no DRAM; their C is not a product) and cuBLAS, in blocks
-of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the cap, so
-a floor's % of cuBLAS bounds what any change to that part of 19's data movement could reach.
+sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap), PROBE_SHAPE (M,N,K) any
+shape; PROBE_STAGES, the stages; PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 (or
+PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROBE_FLOORS (stream_k.cuh;
+PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; PROBE_L2_RESIDENT: the same
+loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; their C is not a product) and cuBLAS, in
+blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the
+cap, so a floor's % of cuBLAS bounds what any change to that part of the stage's work could reach.
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
 """
 
@@ -35,9 +36,11 @@ from farm.measure.tolerance import tolerance
 from kernels.registry import stage_named
 
 M = N = K = int(os.environ.get("PROBE_SIZE", 1024))
+if os.environ.get("PROBE_SHAPE"):  # M,N,K
+    M, N, K = (int(x) for x in os.environ["PROBE_SHAPE"].split(","))
 DT = os.environ.get("PROBE_DTYPE", "bf16")
 STAGES = os.environ.get("PROBE_STAGES", "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16").split(",")
-LEAN = stage_named(f"d_lean_k_loop_{DT}")
+LEAN = stage_named(f"{os.environ.get('PROBE_BASE', 'd_lean_k_loop')}_{DT}")
 FLOORS = tuple(
     dataclasses.replace(LEAN, name=f"{LEAN.name}_{d.removeprefix('PROBE_').lower()}", defines=(d,))
     for d in os.environ.get("PROBE_FLOORS", "PROBE_LOADS_ONCE,PROBE_L2_RESIDENT").split(",")
@@ -220,6 +223,7 @@ def main_floor(outdir):
                     mj, secs = mj + inside[-1][1] - inside[0][1], secs + inside[-1][0] - inside[0][0]
             watts = mj / secs / 1000 if secs else None
             row = dict(
+                shape=f"{M}x{N}x{K}",
                 size=M,
                 dtype=DT,
                 repeat=rnd,
@@ -235,12 +239,12 @@ def main_floor(outdir):
             rows.append(row)
             print(json.dumps(row))
     stop.set()
-    with open(f"{outdir}/floor-{DT}-{M}.jsonl", "w") as f:
+    with open(f"{outdir}/floor-{DT}-{M}x{N}x{K}.jsonl", "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
     for name in series:
         pct = [r["pct_of_cublas"] for r in rows if r["series"] == name]
         print(
-            f"{M}^3 {DT} {name:34s} % of cuBLAS, repeats {' '.join(f'{p:.1f}' for p in pct)}, median {statistics.median(pct):.1f}"
+            f"{M}x{N}x{K} {DT} {name:34s} % of cuBLAS, repeats {' '.join(f'{p:.1f}' for p in pct)}, median {statistics.median(pct):.1f}"
         )
 
 
