@@ -248,12 +248,69 @@ def main_floor(outdir):
         )
 
 
+def main_timeline(outdir):
+    """PROBE_FLOORS=PROBE_TIMELINE: the stage's blocks' timeline (stream_k.cuh's probe_timeline) over one launch
+    after 2 s of back-to-back launches (at the cap), five times: where each block's time went."""
+    (stage,) = FLOORS
+    c, plain, *_ = launchers(stage.name)
+    module = meas._kernel(meas._stage(stage.name))._module
+    table = module.get_global("_ZN8stream_k14probe_timelineE")
+    began = time.perf_counter()
+    while time.perf_counter() - began < 2.0:
+        for _ in range(20):
+            plain()
+        cupy.cuda.runtime.deviceSynchronize()
+    KT = -(-K // 64)
+    runs = []
+    for _ in range(5):
+        table.memset(0, 256 * 2 * 32 * 4 * 8)
+        e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+        e0.record()
+        plain()
+        e1.record()
+        e1.synchronize()
+        t = np.empty((256, 2, 32, 4), dtype=np.uint64)
+        table.copy_to_host(t.ctypes.data, t.nbytes)
+        runs.append(t)
+        for _ in range(20):  # back to the cap's steady state
+            plain()
+        cupy.cuda.runtime.deviceSynchronize()
+        used = t[..., 0] > 0
+        start, end = t[..., 0][used].min(), t[..., 2][used].max()
+        span = (end - start) / 1e3
+        rel = (t[..., :3].astype(np.int64) - int(start)) / 1e3  # us from the first unit's start
+        whole = used & ((t[..., 3] & 0xFFFF) - ((t[..., 3] >> 16) & 0xFFFF) == KT)
+        part = used & ~whole
+        kloop, epi = rel[..., 1] - rel[..., 0], rel[..., 2] - rel[..., 1]
+        ends = np.array([rel[b, cc, used[b, cc], 2].max() for b in range(256) for cc in range(2) if used[b, cc].any()])
+        gaps = [
+            rel[b, cc, u + 1, 0] - rel[b, cc, u, 2]
+            for b in range(256)
+            for cc in range(2)
+            for u in range(31)
+            if used[b, cc, u + 1]
+        ]
+        busy = float(((rel[..., 2] - rel[..., 0]) * used).sum())
+        print(
+            f"{M}x{N}x{K} {DT} launch {cupy.cuda.get_elapsed_time(e0, e1) * 1e3:.1f} us, units' span {span:.1f} us; "
+            f"whole tiles {int(whole.sum()) // 2}: k loop {kloop[whole].mean():.2f} us, C out {epi[whole].mean():.2f} us "
+            f"(max {epi[whole].max():.2f}); shared parts {int(part.sum()) // 2}: k loop {kloop[part].mean():.2f}, fix-up and C "
+            f"{epi[part].mean():.2f} us (max {epi[part].max():.2f}); gaps between units {np.mean(gaps):.2f} us "
+            f"(max {np.max(gaps):.2f}); C out {100 * float((epi * used).sum()) / busy:.2f} % of busy time; warpgroups "
+            f"end at {ends.min():.1f} / {np.median(ends):.1f} / {ends.max():.1f} us (min / median / max), idle at the "
+            f"end {100 * float((ends.max() - ends).sum()) / (len(ends) * ends.max()):.2f} %; the last block's first unit began at {rel[:, :, 0, 0][used[:, :, 0]].max():.2f} us"
+        )
+    np.save(f"{outdir}/timeline-{stage.name}-{M}x{N}x{K}.npy", np.stack(runs))
+
+
 if __name__ == "__main__":
     t0 = time.time()
     if sys.argv[1] == "time":
         main_time(sys.argv[2])
     elif sys.argv[1] == "floor":
         main_floor(sys.argv[2])
+    elif sys.argv[1] == "timeline":
+        main_timeline(sys.argv[2])
     else:
         main_ncu()
     print(f"probe {sys.argv[1]} {time.time() - t0:.1f} s")

@@ -20,6 +20,17 @@ enum : int {
 
 __device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
 
+#ifdef PROBE_TIMELINE  // .ci/walkd15_probe.py timeline: per block, consumer warpgroup and unit, globaltimer (ns) at
+// its k loop's start and end and after its C left (stores issued or fix-up done), and (tile << 32 | k0 << 16 | k1)
+__device__ unsigned long long probe_timeline[MAX_CTAS][2][32][4];
+__device__ __forceinline__ void probe_mark(int c, int unit, int j, unsigned long long v = 0) {
+    if (threadIdx.x % 128 == 0 && unit < 32) {
+        if (j < 3) asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(v)::"memory");
+        probe_timeline[blockIdx.x][c][unit][j] = v;
+    }
+}
+#endif
+
 // Block b's work: tiles [0, dp) whole, b + i * gridDim.x; then of the sk * KT k tiles of stream-K tiles [dp, dp + sk)
 // [begin(b), begin(b + 1)).
 struct Schedule {
@@ -173,10 +184,17 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     static_assert(MB == 1 || LEAN, "tall tiles run the lean k loop");
     int it = 0, chunk = 0;
     uint32_t st = 0, phase = 0, last = 0;  // LEAN's
+#ifdef PROBE_TIMELINE
+    int unit = 0;
+#endif
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
         float acc[MB * COLS / 2] = {};
+#ifdef PROBE_TIMELINE
+        probe_mark(c, unit, 0);
+        probe_mark(c, unit, 3, (unsigned long long)t << 32 | k0 << 16 | k1);
+#endif
         if constexpr (LEAN) {
             lean_k_loop<COLS, ROWS, MB, R>(ops, acc, smem, full, empty, st, phase, last, k0, k1, c);
         } else {
@@ -194,6 +212,9 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             fence_acc(acc);
             mbar_arrive(&empty[(it - 1) % R::STAGES]);
         }
+#ifdef PROBE_TIMELINE
+        probe_mark(c, unit, 1);
+#endif
         // Not before the k loop: live across it, it changed 09-16's code
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64 * MB); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
@@ -207,8 +228,8 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
                     continue;
             }
             ops.scale(part);
-#ifdef PROBE_NO_STORE  // the epilogue probe (.ci/walkd15_probe.py floor): no C stores, so C is no product
-            continue;
+#ifdef PROBE_NO_STORE  // the epilogue probe (.ci/walkd15_probe.py floor): no C stores (C no product); the
+            if (__float_as_uint(part[0]) != 0x7fc00123u) continue;  // result used, or ptxas drops the wgmmas
 #endif
             if constexpr (TMA_STORE) {
                 if (HALF || segments == 1) {  // the same for the whole block
@@ -218,6 +239,9 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             }
             store_acc<COLS>(part, C, M, N, row0() + 64 * m, col0());
         }
+#ifdef PROBE_TIMELINE
+        probe_mark(c, unit++, 2);
+#endif
     });
     if constexpr (TMA_STORE) {
         if (threadIdx.x % 128 == 0) tma_store::drain();
