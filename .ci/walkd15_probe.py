@@ -5,9 +5,10 @@ programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: thr
 inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
 sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap), PROBE_SHAPE (M,N,K) any
 shape; PROBE_STAGES, the stages; PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 (or
-PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROBE_FLOORS (stream_k.cuh;
+PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROBE_FLOORS (stream_k.cuh; + joins
+two defines;
 PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; PROBE_L2_RESIDENT: the same
-loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; their C is not a product) and cuBLAS, in
+loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; PROBE_STAGGER=ns: block b starts (b % 8) x ns late; their C is not a product) and cuBLAS, in
 blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the
 cap, so a floor's % of cuBLAS bounds what any change to that part of the stage's work could reach.
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
@@ -42,7 +43,7 @@ DT = os.environ.get("PROBE_DTYPE", "bf16")
 STAGES = os.environ.get("PROBE_STAGES", "d_host_plan_bf16,d_tma_store_bf16,d_dependent_launch_bf16").split(",")
 LEAN = stage_named(f"{os.environ.get('PROBE_BASE', 'd_lean_k_loop')}_{DT}")
 FLOORS = tuple(
-    dataclasses.replace(LEAN, name=f"{LEAN.name}_{d.removeprefix('PROBE_').lower()}", defines=(d,))
+    dataclasses.replace(LEAN, name=f"{LEAN.name}_{d.replace('PROBE_', '').lower()}", defines=tuple(d.split("+")))
     for d in os.environ.get("PROBE_FLOORS", "PROBE_LOADS_ONCE,PROBE_L2_RESIDENT").split(",")
 )
 
@@ -251,10 +252,10 @@ def main_floor(outdir):
 def main_timeline(outdir):
     """PROBE_FLOORS=PROBE_TIMELINE: the stage's blocks' timeline (stream_k.cuh's probe_timeline) over one launch
     after 2 s of back-to-back launches (at the cap), five times: where each block's time went."""
-    (stage,) = FLOORS
+    (stage,) = FLOORS  # its defines (+ between two) include PROBE_TIMELINE
     c, plain, *_ = launchers(stage.name)
     module = meas._kernel(meas._stage(stage.name))._module
-    table = module.get_global("_ZN8stream_k14probe_timelineE")
+    table = module.get_global_var("_ZN8stream_k14probe_timelineE")
     began = time.perf_counter()
     while time.perf_counter() - began < 2.0:
         for _ in range(20):

@@ -187,6 +187,14 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
 #ifdef PROBE_TIMELINE
     int unit = 0;
 #endif
+#ifdef PROBE_STAGGER  // the stagger probe: block b's consumers start (b % 8) x PROBE_STAGGER ns late, so that the
+    {                 // blocks' C stores do not all fall at once
+        unsigned long long t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0)::"memory");
+        do asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)::"memory");
+        while (t - t0 < (blockIdx.x % 8) * (unsigned long long)PROBE_STAGGER);
+    }
+#endif
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
