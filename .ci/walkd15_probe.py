@@ -8,7 +8,8 @@ shape; PROBE_STAGES, the stages; PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-ses
 PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROBE_FLOORS (stream_k.cuh; + joins
 two defines;
 PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; PROBE_L2_RESIDENT: the same
-loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; PROBE_STAGGER=ns: block b starts (b % 8) x ns late; their C is not a product) and cuBLAS, in
+loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; PROBE_STAGGER=ns: block b starts (b % 8) x ns late; PROBE_STAGING3: 3 staging buffers a
+warpgroup; PROBE_NO_READ_WAIT, PROBE_SMEM_ONLY: buffers reused unchecked, no TMA stores; their C is not a product) and cuBLAS, in
 blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the
 cap, so a floor's % of cuBLAS bounds what any change to that part of the stage's work could reach.
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
@@ -255,7 +256,8 @@ def main_timeline(outdir):
     (stage,) = FLOORS  # its defines (+ between two) include PROBE_TIMELINE
     c, plain, *_ = launchers(stage.name)
     module = meas._kernel(meas._stage(stage.name))._module
-    table = module.get_global_var("_ZN8stream_k14probe_timelineE")
+    ptr = module.get_global_var("_ZN8stream_k14probe_timelineE")
+    table = cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, 256 * 2 * 32 * 4 * 8, module), 0)
     began = time.perf_counter()
     while time.perf_counter() - began < 2.0:
         for _ in range(20):

@@ -241,7 +241,11 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
 #endif
             if constexpr (TMA_STORE) {
                 if (HALF || segments == 1) {  // the same for the whole block
+#ifdef PROBE_STAGING3  // the epilogue probe: tall tiles' warpgroups three staging buffers each (host_plan.cuh)
+                    tma_store::store<COLS, (MB > 1), (MB > 1 ? 3 : 2)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+#else
                     tma_store::store<COLS, (MB > 1)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+#endif
                     continue;
                 }
             }
