@@ -9,7 +9,8 @@ PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROB
 two defines;
 PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; PROBE_L2_RESIDENT: the same
 loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; PROBE_STAGGER=ns: block b starts (b % 8) x ns late; PROBE_STAGING3: 3 staging buffers a
-warpgroup; PROBE_NO_READ_WAIT, PROBE_SMEM_ONLY: buffers reused unchecked, no TMA stores; their C is not a product) and cuBLAS, in
+warpgroup; PROBE_NO_READ_WAIT, PROBE_SMEM_ONLY: buffers reused unchecked, no TMA stores; PROBE_SK_FIRST,
+PROBE_REG_STORES, PROBE_C_EVICT_FIRST: odd blocks' stream-K first, tall tiles' C from registers, C evict-first; C is not a product) and cuBLAS, in
 blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the
 cap, so a floor's % of cuBLAS bounds what any change to that part of the stage's work could reach.
     python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
@@ -78,7 +79,7 @@ def launchers(name):
         fn(grid, block, direct, shared_mem=launch.dynamic_smem)
 
     pdl = dependent_launcher(fn, grid, block, args, launch.dynamic_smem)
-    return c, plain, pdl, planned, grid
+    return c, plain, pdl, planned, grid, kern
 
 
 def graph_of(fn, n):
@@ -133,7 +134,7 @@ def main_time(outdir):
     for rnd in range(3):  # rounds, so clocks drift over all series alike
         t, _ = per_launch_us(blas)
         rows.append(("cublas", "plain", rnd, t, None))
-        for name, (c, plain, pdl, planned, grid) in kinds.items():
+        for name, (c, plain, pdl, planned, grid, _) in kinds.items():
             for how, fn in (("plain", plain), ("pdl", pdl)):
                 if how == "pdl" and name not in PDL_OK:
                     continue
@@ -254,8 +255,8 @@ def main_timeline(outdir):
     """PROBE_FLOORS=PROBE_TIMELINE: the stage's blocks' timeline (stream_k.cuh's probe_timeline) over one launch
     after 2 s of back-to-back launches (at the cap), five times: where each block's time went."""
     (stage,) = FLOORS  # its defines (+ between two) include PROBE_TIMELINE
-    c, plain, *_ = launchers(stage.name)
-    module = meas._kernel(meas._stage(stage.name))._module
+    c, plain, *_, kern = launchers(stage.name)
+    module = kern._module  # the module that runs (each _kernel call loads its own)
     ptr = module.get_global_var("_ZN8stream_k14probe_timelineE")
     table = cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, 256 * 2 * 32 * 4 * 8, module), 0)
     began = time.perf_counter()

@@ -17,8 +17,15 @@ enum : int {
 __device__ __forceinline__ void warpgroup_sync(int c) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); }
 
 __device__ __forceinline__ void store_2d(const TensorMap& map, const unsigned char* src, int x, int y) {
+#ifdef PROBE_C_EVICT_FIRST  // the burst probe: C's lines first out of L2, ahead of A's and B's
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n"
+                 ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)), "l"(policy) : "memory");
+#else
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
                  ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
+#endif
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
