@@ -5,15 +5,13 @@ programmatic edges (edge types, node types, a verbose DOT dump). Mode `ncu`: thr
 inside an NVTX range "profile" for Nsight Compute (--nvtx --nvtx-include "profile/"). PROBE_SIZE (default 1024)
 sets M = N = K (gpu-session's issue-mix step: 4096, where the cubes run at the power cap), PROBE_SHAPE (M,N,K) any
 shape; PROBE_STAGES, the stages; PROBE_DTYPE bf16 or fp16. Mode `floor` (gpu-session's floor step): walk D 19 (or
-PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROBE_FLOORS (stream_k.cuh; + joins
-two defines;
-PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; PROBE_L2_RESIDENT: the same
-loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; PROBE_STAGGER=ns: block b starts (b % 8) x ns late; PROBE_STAGING3: 3 staging buffers a
-warpgroup; PROBE_NO_READ_WAIT, PROBE_SMEM_ONLY: buffers reused unchecked, no TMA stores; PROBE_SK_FIRST,
-PROBE_REG_STORES, PROBE_C_EVICT_FIRST: odd blocks' stream-K first, tall tiles' C from registers, C evict-first; C is not a product) and cuBLAS, in
-blocks of 1 s, each series at its own clock, three repeats: at the power cap a launch's time is its energy over the
-cap, so a floor's % of cuBLAS bounds what any change to that part of the stage's work could reach.
-    python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor OUTDIR
+PROBE_BASE, a stage's name less its dtype) beside itself built with each of PROBE_FLOORS (stream_k.cuh; + joins two
+defines; PROBE_LOADS_ONCE: past the ring's first pass no loads, so no DRAM, L2 or TMA traffic; PROBE_L2_RESIDENT: the
+same loads from K's first k tiles, so no DRAM; PROBE_NO_STORE: no C stores; their C is no product; the epilogue's
+other probes of 2026-11-29 are at 06f9260) and cuBLAS, in blocks of 1 s, each series at its own clock, three repeats:
+at the power cap a launch's time is its energy over the cap, so a floor's % of cuBLAS bounds what any change to that
+part of the stage's work could reach. Mode `timeline` (PROBE_FLOORS=PROBE_TIMELINE): where each block's time went.
+    python .ci/walkd15_probe.py time OUTDIR | python .ci/walkd15_probe.py ncu | python .ci/walkd15_probe.py floor|timeline OUTDIR
 """
 
 import dataclasses

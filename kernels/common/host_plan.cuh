@@ -39,9 +39,6 @@ __device__ __forceinline__ void run(const Ops& ops, const TensorMap& tma_a, cons
     } else {
         setmaxnreg_inc<TALL ? 240 : 232>();
         unsigned char* staging = smem + persistent_ws::SMEM_BYTES + (wg - 1) * 2 * tma_store::BUFFER;
-#ifdef PROBE_STAGING3  // past the tall ring (3 x 56 KB of 192 KB): 3 x 8 KB a warpgroup
-        if constexpr (TALL) staging = smem + 3 * Ring<TALL_WIDTH, ROWS>::STAGE + (wg - 1) * 3 * tma_store::BUFFER;
-#endif
         if constexpr (TALL) consume<TALL_WIDTH, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
         else if (width == 256) consume<256, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);
         else if (width == 128) consume<128, TMA_STORE, ROWS, LEAN>(ops, s, smem, full, empty, C, W, M, N, wg - 1, tma_c, staging, group);

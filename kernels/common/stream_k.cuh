@@ -44,21 +44,8 @@ struct Schedule {
     // f(tile, k0, k1, segment, segments) for each of this block's units, in the order both roles walk them.
     template <typename F>
     __device__ __forceinline__ void for_each_unit(F&& f) const {
-#ifdef PROBE_SK_FIRST  // the burst probe: odd blocks walk their stream-K range first, so even and odd blocks store C apart
-        if (blockIdx.x & 1) {
-            shared_units(f);
-#pragma unroll 1
-            for (int t = blockIdx.x; t < dp; t += gridDim.x) f(t, 0, KT, 0, 1);
-            return;
-        }
-#endif
 #pragma unroll 1
         for (int t = blockIdx.x; t < dp; t += gridDim.x) f(t, 0, KT, 0, 1);
-        shared_units(f);
-    }
-
-    template <typename F>
-    __device__ __forceinline__ void shared_units(F&& f) const {
         const int end = sk ? begin(blockIdx.x + 1) : 0;
 #pragma unroll 1
         for (int x = sk ? begin(blockIdx.x) : 0; x < end;) {
@@ -200,14 +187,6 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
 #ifdef PROBE_TIMELINE
     int unit = 0;
 #endif
-#ifdef PROBE_STAGGER  // the stagger probe: block b's consumers start (b % 8) x PROBE_STAGGER ns late, so that the
-    {                 // blocks' C stores do not all fall at once
-        unsigned long long t0, t;
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0)::"memory");
-        do asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)::"memory");
-        while (t - t0 < (blockIdx.x % 8) * (unsigned long long)PROBE_STAGGER);
-    }
-#endif
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
@@ -252,17 +231,9 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
 #ifdef PROBE_NO_STORE  // the epilogue probe (.ci/walkd15_probe.py floor): no C stores (C no product); the
             if (__float_as_uint(part[0]) != 0x7fc00123u) continue;  // result used, or ptxas drops the wgmmas
 #endif
-#ifdef PROBE_REG_STORES  // the burst probe: tall tiles' C from registers (store_acc), leaving TMA to the loads
-            if constexpr (TMA_STORE && MB == 1) {
-#else
             if constexpr (TMA_STORE) {
-#endif
                 if (HALF || segments == 1) {  // the same for the whole block
-#ifdef PROBE_STAGING3  // the epilogue probe: tall tiles' warpgroups three staging buffers each (host_plan.cuh)
-                    tma_store::store<COLS, (MB > 1), (MB > 1 ? 3 : 2)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
-#else
                     tma_store::store<COLS, (MB > 1)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
-#endif
                     continue;
                 }
             }

@@ -17,15 +17,8 @@ enum : int {
 __device__ __forceinline__ void warpgroup_sync(int c) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); }
 
 __device__ __forceinline__ void store_2d(const TensorMap& map, const unsigned char* src, int x, int y) {
-#ifdef PROBE_C_EVICT_FIRST  // the burst probe: C's lines first out of L2, ahead of A's and B's
-    uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n"
-                 ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)), "l"(policy) : "memory");
-#else
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
                  ::"l"(&map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
-#endif
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
@@ -47,16 +40,14 @@ __device__ __forceinline__ int tid_here() {
 // Warpgroup c's accumulators (rows row0.. row0 + 63 of C, columns col0.. col0 + WIDTH - 1) through its buffers
 // `staging` (2 x BUFFER bytes). `chunk` counts this warpgroup's chunks across tiles, so the buffers alternate.
 // TID_HERE (20): tid_here().
-template <int WIDTH, bool TID_HERE = false, int NBUF = 2>
+template <int WIDTH, bool TID_HERE = false>
 __device__ __forceinline__ void store(const float (&acc)[WIDTH / 2], const TensorMap& map, unsigned char* staging, int& chunk, int row0,
                                       int col0, int c) {
     const int tid = TID_HERE ? tid_here() % 128 : threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
 #pragma unroll
     for (int q = 0; q < WIDTH / COLS; ++q, ++chunk) {
-        unsigned char* buffer = staging + (chunk % NBUF) * BUFFER;
-#ifndef PROBE_NO_READ_WAIT  // the epilogue probes (.ci/walkd15_probe.py floor; C no product): buffers reused unchecked
-        if (tid == 0) wait_reads<NBUF - 1>();  // the copy that last read this buffer (NBUF chunks ago) is done with it
-#endif
+        unsigned char* buffer = staging + (chunk % 2) * BUFFER;
+        if (tid == 0) wait_reads<1>();  // the copy that last read this buffer (two chunks ago) is done with it
         warpgroup_sync(c);
 #pragma unroll
         for (int j = 0; j < COLS / 8; ++j)
@@ -69,9 +60,7 @@ __device__ __forceinline__ void store(const float (&acc)[WIDTH / 2], const Tenso
             }
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the generic writes, visible to TMA
         warpgroup_sync(c);
-#ifndef PROBE_SMEM_ONLY  // or no stores at all, only their staging
         if (tid == 0) store_2d(map, buffer, col0 + q * COLS, row0);
-#endif
     }
 }
 }  // namespace tma_store
