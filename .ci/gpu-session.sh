@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd11|walkd13|walkd14|walkd15|walkd16|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|issue-mix|floor|stage-crosscheck RUN|walkd22 RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|floor|stage-crosscheck RUN|walkd22 RUN|walkd23 RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -420,31 +420,6 @@ print('rows', t.num_rows, 'repeats per cell', pc.value_counts(pc.cast(t.column('
     PLAN=plans/quick.toml sweep merged-sweep
     ray stop --force > /dev/null 2>&1
     python3 -m farm validate "$RES" | tail -2 ;;
-  walkd11)  # issue 31, walk D 11 (d_host_plan) and 12 (d_tma_store): their GPU tests, plans/walkd11.toml (05, 07, 09,
-    # 11, 12, cuBLAS interleaved, two repeats: report-walkd11.md), the farm's cuBLAS against torch.mm (crosscheck-walkd11.md)
-    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
-    prewarm --families hopper_d
-    timeout 180 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k "d_host_plan or d_tma_store" 2>&1 | tee "$OUT/gpu-tests-walkd11.log" | tail -3
-    timeout "${DEADLINE:-300}" python3 -m farm bench --plan plans/walkd11.toml --run-id walkd11 --output "$RES" > "$OUT/bench-walkd11.log" 2>&1
-    echo "bench rc=$?"; grep -E "\] \[[0-9]+/" "$OUT/bench-walkd11.log" | sed 's/.*\] \[/[/'
-    python3 -m farm report "$RES" --run-id walkd11 > "$OUT/report-walkd11.md" 2>&1
-    timeout 90 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 > "$OUT/crosscheck-walkd11.md" 2>&1
-    tail -12 "$OUT/crosscheck-walkd11.md" ;;
-  walkd13)  # issue 31, walk D 13 (d_swap_plan) on one H100: its GPU tests (every branch of its host plan, the tails and odd
-    # N, C poisoned), then plans/walkd13.toml (10, 12 and 13 with cuBLAS interleaved at the 36 LLM shapes with M <= 128,
-    # BF16 and FP16, two repeats: % of cuBLAS per cell and repeat and geometric means per M in walkd13.txt), then Nsight
-    # Compute for 12 and 13 at 128 x 1024 x 8192 BF16 (moves-walkd13.txt).
-    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
-    prewarm --kernels d_swap_ab_bf16,d_swap_ab_fp16,d_tma_store_bf16,d_tma_store_fp16,d_swap_plan_bf16,d_swap_plan_fp16
-    timeout "${TESTS_S:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_swap_plan 2>&1 | tee "$OUT/gpu-tests-walkd13.log" | tail -4
-    timeout "${BENCH_S:-170}" python3 -m farm bench --plan plans/walkd13.toml --run-id walkd13 --output "$RES" > "$OUT/bench-walkd13.log" 2>&1
-    echo "bench rc=$?"; tail -2 "$OUT/bench-walkd13.log"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" walkd13 --best "10_12=swap_ab,tma_store" 2>&1 | tee "$OUT/walkd13.txt"
-    timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_tma_store_bf16,d_swap_plan_bf16 --sizes 128x1024x8192 \
-      --output "$RES" --run-id profile-walkd13 --timeout 40 > "$OUT/profile-walkd13.log" 2>&1
-    echo "profile rc=$?"
-    moves moves-walkd13.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd13.txt" | head -12
-    python3 -m farm report "$RES" --run-id profile-walkd13 > "$OUT/report-profile-walkd13.md" 2>&1 ;;
   walkf08)  # issue 32, walk F 08 (f_tile_plan_fp8) on one H100: its GPU tests (every branch of its host plan, tails and odd
     # shapes, C poisoned), then SWEEP=1 (default) every candidate plan at the small-work LLM shapes (.ci/f08_sweep.py: one
     # CSV line a cell, verified, % of cuBLASLt FP8), then plans/walkf08.toml (08, 07, 05 with cuBLASLt FP8 interleaved, %
@@ -475,28 +450,6 @@ PY
     echo "profile rc=$?"
     moves moves-walkf08.txt; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
-  walkd14)  # issue 31, walk D 14 (d_cluster_pair): its GPU tests, plans/walkd14.toml (11-14, cuBLAS interleaved, two
-    # repeats: walkd14.txt), Nsight Compute for 11, 14 and cuBLAS at 1024^3 BF16 (moves-walkd14.txt, profile-walkd14.txt)
-    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
-    prewarm --kernels "$(python3 -c "from farm.plan import load_plan; print(','.join(s.name for s in load_plan('plans/walkd14.toml').stages() if s.family == 'hopper_d'))")"
-    timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_cluster_pair 2>&1 | tee "$OUT/gpu-tests-walkd14.log" | tail -8
-    timeout "${BENCH_S:-130}" python3 -m farm bench --plan plans/walkd14.toml --run-id walkd14 --output "$RES" > "$OUT/bench-walkd14.log" 2>&1
-    echo "bench rc=$?"; tail -2 "$OUT/bench-walkd14.log"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" walkd14 --best "11-13=host_plan,tma_store,swap_plan" \
-      --best "11-14=host_plan,tma_store,swap_plan,cluster_pair" 2>&1 | tee "$OUT/walkd14.txt"
-    timeout "${PROFILE_S:-60}" python3 -m farm profile --kernels d_host_plan_bf16,d_cluster_pair_bf16 --sizes 1024x1024x1024 \
-      --output "$RES" --run-id profile-walkd14 --timeout 40 > "$OUT/profile-walkd14.log" 2>&1
-    echo "profile rc=$?"
-    moves moves-walkd14.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd14.txt" | head -16
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd14 2>&1 | tee "$OUT/profile-walkd14.txt"
-    python3 -m farm report "$RES" --run-id profile-walkd14 > "$OUT/report-profile-walkd14.md" 2>&1 ;;
-  walkd16)  # issue 31, walk D 16 (d_priced_plan): Nsight Compute of 12 and 16, BF16, at 1024 x 3584 x 18944 (12 shares
-    # every tile's k tiles, 16 walks them whole) and 1024 x 1024 x 8192 (moves-walkd16.txt, profile-walkd16.txt)
-    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tma_store_bf16,d_priced_plan_bf16 \
-      --sizes 1024x3584x18944,1024x1024x8192 --output "$RES" --run-id profile-walkd16 --timeout 40 > "$OUT/profile-walkd16.log" 2>&1
-    echo "profile rc=$?"
-    moves moves-walkd16.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd16.txt" | head -12
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd16 2>&1 | tee "$OUT/profile-walkd16.txt" ;;
   walkd17|walkf09|walkd18|walkf10|walkd19-llm)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step
     # on one GPU: 17 (d_half_tiles), 09 (f_half_tiles_fp8), 18 (d_swap_dependent: 13 as a programmatic dependent launch),
     # 10 (f_swap_dependent_fp8: 07 as one) or 19 (d_lean_k_loop, beside 17 alone). Its GPU tests, the LLM plan
@@ -601,49 +554,6 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
       --kernels "${FP8_KERNELS:-f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
-  walkd15)  # issue 31, walk D 15 (d_dependent_launch: 12 as a programmatic dependent launch) on one GPU: its GPU tests
-    # (11's and 12's plan branches, the tails and odd N, C poisoned), then plans/walkd15.toml (11, 12, 15 with cuBLAS
-    # interleaved at 1024^3, 2048^3, 4096^3, BF16 and FP16, three repeats: walkd15.txt), Nsight Compute of 12 and 15 at
-    # 1024^3 BF16 (moves-walkd15.txt, profile-walkd15.txt), then .ci/walkd15_probe.py (15 launched plainly and as a
-    # dependent launch in graphs of 100, cuBLAS's captured graph's edge types: probe-walkd15.txt) and Nsight Compute's
-    # warp states and stall sampling of 11, 12, 15 and cuBLAS (ncu-walkd15.csv, ncu-source-walkd15.csv).
-    T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
-    nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
-    prewarm --kernels "$(python3 -c "from farm.plan import load_plan; print(','.join(s.name for s in load_plan('plans/walkd15.toml').stages() if s.family == 'hopper_d'))")"
-    timeout "${TESTS_S:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_dependent_launch 2>&1 | tee "$OUT/gpu-tests-walkd15.log" | tail -4
-    timeout "$(left 175)" python3 -m farm bench --plan plans/walkd15.toml --run-id walkd15 --output "$RES" > "$OUT/bench-walkd15.log" 2>&1
-    echo "bench rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/bench-walkd15.log"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" walkd15 2>&1 | tee "$OUT/walkd15.txt"
-    timeout "$(left 212)" python3 -m farm profile --kernels d_tma_store_bf16,d_dependent_launch_bf16 --sizes 1024x1024x1024 \
-      --output "$RES" --run-id profile-walkd15 --timeout 40 > "$OUT/profile-walkd15.log" 2>&1
-    echo "profile rc=$? t=$(( $(date +%s) - T0 ))"
-    moves moves-walkd15.txt; grep -E "hopper_d|rror" "$OUT/moves-walkd15.txt" | head -12
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" profile-walkd15 2>&1 | tee "$OUT/profile-walkd15.txt"
-    timeout "$(left 232)" python3 .ci/walkd15_probe.py time "$OUT" > "$OUT/probe-walkd15.txt" 2>&1
-    echo "probe rc=$? t=$(( $(date +%s) - T0 ))"; grep -vE "^edge [1-9][0-9]" "$OUT/probe-walkd15.txt" | tail -40
-    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
-    timeout "$(left 262)" "$ncu" --clock-control none --cache-control none --section SpeedOfLight --section LaunchStats \
-      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
-      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,lts__t_bytes.sum \
-      --import-source no --nvtx --nvtx-include "profile/" -o /tmp/w15 -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-walkd15.log" 2>&1
-    echo "ncu rc=$? t=$(( $(date +%s) - T0 ))"; tail -2 "$OUT/ncu-walkd15.log"
-    "$ncu" -i /tmp/w15.ncu-rep --page details --csv > "$OUT/ncu-walkd15.csv" 2>&1
-    "$ncu" -i /tmp/w15.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-walkd15.csv.gz"
-    ncu_summary "$OUT/ncu-walkd15.csv" Duration "SM Active Cycles" "Elapsed Cycles" "Memory Throughput" "L2 Cache Throughput" \
-      "Issue Slots Busy" "Warp Cycles Per Issued Instruction" "Grid Size" "Block Size" "Registers Per Thread" "SM Frequency" \
-      2>&1 | tee "$OUT/ncu-summary-walkd15.txt"
-    echo "walkd15 done t=$(( $(date +%s) - T0 ))" ;;
-  issue-mix)  # issue 31's cubes at the cap: where walk D issues more than cuBLAS (ncu issue slots 18.7 to 11.9 % at
-    # 4096^3). The walkd15 probe at PROBE_SIZE (default 4096) under ncu: instruction statistics and SASS
-    # source counters of cuBLAS and PROBE_STAGES (11, 12, 15; ncu-issue-mix.csv, ncu-source-*.csv.gz; 90 s).
-    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | tail -1)
-    PROBE_SIZE=${PROBE_SIZE:-4096} timeout "${PROFILE_S:-300}" "$ncu" --clock-control none --section SpeedOfLight \
-      --section InstructionStats --section WarpStateStats --section SchedulerStats --section SourceCounters \
-      --import-source no --nvtx --nvtx-include "profile/" -o /tmp/mix -f python3 .ci/walkd15_probe.py ncu > "$OUT/ncu-issue-mix.log" 2>&1
-    echo "ncu rc=$?"; tail -2 "$OUT/ncu-issue-mix.log"
-    "$ncu" -i /tmp/mix.ncu-rep --page details --csv > "$OUT/ncu-issue-mix.csv" 2>&1
-    "$ncu" -i /tmp/mix.ncu-rep --page source --csv --print-source sass 2>&1 | gzip > "$OUT/ncu-source-issue-mix.csv.gz"
-    ncu_summary "$OUT/ncu-issue-mix.csv" "Executed Instructions" "Issue Slots Busy" Duration ;;
   floor)  # issue 31: what parts of walk D 19's (or PROBE_BASE's, e.g. d_tile_order) work cost at the cap.
     # .ci/walkd15_probe.py floor: the stage, its probe builds (PROBE_FLOORS, default PROBE_LOADS_ONCE: no DRAM, L2 or
     # TMA traffic past the ring's first pass, and PROBE_L2_RESIDENT: no DRAM; PROBE_NO_STORE: no C stores) and cuBLAS
@@ -741,6 +651,18 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
       --sizes "${SIZES:-4096,1024x14336x4096,4096x3584x3584,4096x14336x4096,4096x8192x8192}" 2>&1 | tee "$OUT/stage-crosscheck-$run.md"
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tile_order_bf16,d_mixed_tiles_bf16 --sizes 4096 \
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
+    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
+  walkd23)  # issue 31, walk D 23 (d_tail_halves), 24 (d_evict_first_c): their GPU tests, the shipped rows' code hashes;
+    # STAGES (21, 23, 24) by cell and do_bench at SIZES (8192) (RUN's CSV; DEADLINE, default 480, from the start); ncu of
+    # 21, 23 and 24 at 8192^3 BF16
+    shift; run=$1; T0=$(date +%s)
+    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py tests/test_shipped_datasets.py \
+      -k "d_tail_halves or d_evict_first_c or this_trees_code" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    mkdir -p "$RES"; timeout "$(( ${DEADLINE:-480} - $(date +%s) + T0 ))" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$run.csv" \
+      --resume --stages "${STAGES:-d_tile_order_bf16,d_tail_halves_bf16,d_evict_first_c_bf16,d_tile_order_fp16,d_tail_halves_fp16,d_evict_first_c_fp16}" \
+      --sizes "${SIZES:-8192}" 2>&1 | tee "$OUT/stage-crosscheck-$run.md"
+    timeout "${PROFILE_S:-120}" python3 -m farm profile --kernels d_tile_order_bf16,d_tail_halves_bf16,d_evict_first_c_bf16 --sizes 8192 \
+      --output "$RES" --run-id "profile-$STEP" --timeout 60 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;

@@ -30,17 +30,19 @@ def test_packing_refuses_what_it_cannot_pass():
         packed_arguments([1.5])
 
 
-def test_only_walk_d_15_to_22_and_walk_f_09_and_10_are_dependent_launches():
+def test_only_walk_d_15_to_24_and_walk_f_09_and_10_are_dependent_launches():
     dependent = sorted(s.name for s in catalog() for launch in getattr(s, "launches", ()) if launch.dependent)
     assert dependent == [
         f"d_{s}_{t}"
         for s in (
             "dependent_launch",
+            "evict_first_c",
             "half_tiles",
             "lean_k_loop",
             "mixed_tiles",
             "priced_plan",
             "swap_dependent",
+            "tail_halves",
             "tall_tiles",
             "tile_order",
         )

@@ -54,7 +54,9 @@ tiles: one wave and several, 16's stream-K (six segments a tile), stream-K in ra
 tile, odd M, N off the tile, K off 64, and 8192^3. Stage 21 (tile_order) at all of 20's shapes: its plan's group
 heights there (8, 11, 16), several units a block walking k in turns, 64-, 128- and 256-row tiles, stream-K. Stage 22
 (mixed_tiles) at all of 20's shapes, four of which its plan mixes 256 x 192 and 128 x 256 tiles at (SPANS 1, 5, 6: M,
-N and K off the tiles, a part-filled last column of wide tiles), and at MIXED_TILES_SHAPES (4096^3 among them).
+N and K off the tiles, a part-filled last column of wide tiles), and at MIXED_TILES_SHAPES (4096^3 among them). Stages
+23 (tail_halves) and 24 (evict_first_c, 23 with C stored evict-first) at all of 22's shapes (8192^3: ten waves of tall
+tiles, then 112 halves of 128 rows) and at HALVES_SHAPES: a whole wave then halves, all halves, halves past M left out.
 Each cell's post-timing check runs the last timed batch again on fresh inputs, so split-K's and stream-K's arrival
 counters must be back at zero after every launch. Every stage also at N not a multiple of 8 (ODD_N: a decode step
 against 4097 features, odd M, N and K off the tiles, N of 5), which the harness runs padded (farm/measure/padding.py:
@@ -80,9 +82,10 @@ HOST_PLAN = [
 ]
 SWAP_PLAN = [n for n in WALK_D if n.startswith(("d_swap_plan_", "d_swap_dependent_"))]
 CLUSTER_PAIR = [n for n in WALK_D if n.startswith("d_cluster_pair_")]
-TALL_TILES = [n for n in WALK_D if n.startswith(("d_tall_tiles_", "d_tile_order_", "d_mixed_tiles_"))]
+MIXED_TILES = [n for n in WALK_D if n.startswith(("d_mixed_tiles_", "d_tail_halves_", "d_evict_first_c_"))]
+TALL_TILES = [n for n in WALK_D if n.startswith(("d_tall_tiles_", "d_tile_order_"))] + MIXED_TILES
 HALF_TILES = [n for n in WALK_D if n.startswith(("d_half_tiles_", "d_lean_k_loop_"))] + TALL_TILES
-MIXED_TILES = [n for n in WALK_D if n.startswith("d_mixed_tiles_")]
+HALVES = [n for n in WALK_D if n.startswith(("d_tail_halves_", "d_evict_first_c_"))]
 TAILS = [(1, 4096, 4096), (3, 8, 8), (129, 520, 4104)]
 ODD_N = [(1, 4097, 4096), (127, 255, 40), (4097, 4097, 4104), (3, 5, 8)]
 PLAN_BRANCHES = [
@@ -252,6 +255,12 @@ MIXED_TILES_SHAPES = {
     (4096, 3328, 1000): 1,  # one span beside 10 wide tiles across; 16 k tiles, the last partial
 }
 
+# 23's plan on 132 SMs where it cuts the last part-filled round's tall tiles in halves of 128 rows: DP, those walked whole
+HALVES_SHAPES = {
+    (3000, 3000, 4104): 132,  # one whole wave, then 44 tiles as 88 halves; M and N off the tiles, K off 64
+    (1100, 2048, 1024): 0,  # 55 tiles, all in halves; the last tile row's second halves past M, left out
+    (384, 6000, 520): 0,  # two tile rows, the second a half high; N off the tile, K off 64
+}
 
 # Each host-planned stage at every branch of its plan, with no spill
 PLANNED = [
@@ -263,6 +272,7 @@ PLANNED = [
         (HALF_TILES, HALF_TILES_SHAPES),
         (TALL_TILES, TALL_TILES_SHAPES),
         (MIXED_TILES, MIXED_TILES_SHAPES),
+        (HALVES, HALVES_SHAPES),
     ]
     for stage in stages
     for shape in shapes

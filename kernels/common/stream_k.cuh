@@ -1,8 +1,7 @@
-// Stream-K's pieces, for walk D's 09 (planned in the kernel) and 11 on (host_plan.cuh), walk F's 09 (FP8 Ops): 05's
-// persistent pipeline over a Schedule of whole tiles [0, dp) round-robin, then sk tiles whose k tiles are laid end to
-// end and cut into one range per block; a ring as deep as the tile width allows; the fix-up through workspace planes.
-// ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the columns (at 64, warpgroup 0 alone: walk D's MN-major
-// B needs whole 64-column swizzle rows). ROWS 256 (20): 256 x 192, a consumer warpgroup's 128 rows two blocks of 64.
+// Stream-K's pieces (walk D 09, 11 on: host_plan.cuh; walk F 09): 05's persistent pipeline over whole tiles [0, dp)
+// round-robin, then sk tiles whose k tiles are laid end to end and cut into a range a block; a ring as deep as the tile
+// width allows; the fix-up through workspace planes. ROWS 64 (17): whole 64-row tiles, the warpgroups splitting the
+// columns (at 64 warpgroup 0 alone: MN-major B needs whole 64-column swizzle rows). ROWS 256 (20): 256 x 192.
 #pragma once
 #include "operands.cuh"
 #include "persistent_ws.cuh"
@@ -20,23 +19,12 @@ enum : int {
 
 __device__ unsigned int arrivals[ARRIVALS];  // zero when the module loads; each tile's last arrival zeroes its own
 
-#ifdef PROBE_TIMELINE  // .ci/walkd15_probe.py timeline: per block, consumer warpgroup and unit, globaltimer (ns) at
-// its k loop's start and end and after its C left (stores issued or fix-up done), and (tile << 32 | k0 << 16 | k1)
-__device__ unsigned long long probe_timeline[MAX_CTAS][2][32][4];
-__device__ __forceinline__ void probe_mark(int c, int unit, int j, unsigned long long v = 0) {
-    if (threadIdx.x % 128 == 0 && unit < 32) {
-        if (j < 3) asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(v)::"memory");
-        probe_timeline[blockIdx.x][c][unit][j] = v;
-    }
-}
-#endif
-
 // Block b's work: tiles [0, dp) whole, b + i * gridDim.x; then of the sk * KT k tiles of stream-K tiles [dp, dp + sk)
 // [begin(b), begin(b + 1)).
 struct Schedule {
     int tiles_m, tiles_n, KT, dp, sk;
 
-    // 32-bit: plan_cost keeps sk * KT * gridDim.x < 2^31 (64-bit divisions are subroutines).
+    // 32-bit: plan_cost keeps sk * KT * gridDim.x < 2^31 (64-bit divisions: subroutines)
     __device__ __forceinline__ int begin(int b) const { return sk * KT * b / (int)gridDim.x; }
     // The block whose range holds stream-K k tile x: the largest b with begin(b) <= x.
     __device__ __forceinline__ int holder(int x) const { return ((x + 1) * (int)gridDim.x - 1) / (sk * KT); }
@@ -61,8 +49,8 @@ struct Ring {
     enum : int { STAGE = ROWS * BK * 2 + BK * WIDTH * 2, STAGES = SMEM_BYTES / STAGE };  // 8, 6, 4 (64 rows: 12, 8, 4)
 };
 
-// The producer's k tiles [k0, k1) of tile (tm, tn) into ring R from `it` on (carried unit to unit; 22: the tall ring
-// for 128-row tiles too): A in one box of ROWS rows, B in WIDTH / 64 boxes of 64 columns; `back`: last to first.
+// The producer's k tiles [k0, k1) of tile (tm, tn) into ring R from `it` on (carried unit to unit; 22 on: the tall
+// ring for 128-row tiles too): A in a box of ROWS rows, B in WIDTH / 64 of 64 columns; `back`: last to first.
 template <int WIDTH, int ROWS, typename R, typename Ops>
 __device__ __forceinline__ void load_unit(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, unsigned char* smem, uint64_t* full,
                                           uint64_t* empty, int& it, int tm, int tn, int k0, int k1, bool back) {
@@ -94,8 +82,8 @@ __device__ __forceinline__ void load_unit(const Ops& ops, const TensorMap& tma_a
     }
 }
 
-// Producer thread: every unit's k tiles, tiles in groups `group` tile rows high. ORDER (21): the block's odd units walk
-// their k tiles last to first, so that each wave starts on the k tiles the last one ended on, still in L2.
+// Producer thread: every unit's k tiles, tiles in groups `group` tile rows high. ORDER (21): odd units walk k last to
+// first, so each wave starts on the k tiles the last one ended on, still in L2.
 template <int WIDTH, int ROWS = BM, bool ORDER = false, typename Ops>
 __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, const TensorMap& tma_b, const Schedule& s,
                                         unsigned char* smem, uint64_t* full, uint64_t* empty, int group = GROUP) {
@@ -108,9 +96,9 @@ __device__ __forceinline__ void produce(const Ops& ops, const TensorMap& tma_a, 
     });
 }
 
-// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (persistent_ws::arrives_last);
-// the tile's last arrival sums every plane in segment order into acc and returns true: it stores C. CHUNK columns at
-// a time: at 64, a lane's 16 loads in flight, 32 registers beside 128 accumulators (20's 192: 32 columns).
+// Stream-K fix-up, per consumer warp: this segment's partial to plane `segment` of W (arrives_last); the last
+// arrival sums every plane in segment order into acc and returns true: it stores C. CHUNK columns at a time: at 64,
+// 16 loads a lane in flight, 32 registers beside 128 accumulators (20's 192: 32 columns).
 template <int WIDTH, int CHUNK = 64>
 __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float* W, unsigned int* arrival, int segments, int segment,
                                                   int M, int N, int row0, int col0) {
@@ -140,8 +128,8 @@ __device__ __forceinline__ bool last_segment_sums(float (&acc)[WIDTH / 2], float
     return true;
 }
 
-// 19's lean k loop: a unit's k tiles [k0, k1) into consumer warpgroup c's MB blocks of 64 rows x COLS, the stage `st`,
-// its parity and the `last` k tile's stage carried unit to unit instead of derived from a count.
+// 19's lean k loop: a unit's k tiles [k0, k1) into warpgroup c's MB blocks of 64 rows x COLS; the stage `st`, its
+// parity and the `last` k tile's stage carried unit to unit, not derived from a count.
 template <int COLS, int ROWS, int MB, typename R, typename Ops>
 __device__ __forceinline__ void lean_k_loop(const Ops& ops, float (&acc)[MB * COLS / 2], const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                             uint32_t& st, uint32_t& phase, uint32_t& last, int k0, int k1, int c) {
@@ -171,9 +159,9 @@ __device__ __forceinline__ void lean_k_loop(const Ops& ops, float (&acc)[MB * CO
 }
 
 // Consumer warpgroup c (0 or 1): 05's k loop (one wgmma group in flight) over every unit, then C or the fix-up.
-// TMA_STORE (12): whole tiles leave through `staging` and TMA stores; a tile finished by the fix-up from registers
-// (each of its warps may be finished by another block). LEAN (19, walk D's): lean_k_loop. `group`: produce's.
-template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, typename Ops>
+// TMA_STORE (12): whole tiles out through `staging` and TMA stores (EVICT, 24: first out of L2); the fix-up's
+// from registers (each warp may finish in another block). LEAN (19): lean_k_loop. `group`: produce's.
+template <int WIDTH, bool TMA_STORE = false, int ROWS = BM, bool LEAN = false, bool EVICT = false, typename Ops>
 __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const unsigned char* smem, uint64_t* full, uint64_t* empty,
                                         float* __restrict__ C, float* W, int M, int N, int c, const TensorMap* tma_c = nullptr,
                                         unsigned char* staging = nullptr, int group = GROUP) {
@@ -184,17 +172,10 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
     static_assert(MB == 1 || LEAN, "tall tiles run the lean k loop");
     int it = 0, chunk = 0;
     uint32_t st = 0, phase = 0, last = 0;  // LEAN's
-#ifdef PROBE_TIMELINE
-    int unit = 0;
-#endif
     s.for_each_unit([&](int t, int k0, int k1, int segment, int segments) {
         int tm, tn;
         grouped_tile(t, s.tiles_m, s.tiles_n, group, tm, tn);
         float acc[MB * COLS / 2] = {};
-#ifdef PROBE_TIMELINE
-        probe_mark(c, unit, 0);
-        probe_mark(c, unit, 3, (unsigned long long)t << 32 | k0 << 16 | k1);
-#endif
         if constexpr (LEAN) {
             lean_k_loop<COLS, ROWS, MB, R>(ops, acc, smem, full, empty, st, phase, last, k0, k1, c);
         } else {
@@ -212,9 +193,6 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
             fence_acc(acc);
             mbar_arrive(&empty[(it - 1) % R::STAGES]);
         }
-#ifdef PROBE_TIMELINE
-        probe_mark(c, unit, 1);
-#endif
         // Not before the k loop: live across it, it changed 09-16's code
         const auto row0 = [&] { return tm * ROWS + (HALF ? 0 : c * 64 * MB); };
         const auto col0 = [&] { return tn * WIDTH + (HALF ? c * COLS : 0); };
@@ -228,20 +206,17 @@ __device__ __forceinline__ void consume(const Ops& ops, const Schedule& s, const
                     continue;
             }
             ops.scale(part);
-#ifdef PROBE_NO_STORE  // the epilogue probe (.ci/walkd15_probe.py floor): no C stores (C no product); the
-            if (__float_as_uint(part[0]) != 0x7fc00123u) continue;  // result used, or ptxas drops the wgmmas
+#ifdef PROBE_NO_STORE  // floor probe: no C stores; the result used, or ptxas drops the wgmmas
+            if (__float_as_uint(part[0]) != 0x7fc00123u) continue;
 #endif
             if constexpr (TMA_STORE) {
                 if (HALF || segments == 1) {  // the same for the whole block
-                    tma_store::store<COLS, (MB > 1)>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
+                    tma_store::store<COLS, (MB > 1), EVICT>(part, *tma_c, staging, chunk, row0() + 64 * m, col0(), c);
                     continue;
                 }
             }
             store_acc<COLS>(part, C, M, N, row0() + 64 * m, col0());
         }
-#ifdef PROBE_TIMELINE
-        probe_mark(c, unit++, 2);
-#endif
     });
     if constexpr (TMA_STORE) {
         if (threadIdx.x % 128 == 0) tma_store::drain();

@@ -1,18 +1,13 @@
-"""Stage 11's plan (d_host_plan), made once per shape on the host and passed to the kernel as WIDTH, DP and SK.
+"""Walk D's host plans, made once per shape and passed to the kernel (11 on: WIDTH, DP, SK; later stages more).
 
-The cost model is 09's (`stream_k::plan_cost` in 09_stream_k.cu, which 09 keeps so that its CUBIN stays the same):
-for each tile width, 256, 128 or 64 columns, either whole waves of tiles, or the whole waves and then the last
-`tiles % blocks` tiles (all of them where tiles < blocks) as stream-K, their k tiles laid end to end and cut into
-one range per block. Each candidate is costed in estimated k-tile times a block; the cheapest wins, ties to the
-wider tile, then to whole waves. The one change: 09 caps blocks at 256 and K at 8192 k tiles to keep its 32-bit
-range arithmetic (`Schedule::begin`) from overflowing; here the bound itself, sk * KT * blocks < 2^31, is checked.
-The workspace is sized from the plan: the most segments a shared tile can be cut into, planes of M x N floats, and
-none where nothing is shared (08-10 always get 8 planes). Stage 16's plan is the same with a stream-K k tile priced
-at STREAM_K_PRICE whole ones'; 17's is 16's, or whole 64-row tiles where those cost less (half_launch_plan); 20's is
-17's, or 256 x 192 tiles, whole or with stream-K, where those cost less (tall_launch_plan); 21's is 20's with the
-height of its tile order's groups chosen by `wave_reads` (ordered_launch_plan); 22's is 21's, or 256 x 192 tiles over the
-first spans of SPAN columns beside 128 x 256 tiles over the rest, all whole, where those cost less (mixed_launch_plan).
-"""
+11's cost model is 09's (`stream_k::plan_cost` in 09_stream_k.cu): for tiles 256, 128 or 64 columns wide, whole waves,
+or whole waves then the last `tiles % blocks` tiles (all where tiles < blocks) as stream-K, their k tiles end to end
+cut into a range a block; each costed in estimated k-tile times a block, the cheapest taken (ties: the wider, then
+whole waves). 09's caps (256 blocks, 8192 k tiles) become the bound they keep, sk * KT * blocks < 2^31. The workspace:
+the most segments a shared tile is cut into, planes of M x N floats, none where nothing is shared. 16: a stream-K k
+tile at STREAM_K_PRICE; 17: or whole 64-row tiles (half_launch_plan); 20: or 256 x 192 tiles (tall_launch_plan); 21:
+the group height by `wave_reads` (ordered_launch_plan); 22: or tall tiles beside 128 x 256 ones (mixed_launch_plan);
+23: or tall tiles with the last part-filled round's in halves of 128 rows (halves_launch_plan)."""
 
 from __future__ import annotations
 
@@ -23,9 +18,10 @@ from kernels.stage import LaunchPlan, cdiv
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
 HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
 TALL_ROWS, TALL_WIDTH = 256, 192  # 20's tall tiles (kernels/common/host_plan.cuh), 128 rows a consumer warpgroup
+TALL_K = TALL_WIDTH * TALL_ROWS // BM + 32  # 07's model: a tall k tile's cost (`candidate`'s tile_k)
 SPLITS = (2, 3, 4)  # 20's stream-K ranges: a half, a third or a quarter of a tile
-# ... each at least 64 k tiles: at the LLM shapes (run h100-tall5) ranges of 16-32 k tiles lost 3-9 points to 19, ranges
-# of 64 or more gained, their fix-up (a 256 x 192 partial out and back through L2) too dear for shorter ranges
+# ... each at least 64 k tiles: at the LLM shapes (h100-tall5) ranges of 16-32 lost 3-9 points to 19, of 64 or more
+# gained: the fix-up (a 256 x 192 partial out and back through L2) too dear for shorter ones
 MIN_SPLIT_KT = 64
 WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
@@ -34,9 +30,8 @@ INT32 = 2**31  # the kernel's range arithmetic is 32-bit
 GROUP = 16  # tile rows a group of the grouped tile order (persistent_ws::GROUP), 21's on a tie
 MAX_GROUP = 32  # 21's tallest: a wave of 132 tiles reads least near sqrt(132 x width / rows) rows, 23 at most
 SPAN = 768  # 22's tall (192) and wide (256) tile columns meet at its multiples (22_mixed_tiles.cu)
-# 16's price of a stream-K k tile in whole tiles' k-tile times: on an H100 12's stream-K plans took 1.8-3.1 times as
-# long a k tile as whole tiles of the same width, and read A and B from DRAM up to 8 times over (README.md, 16);
-# 11, 12 and 15 keep 1.
+# 16's price of a stream-K k tile in whole ones': on an H100 12's stream-K took 1.8-3.1 times as long a k tile as whole
+# tiles, reading A and B from DRAM up to 8 times over (README.md, 16); 11, 12 and 15 keep 1.
 STREAM_K_PRICE = 2
 
 
@@ -58,10 +53,9 @@ class Plan:
 def candidate(
     m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1, rows: int = BM, split: int = 0
 ) -> Plan | None:
-    """The plan of `rows` x `width` tiles, whole waves only or with stream-K (its k tiles at `price` whole ones'), or
-    None where it may not run. `split` (20): blocks / split tiles shared, so that each block's range is exactly
-    1 / split of a tile's k tiles, the same part of each, read at the same time; the whole tiles before them in
-    waves that may end part full."""
+    """The plan of `rows` x `width` tiles, whole waves or with stream-K (k tiles at `price` whole ones'), or None where
+    it may not run. `split` (20): blocks / split tiles shared, each block's range exactly 1 / split of a tile's k
+    tiles, the same part of each, read at the same time; the whole tiles before them in waves maybe part full."""
     tiles, kt = cdiv(m, rows) * cdiv(n, width), cdiv(k, BK)
     tile_k = width * rows // BM + 32  # a k tile's width term, in 128-row tiles' columns, and its fixed costs
     if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
@@ -81,16 +75,15 @@ def candidate(
     segments = (kt - 1) // least + 2  # a tile's interior holds range starts at least `least` apart
     if segments > MAX_SEGMENTS:
         return None
-    # Fix-up: two partial tiles written and `segments` read back, floats at twice a k tile's (rows + width) x BK
-    # 16-bit load rate; plus one for the fences and the count.
+    # Fix-up: two partials written, `segments` read back, floats at twice a k tile's 16-bit load rate; one for fences
     fixup = 1 + cdiv((2 + segments) * min(m, rows) * width * 4, 2 * (rows + width) * BK * 2)
     dp = tiles - sk
     return Plan(width, dp, sk, segments, (cdiv(dp, blocks) * kt + cdiv(total, blocks) * price + fixup) * tile_k)
 
 
 def plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> Plan:
-    """The cheapest candidate for an m x n x k product on `blocks` persistent blocks (ties: the earlier in
-    WIDTHS, whole waves before stream-K); 256 columns in whole waves always runs."""
+    """The cheapest candidate on `blocks` persistent blocks (ties: the earlier in WIDTHS, whole waves first); 256
+    columns in whole waves always runs."""
     found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk, price)) is not None]
     return min(found, key=lambda c: c.cost)  # min keeps the first of equals
 
@@ -102,8 +95,8 @@ def launch_plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> LaunchPl
 
 
 def half_cost(m: int, n: int, k: int, blocks: int, width: int) -> int:
-    """17's whole 64-row tiles `width` wide, in estimated k-tile times a block: a k tile at half a 128-row tile's
-    width term (half its math; at the shapes it is for, half the bytes of A) and the same fixed 32."""
+    """17's whole 64-row tiles `width` wide in k-tile times a block: a k tile at half a 128-row tile's width term (half
+    its math and, at its shapes, A's bytes) and the same fixed 32."""
     return cdiv(cdiv(m, HALF_ROWS) * cdiv(n, width), blocks) * cdiv(k, BK) * (width // 2 + 32)
 
 
@@ -145,10 +138,9 @@ def tall_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
 
 
 def wave_reads(tiles_m: int, tiles_n: int, blocks: int, rows: int, p: Plan, group: int) -> int:
-    """Rows of A plus columns of B that the blocks read in each wave of `p`'s tiles, summed over the waves, with the
-    tiles walked `group` tile rows at a time, down the rows first (hopper.cuh's grouped_tile): the waves' A and B
-    panels, which DRAM delivers about once a wave where a wave's k tiles stay in L2. Whole tiles go round-robin, a
-    wave of `blocks` at a time; the stream-K tiles after them are shared by all the blocks at once, one wave."""
+    """Rows of A plus columns of B the blocks read in each wave of `p`'s tiles, summed over the waves, tiles walked
+    `group` tile rows at a time, down the rows first (hopper.cuh's grouped_tile): what DRAM delivers about once a wave
+    where a wave's k tiles stay in L2. Whole tiles go round-robin, `blocks` a wave; the stream-K tiles after, one wave."""
     waves = [(a, min(a + blocks, p.dp)) for a in range(0, p.dp, blocks)] + ([(p.dp, p.dp + p.sk)] if p.sk else [])
     per_group, total = group * tiles_n, 0
     for a, b in waves:
@@ -159,13 +151,17 @@ def wave_reads(tiles_m: int, tiles_n: int, blocks: int, rows: int, p: Plan, grou
     return total
 
 
-def ordered_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_tile_order's: 20's plan (tall_plan) and GROUP, the group height whose waves read least (wave_reads; ties:
-    GROUP, then the lower)."""
-    rows, p = tall_plan(m, n, k, blocks)
+def least_reads_group(m: int, n: int, blocks: int, rows: int, p: Plan) -> int:
+    """The group height whose waves of `p`'s tiles read least (wave_reads; ties: GROUP, then the lower)."""
     tiles_m, tiles_n = cdiv(m, rows), cdiv(n, p.width)
     reads = {g: wave_reads(tiles_m, tiles_n, blocks, rows, p, g) for g in range(1, MAX_GROUP + 1)}  # past tiles_m: all
-    group = min(reads, key=lambda g: (reads[g], g != GROUP, g))
+    return min(reads, key=lambda g: (reads[g], g != GROUP, g))
+
+
+def ordered_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_tile_order's: 20's plan (tall_plan) and GROUP (least_reads_group)."""
+    rows, p = tall_plan(m, n, k, blocks)
+    group = least_reads_group(m, n, blocks, rows, p)
     twenty = _rows_launch(m, n, rows, p)
     return LaunchPlan({**twenty.args, "GROUP": group}, twenty.workspace_floats)
 
@@ -177,17 +173,16 @@ def mixed_tiles(m: int, n: int, spans: int) -> tuple[int, int]:
 
 
 def mixed_cost(m: int, n: int, k: int, blocks: int, spans: int) -> int:
-    """22's tiles (mixed_tiles) in estimated k-tile times a block (07's model, as `candidate`'s), walked round-robin,
-    the tall ones first. Block 0 holds the most of both, so its sum is the launch's."""
+    """22's tiles (mixed_tiles) in k-tile times a block (07's model, as `candidate`'s), round-robin, the tall ones
+    first: block 0 holds the most of both."""
     tall, units = mixed_tiles(m, n, spans)
-    tall_k, wide_k = TALL_WIDTH * TALL_ROWS // BM + 32, WIDTHS[0] + 32
     first_talls = cdiv(tall, blocks)
-    return cdiv(k, BK) * (first_talls * tall_k + (cdiv(units, blocks) - first_talls) * wide_k)
+    return cdiv(k, BK) * (first_talls * TALL_K + (cdiv(units, blocks) - first_talls) * (WIDTHS[0] + 32))
 
 
 def mixed_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_mixed_tiles's: SPANS, the spans of SPAN columns in tall tiles, the rest in wide ones, where some split of N
-    costs less than 21's plan (the fewest spans on a tie); else 21's plan (ordered_launch_plan) with SPANS 0."""
+    """d_mixed_tiles's: SPANS, the spans of SPAN columns in tall tiles, the rest in wide ones, where some split costs
+    less than 21's plan (the fewest spans on a tie); else 21's plan with SPANS 0."""
     costs = {spans: mixed_cost(m, n, k, blocks, spans) for spans in range(1, cdiv(n, SPAN))}  # wide tiles left
     spans = min(costs, key=costs.get, default=0)
     if spans and costs[spans] < tall_plan(m, n, k, blocks)[1].cost:
@@ -195,3 +190,29 @@ def mixed_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
         return LaunchPlan({"ROWS": TALL_ROWS, "WIDTH": WIDTHS[0], "DP": units, "SK": 0, "GROUP": GROUP, "SPANS": spans})
     ordered = ordered_launch_plan(m, n, k, blocks)
     return LaunchPlan({**ordered.args, "SPANS": 0}, ordered.workspace_floats)
+
+
+def halves_cost(m: int, n: int, k: int, blocks: int) -> int | None:
+    """23's tall tiles whole, the last part-filled round's as two 128 x 192 units each (a k tile at 192 + 32), in k-tile
+    times a block; None where whole rounds fill every block."""
+    tiles = cdiv(m, TALL_ROWS) * cdiv(n, TALL_WIDTH)
+    if tiles % blocks == 0:
+        return None
+    return cdiv(k, BK) * (tiles // blocks * TALL_K + cdiv(2 * (tiles % blocks), blocks) * (TALL_WIDTH + 32))
+
+
+def halves_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
+    """d_tail_halves's: 22's plan with HALVES 0, or HALVES 1 (DP: the tall tiles walked whole) where halves_cost is
+    below its choice's cost; GROUP as 21's."""
+    mixed = mixed_launch_plan(m, n, k, blocks)
+    spans = mixed.args["SPANS"]
+    chosen = mixed_cost(m, n, k, blocks, spans) if spans else tall_plan(m, n, k, blocks)[1].cost
+    cost = halves_cost(m, n, k, blocks)
+    if cost is None or cost >= chosen:
+        return LaunchPlan({**mixed.args, "HALVES": 0}, mixed.workspace_floats)
+    tiles = cdiv(m, TALL_ROWS) * cdiv(n, TALL_WIDTH)
+    group = least_reads_group(m, n, blocks, TALL_ROWS, Plan(TALL_WIDTH, tiles, 0, 1, cost))
+    dp = tiles - tiles % blocks
+    return LaunchPlan(
+        {"ROWS": TALL_ROWS, "WIDTH": TALL_WIDTH, "DP": dp, "SK": 0, "GROUP": group, "SPANS": 0, "HALVES": 1}
+    )

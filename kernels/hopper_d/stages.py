@@ -16,6 +16,7 @@ from kernels.hopper_d import cluster_plan, swap_plan
 from kernels.hopper_d.host_plan import (
     STREAM_K_PRICE,
     half_launch_plan,
+    halves_launch_plan,
     launch_plan,
     mixed_launch_plan,
     ordered_launch_plan,
@@ -52,6 +53,7 @@ HALF_TILES = {
     "planner": half_launch_plan,
     "dependent": True,
 }
+TAIL_HALVES = {**HALF_TILES, "args": (*HALF_TILES["args"], "GROUP", "SPANS", "HALVES"), "planner": halves_launch_plan}
 
 # 13's launch (18's as a dependent launch): its operands, then its plan (swap_plan.py).
 SWAP_PLAN = {**PERSISTENT, "args": (*SWAP_PLAN_OPERANDS, *SWAP_PLAN_PLAN), "planner": swap_plan.launch_plan}
@@ -234,6 +236,19 @@ KERNELS = [
         {**HALF_TILES, "args": (*HALF_TILES["args"], "GROUP", "SPANS"), "planner": mixed_launch_plan},
         "21, or 256 x 192 tiles over the first columns beside 128 x 256 tiles over the rest, all whole, where its plan "
         "finds that cheaper: most MACs in tall tiles where their waves alone would not fill the blocks",
+    ),
+    (
+        "d_tail_halves",
+        "23_tail_halves.cu",
+        TAIL_HALVES,
+        "22, or 256 x 192 tiles whole, the last part-filled round's in halves of 128 rows where its plan finds it "
+        "cheaper: no fix-up",
+    ),
+    (
+        "d_evict_first_c",
+        "24_evict_first_c.cu",
+        TAIL_HALVES,
+        "23 with C stored evict-first: its lines leave L2 before A's and B's, which later waves read",
     ),
 ]
 
