@@ -517,12 +517,12 @@ PY
     mode=(); [ "$(nvidia-smi -L | grep -c '^GPU')" -gt 1 ] && mode=(--mode shard)
     OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels" "${mode[@]}"
     [ "${LLM_CROSSCHECK:-1}" = 0 ] || OUT=$FINAL DEADLINE=${CROSSCHECK_S:-300} bash "$0" llm-crosscheck "$run" ;;
-  cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 12, 21 and 22 (CUBE_KERNELS replaces them), BF16
+  cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 12, 22 and 23 (CUBE_KERNELS replaces them), BF16
     # and FP16, 1024^3-8192^3, three repeats, cuBLAS interleaved and alone; then the farm's cuBLAS there against torch.mm
     # under do_bench_cudagraph (hot), its CSV beside the run (about 400 s on an H100; DEADLINE, default 300)
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" --sizes 1024,2048,4096,8192 \
-      --kernels "${CUBE_KERNELS:-d_tma_store_bf16,d_tile_order_bf16,d_mixed_tiles_bf16,d_tma_store_fp16,d_tile_order_fp16,d_mixed_tiles_fp16}"
+      --kernels "${CUBE_KERNELS:-d_tma_store_bf16,d_mixed_tiles_bf16,d_tail_halves_bf16,d_tma_store_fp16,d_mixed_tiles_fp16,d_tail_halves_fp16}"
     mkdir -p "$RES"; timeout 240 python3 -m farm crosscheck --sizes 1024,2048,4096,8192 --precisions bf16,fp16 --modes hot \
       --csv "$RES/crosscheck-$run.csv" > "$OUT/crosscheck-$run.md" 2>&1
     echo "cubes crosscheck rc=$?"; tail -20 "$OUT/crosscheck-$run.md" | cut -c1-150 ;;

@@ -8,6 +8,8 @@
 // run whole and each of the rest as two units of 128 x 192 (mixed_tiles.cuh, TallHalves: 22's kernel body with a
 // 128-row second kind), whole, so no fix-up and no workspace; elsewhere 22's code.
 // Predicted: at 8192^3 the last round 62 + 13 -> about 67 + 2 us: 0.4 % of the launch at a fixed clock.
+// Measured (H200 GPU-d23c59ca, 3a5435f, README.md): 8192^3 % of cuBLAS by farm cell / do_bench, 21 -> 23, BF16 101.7 /
+// 102.4 -> 103.3 / 104.0, FP16 102.5 / 102.3 -> 104.2 / 103.8; ncu 1393 -> 1368 us, tensor pipe 94.6 -> 95.7 %. Kept.
 // N % 8 == 0, K % 8 == 0, any M.
 #include "mixed_tiles.cuh"
 
