@@ -3,7 +3,6 @@
 #pragma once
 #include "host_plan.cuh"
 
-
 // 22's: the two tiles' columns meet at multiples of SPAN (768 = 4 x 192 = 3 x 256), so each tile's column is its index
 // times its width (stream_k.cuh's load_unit). 23's halves: a tall tile's 192 columns, its rows 128 at a time. One ring
 // for both kinds, the tall ring's (3 x 56 KB; a 128-row k tile fills 40 or 48 KB of its stage), its stage and parity
