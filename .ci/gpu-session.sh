@@ -554,11 +554,11 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
       --kernels "${FP8_KERNELS:-f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
-  floor)  # issue 31: what parts of walk D 19's (or PROBE_BASE's, e.g. d_tile_order) work cost at the cap.
+  floor)  # issue 31: what parts of walk D 19's (or PROBE_BASE's: d_tile_order) work cost at the cap.
     # .ci/walkd15_probe.py floor: the stage, its probe builds (PROBE_FLOORS, default PROBE_LOADS_ONCE: no DRAM, L2 or
-    # TMA traffic past the ring's first pass, and PROBE_L2_RESIDENT: no DRAM; PROBE_NO_STORE: no C stores) and cuBLAS
-    # in blocks of 1 s, three repeats, at SIZES (cubes, default 8192,4096) or SHAPES (M,N,K M,N,K ...), BF16 and FP16
-    # (probe-floor.txt, floor-*.jsonl); Nsight Compute of them at 8192^3 BF16 (ncu-floor.csv). 250 s on an H200.
+    # TMA traffic past the ring's first pass, PROBE_L2_RESIDENT: no DRAM; PROBE_NO_STORE: no C stores), cuBLAS, in
+    # blocks of 1 s, three repeats, at SIZES (cubes; 8192,4096) or SHAPES (M,N,K ...), BF16 and FP16 (probe-floor.txt,
+    # floor-*.jsonl); ncu of them at 8192^3 BF16 (ncu-floor.csv). 250 s (H200).
     T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
     nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     sizes=${SIZES:-8192,4096}; shapes=${SHAPES:-$(for x in ${sizes//,/ }; do printf '%s,%s,%s ' "$x" "$x" "$x"; done)}
@@ -652,11 +652,11 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tile_order_bf16,d_mixed_tiles_bf16 --sizes 4096 \
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  walkd23)  # issue 31, walk D 23 (d_tail_halves), 24 (d_evict_first_c): their GPU tests, the shipped rows' code hashes;
-    # STAGES (21, 23, 24) by cell and do_bench at SIZES (8192) (RUN's CSV; DEADLINE, default 480, from the start); ncu of
-    # 21, 23 and 24 at 8192^3 BF16
+  walkd23)  # issue 31, walk D 23 (d_tail_halves), 24 (d_evict_first_c): their GPU tests, the shipped rows' code hashes
+    # (370 s, H200; TESTS_S=0: none), STAGES (21, 23, 24) by cell and do_bench at SIZES (8192; RUN's CSV goes on;
+    # DEADLINE 480 from the start), ncu of 21, 23, 24 at 8192^3
     shift; run=$1; T0=$(date +%s)
-    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py tests/test_shipped_datasets.py \
+    [ "${TESTS_S:-400}" = 0 ] || timeout "${TESTS_S:-400}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py tests/test_shipped_datasets.py \
       -k "d_tail_halves or d_evict_first_c or this_trees_code" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
     mkdir -p "$RES"; timeout "$(( ${DEADLINE:-480} - $(date +%s) + T0 ))" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$run.csv" \
       --resume --stages "${STAGES:-d_tile_order_bf16,d_tail_halves_bf16,d_evict_first_c_bf16,d_tile_order_fp16,d_tail_halves_fp16,d_evict_first_c_fp16}" \

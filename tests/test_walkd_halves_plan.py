@@ -2,6 +2,8 @@
 tiles whole with the last part-filled round's cut in halves of 128 rows where that costs less; 24 on 23's plan; both
 CUBINs' wgmmas asynchronous with no spill. CPU only."""
 
+import dataclasses
+
 import pytest
 from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALVES_SHAPES, MIXED_TILES_SHAPES, TALL_TILES_SHAPES
@@ -47,6 +49,10 @@ def test_8192_cubed_runs_ten_whole_waves_then_112_halves():
     }
     assert halves_cost(8192, 8192, 8192, H100_SMS) == 128 * (10 * 416 + 224)
     assert tall_plan(8192, 8192, 8192, H100_SMS)[1].cost == 1354 * 416
+
+
+def test_24_is_23s_launch():
+    assert dataclasses.replace(stage_named("d_evict_first_c_bf16").launches[0], kernel=HALVES.kernel) == HALVES
 
 
 def test_whole_waves_and_22s_mix_keep_22s_plan():

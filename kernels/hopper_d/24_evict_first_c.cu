@@ -3,7 +3,7 @@
 // next wave starts on (21's turns). Probes of 21 at the cap (H200s, README.md): without C stores 106.4 / 107.1 % of
 // cuBLAS against 102.5 / 103.1 (the stores, not their waits: 106.2 with the staging written but nothing stored);
 // with the evict-first policy 102.9 / 102.9 against 102.6 / 102.5, DRAM reads 0.962 -> 0.939 GB (ncu).
-// What changed: the TMA stores of C carry an L2::evict_first cache policy (tma_store.cuh, store_2d_evict_first) in
+// What changed: the TMA stores of C carry an L2::evict_first cache policy (tma_store.cuh, store_2d<EVICT>) in
 // every path of 23's plan; the fix-up's register stores are as they were.
 // Predicted: 23's time less 0.3 points of cuBLAS at 8192^3; level where C is small against A and B.
 // Measured (H200 GPU-d23c59ca, 3a5435f, README.md): 8192^3 BF16 farm cell / do_bench 103.3 / 104.0 -> 105.1 / 104.0,
