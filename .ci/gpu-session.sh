@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need real GPUs, run on a GPU host from the repo root:
-#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkd17 RUN|walkd18 RUN|walkd19 RUN|walkd19-llm RUN|walkf09 RUN|walkf10 RUN|walkf|counters|walkf-llm|walkf-e5m2|walkf08|floor|stage-crosscheck RUN|walkd22 RUN|walkd23 RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
+#   bash .ci/gpu-session.sh tests|single|multi|nodeloss [RUN]|crosscheck|scaling N...|walkb|profile|walkc|walkd|walkf|counters|walkf-llm|walkf-e5m2|walkf08|floor|stage-crosscheck RUN|walkd22 RUN|walkd23 RUN|llm-crosscheck RUN|llm-targets RUN|llm-later RUN|llm-tail RUN|cubes RUN|fp8-targets RUN|capped RUN|blocks|tune|aa|aaruns|aapaired|aafull|aafull-report|geforce|merged|reference RUN [flags]
 # Ray comes from the offline bundle (.bundle: ../shared/gpu-host/make-bundle.sh).
 # Everything worth keeping (logs, datasets as .tgz) goes under $OUT. A results .tgz of an earlier
 # call placed at .resume/results.tgz (carried; git ignores .resume/) is unpacked first, so a sweep
@@ -150,8 +150,7 @@ case "${1:-tests}" in
   nodeloss)  # issue 27: two Ray nodes on GPU 0 (the head and a second `ray start` node, one label), the default plan
     # in shard mode, the second node's raylet killed about 30 s into the job: every cell still gets exactly one row.
     # About 2.5 minutes on an H100. Read: nodeloss-summary.txt (the job's end, the given-up line, the summary's
-    # lines per worker: both nodes share GPU 0, so rows tell them apart by nothing; rows = cells = 261, cells with
-    # more than one row 0), sweep-nodeloss.log.
+    # lines per worker; rows = cells = 261, cells with more than one row 0), sweep-nodeloss.log.
     run=${2:-nodeloss}
     node 0 head
     before=$(pgrep -x raylet | sort)
@@ -450,76 +449,28 @@ PY
     echo "profile rc=$?"
     moves moves-walkf08.txt; grep -E "hopper_fp8|rror" "$OUT/moves-walkf08.txt" | head -12
     python3 -m farm report "$RES" --run-id profile-walkf08 > "$OUT/report-profile-walkf08.md" 2>&1 ;;
-  walkd17|walkf09|walkd18|walkf10|walkd19-llm)  # a walk-D (issue 31; PRECISION bf16 or fp16) or walk-F (issue 32) step
-    # on one GPU: 17 (d_half_tiles), 09 (f_half_tiles_fp8), 18 (d_swap_dependent: 13 as a programmatic dependent launch),
-    # 10 (f_swap_dependent_fp8: 07 as one) or 19 (d_lean_k_loop, beside 17 alone). Its GPU tests, the LLM plan
-    # (plans/llm.toml, plans/llm_fp8.toml) with the stages it is measured against and the vendor library (SIZES to
-    # restrict; 18 and 10: the decode shapes, 1 and 16 tokens, three repeats; DEADLINE, default 480, stops it: the
-    # same RUN resumes), the geometric means of the best stage with and without it (STEP-RUN.txt), then Nsight Compute
-    # of it and the stage before it where its plan differs (not for 18 and 10: Nsight Compute serialises launches, so
-    # their counters are 13's and 07's).
-    shift; run=$1; p=${PRECISION:-bf16}
-    case $STEP in
-      walkd*) stage() { echo "d_$1_$p"; }; plan=plans/llm.toml; tests=tests/test_gpu_walkd_shapes.py; library=cublaslt_$p
-        profiled= ;;
-      *) stage() { echo "f_$1_fp8"; }; plan=plans/llm_fp8.toml; tests=tests/test_gpu_fp8.py; library=cublaslt_fp8_e4m3
-        profiled=,$library ;;  # walk F's profile also holds cuBLASLt FP8's kernel
-    esac
-    case $STEP in
-      walkd17) new=half_tiles; before=swap_plan,cluster_pair,priced_plan ;;
-      walkf09) new=half_tiles; before=mma_overlap,swap_plan,tile_plan ;;
-      walkd18) new=swap_dependent; before=swap_plan,cluster_pair,half_tiles ;;
-      walkf10) new=swap_dependent; before=swap_plan,half_tiles ;;
-      walkd19-llm) new=lean_k_loop; before=half_tiles ;;
-    esac
-    sizes=${SIZES:-}; repeats=1; where=1024x512x3584,128x4096x4096,128x3584x3584
-    if [ "$new" = swap_dependent ]; then
-      sizes=${SIZES:-$(python3 -c "from farm.plan import load_plan; print(','.join(sorted({f'{c.m}x{c.n}x{c.k}' for c in load_plan('$plan').cells() if c.m <= 16})))")}
-      repeats=3; where=
-    fi
-    kernels=$(for k in ${before//,/ } $new; do stage "$k"; done | paste -sd,),$library
-    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider "$tests" -k "$(stage $new | sed "s/_$p\$//")" 2>&1 \
-      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    timeout "${DEADLINE:-480}" python3 -m farm bench --plan "$plan" ${sizes:+--sizes "$sizes"} --repeats $repeats --run-id "$run" \
-      --output "$RES" --kernels "$kernels" > "$OUT/bench-$run.log" 2>&1
-    echo "bench rc=$?"
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=$before,$new" --best "without=$before" \
-      > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt"
-    if [ -n "$where" ]; then  # the stage before, then the new one
-      timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels "$(stage "${before##*,}"),$(stage $new)$profiled" \
-        --run-id "profile-$STEP" --sizes "$where" --output "$RES" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
-      PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt"
-    fi ;;
-  walkd19)  # walk D 19's GPU tests, then 12, 17 and 19, BF16 and FP16, at 4096^3 and 8192^3 (SIZES), three repeats in
-    # blocks at the cap (DEADLINE, default 300; the same RUN resumes; energy, SM clock: walkd19-RUN.txt), then ncu of
-    # 17 and 19 at 4096^3 (issue slots). About 420 s.
-    shift; run=$1
-    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_lean_k_loop 2>&1 \
-      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" \
-      --sizes "${SIZES:-4096,8192}" \
-      --kernels d_tma_store_bf16,d_half_tiles_bf16,d_lean_k_loop_bf16,d_tma_store_fp16,d_half_tiles_fp16,d_lean_k_loop_fp16
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py bench "$RES" "$run" --best "with=tma_store,half_tiles,lean_k_loop" \
-      --best "without=tma_store,half_tiles" > "$OUT/$STEP-$run.txt" 2>&1; tail -9 "$OUT/$STEP-$run.txt"
-    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_half_tiles_bf16,d_lean_k_loop_bf16 --sizes 4096 \
-      --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  llm-targets|llm-later)  # issue 31's LLM target and its cross-check: plans/llm.toml's BF16 cells of walk D 05-08 and
-    # 12-16 (those best at some LLM shape in the full runs) with cuBLASLt (llm-later: walk D 17-21, the stages after
-    # them), cuBLAS interleaved (792 cells; llm-later 432; DEADLINE, default 360), then llm-crosscheck on the same card
-    # (LLM_CROSSCHECK=0 leaves it to the call that finishes the run). In blocks at the cap on an H100 about 1,600 s
-    # (llm-later 1,150 s; on H200s 1,107 s in three calls): resume with .resume/results.tgz until every cell
-    # has a row. A lower bound of the full plan's best stage.
+  llm-targets|llm-later|llm-tail)  # issue 31's LLM target: plans/llm.toml's BF16 cells of walk D 05-08 and 12-16
+    # (best at some LLM shape in the full runs) with cuBLASLt (llm-later: 17-21; llm-tail: 22 and 23 where their launch
+    # is not 21's, host_plan.launch_is_not_21s: 16 shapes on 132 SMs), cuBLAS interleaved (792 cells; 432; 48), then
+    # llm-crosscheck at those shapes on the same card (LLM_CROSSCHECK=0: the call that finishes the run). In blocks at
+    # the cap about 1,600 s on an H100 (llm-later 1,150; llm-tail 190 on an H200; DEADLINE, default 360): resume with
+    # .resume/results.tgz until every cell has a row. A lower bound of the full plan's best stage.
     shift; run=$1
     kernels=d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
     [ "$STEP" = llm-later ] && kernels=d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16
+    sizes=(); if [ "$STEP" = llm-tail ]; then
+      kernels=d_mixed_tiles_bf16,d_tail_halves_bf16; SIZES=$(python3 -c "import torch; from farm.plan import load_plan
+from kernels.hopper_d.host_plan import launch_is_not_21s as new; sms = torch.cuda.get_device_properties(0).multi_processor_count
+print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells()}) if new(m, n, k, sms)))")
+      export SIZES; sizes=(--sizes "$SIZES")  # llm-crosscheck's too
+    fi
     # One repeat a cell: on a host of several GPUs the cells are shared out (shard), not each measured on every card.
     mode=(); [ "$(nvidia-smi -L | grep -c '^GPU')" -gt 1 ] && mode=(--mode shard)
-    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels" "${mode[@]}"
+    OUT=$FINAL DEADLINE=${DEADLINE:-360} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm.toml bash "$0" reference "$run" --kernels "$kernels" "${sizes[@]}" "${mode[@]}"
     [ "${LLM_CROSSCHECK:-1}" = 0 ] || OUT=$FINAL DEADLINE=${CROSSCHECK_S:-300} bash "$0" llm-crosscheck "$run" ;;
   cubes)  # issue 31's cube targets, cross-checked, on one card: walk D 12, 22 and 23 (CUBE_KERNELS replaces them), BF16
     # and FP16, 1024^3-8192^3, three repeats, cuBLAS interleaved and alone; then the farm's cuBLAS there against torch.mm
-    # under do_bench_cudagraph (hot), its CSV beside the run (about 400 s on an H100; DEADLINE, default 300)
+    # under do_bench_cudagraph (hot), its CSV beside the run (about 400 s, DEADLINE=400 for one call; default 300)
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-300} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/walkd.toml bash "$0" reference "$run" --sizes 1024,2048,4096,8192 \
       --kernels "${CUBE_KERNELS:-d_tma_store_bf16,d_mixed_tiles_bf16,d_tail_halves_bf16,d_tma_store_fp16,d_mixed_tiles_fp16,d_tail_halves_fp16}"
@@ -550,15 +501,15 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     # walk F 03, 07, 08 and 09 (09 best at 46 of 72 shapes in h100-llmf8c) with cuBLASLt FP8 (interleaved and alone)
     # and torch._scaled_mm, 432 cells: in blocks at the cap about 1,000 s on an H100 or H200, so two or three
     # calls (DEADLINE, default 330; .resume/results.tgz resumes). A lower bound of the full plan's best.
-    # FP8_KERNELS replaces the list (h100-llmf8b: walk F 02 in place of 09).
+    # FP8_KERNELS replaces the list.
     shift; run=$1
     OUT=$FINAL DEADLINE=${DEADLINE:-330} PREWARM=0 CROSSCHECK=0 REF_PLAN=plans/llm_fp8.toml bash "$0" reference "$run" \
       --kernels "${FP8_KERNELS:-f_mma_overlap_fp8,f_swap_plan_fp8,f_tile_plan_fp8,f_half_tiles_fp8,cublaslt_fp8_e4m3,torch_fp8_e4m3}" ;;
-  floor)  # issue 31: what parts of walk D 19's (or PROBE_BASE's: d_tile_order) work cost at the cap.
+  floor)  # what parts of walk D 19's (or PROBE_BASE's) work cost at the cap.
     # .ci/walkd15_probe.py floor: the stage, its probe builds (PROBE_FLOORS, default PROBE_LOADS_ONCE: no DRAM, L2 or
     # TMA traffic past the ring's first pass, PROBE_L2_RESIDENT: no DRAM; PROBE_NO_STORE: no C stores), cuBLAS, in
     # blocks of 1 s, three repeats, at SIZES (cubes; 8192,4096) or SHAPES (M,N,K ...), BF16 and FP16 (probe-floor.txt,
-    # floor-*.jsonl); ncu of them at 8192^3 BF16 (ncu-floor.csv). 250 s (H200).
+    # floor-*.jsonl); ncu at 8192^3 BF16 (ncu-floor.csv). 250 s (H200).
     T0=$(date +%s); left() { echo $(( $1 - ($(date +%s) - T0) )); }
     nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpus.csv"
     sizes=${SIZES:-8192,4096}; shapes=${SHAPES:-$(for x in ${sizes//,/ }; do printf '%s,%s,%s ' "$x" "$x" "$x"; done)}
@@ -578,7 +529,7 @@ print(t[['run_id', 'stop_reason']].drop_duplicates().to_string())" "$RES" "$run"
     "$ncu" -i /tmp/floor.ncu-rep --page details --csv > "$OUT/ncu-floor.csv" 2>&1
     ncu_summary "$OUT/ncu-floor.csv" Duration "SM Frequency" dram__bytes_read.sum lts__t_bytes.sum sm__inst_issued.sum \
       sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active ;;
-  llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes against torch.mm (BF16, hot), RUN's CSV
+  llm-crosscheck)  # issue 31: the vendor baselines at plans/llm.toml's shapes (or SIZES') against torch.mm (BF16, hot), RUN's CSV
     # into $RES (72 shapes took over 400 s on an H100: a call cut off goes on from its CSV in .resume/results.tgz).
     # torch.mm(out_dtype=float32) hit an illegal address at the first LLM shape once (2026-11-26, H100, torch 2.11):
     # each token count M is probed first in a process of its own (an illegal address poisons the context), and the
@@ -596,7 +547,8 @@ for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cell
       then ok="$ok $m"; else echo "torch.mm out_dtype at M = $m failed: $(grep -m1 -E 'Error|assert' "$OUT/probe-m$m.log")"; fi
     done
     sizes=$(python3 -c "import sys; from farm.plan import load_plan; ok = {int(m) for m in sys.argv[1:]}
-print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells()}) if m in ok))" $ok)
+print(','.join(s for s in (f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells()}) if m in ok)
+    if s in '${SIZES:-}'.split(',') or not '${SIZES:-}'))" $ok)
     timeout "${DEADLINE:-300}" python3 -m farm crosscheck --sizes "$sizes" --precisions bf16 --modes hot --max-time-s 0.5 \
       --csv "$RES/crosscheck-$run.csv" --resume > "$OUT/crosscheck-$run.md" 2>&1
     echo "llm crosscheck rc=$? at M in:$ok"; tail -80 "$OUT/crosscheck-$run.md" | cut -c1-110 ;;
@@ -635,14 +587,14 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     ms = do_bench_cudagraph(lambda: torch._scaled_mm(a, bt.t(), scale_a=s, scale_b=s, out_dtype=torch.float32, use_fast_accum=False), rep=200)
     print(f'torch._scaled_mm E4M3 x E5M2 {n}^3 under do_bench_cudagraph: {ms:.4f} ms, {2 * n**3 / ms / 1e9:.0f} TFLOPS')" \
       2>&1 | tee "$OUT/crosscheck-walkf-e5m2.txt" ;;
-  stage-crosscheck)  # issue 31: walk D 19-21's % of cuBLAS by the farm's cell and by do_bench_cudagraph, alternated
-    # (farm crosscheck --stages; STAGES, SIZES), its GPU tests first; RUN's CSV goes on from .resume (DEADLINE, default 540)
+  stage-crosscheck)  # walk D 19-21's % of cuBLAS by the farm's cell and by do_bench_cudagraph, alternated (farm
+    # crosscheck --stages; STAGES, SIZES), its GPU tests first; RUN's CSV goes on from .resume (DEADLINE 540)
     python3 -m pytest -q -m gpu tests/test_gpu_crosscheck.py 2>&1 | tail -3 | tee "$OUT/tests-stage-crosscheck.txt"
     mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
       --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16,d_tile_order_fp16}" \
       --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
-  walkd22)  # issue 31, walk D 22 (d_mixed_tiles): its GPU tests, 21 and 22 by cell and do_bench (RUN's CSV) at 4096^3
-    # and four LLM shapes it mixes tiles at (DEADLINE, default 420, from the start), ncu of both at 4096^3; about 480 s
+  walkd22)  # walk D 22: its GPU tests, 21 and 22 by cell and do_bench (RUN's CSV) at 4096^3 and four LLM shapes it
+    # mixes tiles at (DEADLINE 420 from the start), ncu of both at 4096^3; about 480 s
     shift; run=$1; T0=$(date +%s)
     timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_mixed_tiles 2>&1 \
       | tee "$OUT/gpu-tests-$STEP.log" | tail -2
@@ -652,9 +604,8 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tile_order_bf16,d_mixed_tiles_bf16 --sizes 4096 \
       --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  walkd23)  # issue 31, walk D 23 (d_tail_halves), 24 (d_evict_first_c): their GPU tests, the shipped rows' code hashes
-    # (370 s, H200; TESTS_S=0: none), STAGES (21, 23, 24) by cell and do_bench at SIZES (8192; RUN's CSV goes on;
-    # DEADLINE 480 from the start), ncu of 21, 23, 24 at 8192^3
+  walkd23)  # walk D 23, 24: their GPU tests, the shipped rows' code hashes (370 s, H200; TESTS_S=0: none), STAGES
+    # (21, 23, 24) by cell and do_bench at SIZES (8192; RUN's CSV goes on; DEADLINE 480 from the start), ncu at 8192^3
     shift; run=$1; T0=$(date +%s)
     [ "${TESTS_S:-400}" = 0 ] || timeout "${TESTS_S:-400}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py tests/test_shipped_datasets.py \
       -k "d_tail_halves or d_evict_first_c or this_trees_code" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2

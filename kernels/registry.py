@@ -1,11 +1,8 @@
-"""The catalog: every library baseline and every kernel stage of every family folder, and lookups by name.
+"""Catalog of library baselines and family kernel stages; lookups by name.
 
-A family is a folder with a ``stages.py`` that defines FAMILY (the folder's name), ORDER (where the family
-sorts in the catalog) and STAGES (its Stage objects in ladder order), beside its numbered .cu files:
-kernels/<family>/, and the folders under each directory $GEMM_FARM_KERNELS names (os.pathsep-separated,
-laid out like kernels/: a family you keep outside this repository, or a test's). Nothing else lists the
-families: a new folder is in the catalog. The types are kernels/stage.py's; docs/adding-a-stage.md walks
-through adding a stage or a family.
+A family is a folder (kernels/<family>/, or for outside or test families, under a directory in os.pathsep-separated
+$GEMM_FARM_KERNELS) with numbered .cu files and a stages.py defining FAMILY (folder name), ORDER (catalog sort key)
+and STAGES (ladder order). Nothing else lists families. See docs/adding-a-stage.md.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ FAMILIES_ENV = "GEMM_FARM_KERNELS"
 
 
 def _outside_module(stages_py: Path) -> ModuleType:
-    """A family's stages.py from a folder outside kernels/, imported once under a name of its own."""
+    """An outside family's stages.py, imported once under a unique name."""
     name = f"gemm_farm_families.{stages_py.parent.name}_{hashlib.sha256(str(stages_py).encode()).hexdigest()[:12]}"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, stages_py)
@@ -43,7 +40,7 @@ def _outside_module(stages_py: Path) -> ModuleType:
 
 
 def family_modules() -> list[ModuleType]:
-    """Every family's stages module, in catalog order (ORDER): kernels/'s folders, then $GEMM_FARM_KERNELS's."""
+    """Family stages modules (kernels/'s, then $GEMM_FARM_KERNELS's), by ORDER."""
     modules = [
         importlib.import_module(f"kernels.{p.parent.name}.stages") for p in sorted(KERNELS_DIR.glob("*/stages.py"))
     ]
@@ -53,9 +50,8 @@ def family_modules() -> list[ModuleType]:
 
 
 def stages_under(root: str | Path) -> list[Measured]:
-    """The kernel stages of another tree laid out like kernels/ (a checkout of a base commit's kernels/, for a paired
-    sweep's --base-kernels), in catalog order; baselines are this repository's and never in it. Its stage names
-    match this catalog's where the stage exists in both; its .cu files compile with its own common/ headers."""
+    """Kernel stages (no baselines) of another kernels/-like tree (a base commit's, for --base-kernels) in catalog
+    order; shared stages keep this catalog's names; .cu files use the tree's common/."""
     modules = sorted(
         (_outside_module(p.resolve()) for p in sorted(Path(root).glob("*/stages.py"))), key=lambda m: m.ORDER
     )
@@ -63,7 +59,7 @@ def stages_under(root: str | Path) -> list[Measured]:
 
 
 def catalog() -> list[Measured]:
-    """Every stage: baselines, then each family's stages (families by ORDER, each in ladder order)."""
+    """Baselines, then family stages (families by ORDER, each in ladder order)."""
     stages = [*BASELINES, *(s for module in family_modules() for s in module.STAGES)]
     names = [s.name for s in stages]
     duplicated = {n for n in names if names.count(n) > 1}
@@ -72,9 +68,9 @@ def catalog() -> list[Measured]:
     return stages
 
 
-@functools.cache  # the catalog is built per call: workers look a stage up per cell
+@functools.cache  # catalog() rebuilds per call; workers look a stage up per cell
 def stage_named(name: str) -> Measured:
-    """Any stage by name: the catalog's, or a tile configuration of a tunable kernel (kernels/tuning.py)."""
+    """A stage by name: the catalog's, or a tunable kernel's tile config (kernels/tuning.py)."""
     stage = next((s for s in catalog() if s.name == name), None) or tuning.find(name)
     if stage is None:
         raise KeyError(f"unknown stage {name}")
@@ -82,8 +78,7 @@ def stage_named(name: str) -> Measured:
 
 
 def select(names: list[str] | None = None, families: list[str] | None = None) -> list[Measured]:
-    """Stages named in `names` and every stage of `families` (both given: the union), in catalog order; neither
-    given: every stage. Unknown names raise one error listing the valid ones."""
+    """Stages in `names` or `families`, in catalog order (neither: all); unknowns raise one error listing valid ones."""
     stages = catalog()
     known_families = sorted({s.family for s in stages})
     unknown = [f for f in families or () if f not in known_families]

@@ -9,11 +9,12 @@ from h100_plans import H100_SMS, shape_id
 from test_gpu_walkd_shapes import HALVES_SHAPES, MIXED_TILES_SHAPES, TALL_TILES_SHAPES
 from test_walkd_tall_plan import compile_asynchronous
 
-from kernels.hopper_d.host_plan import halves_cost, mixed_cost, tall_plan
+from kernels.hopper_d.host_plan import halves_cost, launch_is_not_21s, mixed_cost, tall_plan
 from kernels.registry import stage_named
 
 HALVES = stage_named("d_tail_halves_bf16").launches[0]
 MIXED = stage_named("d_mixed_tiles_bf16").launches[0]
+ORDERED = stage_named("d_tile_order_bf16").launches[0]
 
 
 @pytest.mark.parametrize("shape", [*TALL_TILES_SHAPES, *MIXED_TILES_SHAPES, *HALVES_SHAPES], ids=shape_id)
@@ -64,3 +65,18 @@ def test_23_and_24_compile_without_spilling_or_serialising(capsys, within_limits
     compile_asynchronous(
         "d_tail_halves_bf16,d_tail_halves_fp16,d_evict_first_c_bf16,d_evict_first_c_fp16", capsys, within_limits
     )
+
+
+def test_launch_is_not_21s_where_22s_or_23s_plan_leaves_21s():
+    """The llm-tail step's shapes: 22 and 23 run 21's launch (SPANS and HALVES 0) at the other LLM shapes."""
+    from farm.data.llm_shapes import plan_shapes
+
+    new = set()
+    for shape in plan_shapes():
+        ours = [
+            {k: v for k, v in s.plan(*shape, H100_SMS).args.items() if v or k not in ("SPANS", "HALVES")}
+            for s in (MIXED, HALVES)
+        ]
+        assert launch_is_not_21s(*shape, H100_SMS) == (ours != [ORDERED.plan(*shape, H100_SMS).args] * 2)
+        new |= {shape} if ours != [ORDERED.plan(*shape, H100_SMS).args] * 2 else set()
+    assert len(new) == 16 and (8192, 8192, 8192) in new

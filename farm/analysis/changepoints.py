@@ -1,21 +1,14 @@
-"""Change points in a history: a penalised step fit over each series' runs, as asv does, with the noise model's
-variances, not verdicts between consecutive runs.
+"""Change points: a penalised step fit over each series' runs (as asv), noise-model weighted, not pairwise verdicts.
 
-A series is one cell (GPU model, stage, shape, timing mode) over its runs in time order. Each run is one point: the
-mean log time of its repeats, with variance s2*/n + v (its repeat variance, the class's shrunk by the run's own
-repeats, over its repeats, plus the run variance: farm/analysis/noise.py). The fit is the piecewise-constant series
-minimising
+A series is a cell (GPU model, stage, shape, timing mode) over time; a point is a run's mean log time, variance
+s2*/n + v (shrunk repeat variance, n repeats, run variance: farm/analysis/noise.py). Optimal partitioning
+(Jackson et al. 2005; asv, PELT) exactly minimises sum w_i (y_i - level)^2, w_i = 1 / var_i, plus PENALTY(n) per
+step: chi2_1's 1 - ALPHA quantile (a spurious step gains a chi-square(1)) + 2 ln n (BIC's price for the best of n-1
+places), keeping false steps below ~ALPHA per series. Steps must exceed half the tolerance (compare's
+smallest reported difference).
 
-    sum over segments of sum_i w_i (y_i - mean_segment)^2  +  PENALTY(n) x (segments - 1),     w_i = 1 / var_i
-
-found exactly by optimal partitioning (dynamic programming over the last change, Jackson et al. 2005; what asv's
-step detection and PELT solve). Under no change, one extra step lowers the weighted residual by a chi-square(1)
-at the best of n-1 places; PENALTY(n) = chi2_1 quantile at 1 - ALPHA plus 2 ln n (the place's cost, as BIC counts
-it) keeps false steps below about ALPHA per series. A step is marked only where it also exceeds half the tolerance (the smallest difference compare reports).
-
-A step between two runs that ran on different cards, drivers, CUDA or library versions, clocks or power limits is
-marked as an environment change, named, and not counted as a regression or an improvement
-(farm/analysis/attribution.py says what differed).
+A step across a card, driver, CUDA, library, clock or power-limit change is named an environment change, not a
+regression or improvement (farm/analysis/attribution.py).
 """
 
 from __future__ import annotations
@@ -28,7 +21,7 @@ from farm.analysis import attribution
 from farm.analysis.compare import REPORTED, side
 from farm.analysis.noise import NoiseModel
 
-ALPHA = 0.001  # per series: Otava's significance level for a change point
+ALPHA = 0.001  # per series (Otava's significance level)
 
 
 def penalty(n: int) -> float:
@@ -37,13 +30,13 @@ def penalty(n: int) -> float:
 
 
 def step_fit(y: list[float], var: list[float], beta: float | None = None) -> list[int]:
-    """Indices where a new segment begins (none: one level), minimising the penalised weighted residual."""
+    """Starts of new segments (none: one level), minimising the penalised residual."""
     n = len(y)
     if n < 2:
         return []
     beta = penalty(n) if beta is None else beta
     w = [1 / v for v in var]
-    # prefix sums of w, w*y, w*y^2: a segment's cost in O(1)
+    # prefix sums: a segment's cost in O(1)
     sw, swy, swyy = [0.0], [0.0], [0.0]
     for wi, yi in zip(w, y):
         sw.append(sw[-1] + wi)
@@ -70,21 +63,21 @@ def step_fit(y: list[float], var: list[float], beta: float | None = None) -> lis
 
 @dataclass(frozen=True)
 class Step:
-    run: int  # index of the first run of the new level
-    diff: float  # relative change of the level (positive: slower)
+    run: int  # index of the new level's first run
+    diff: float  # relative level change (positive: slower)
     band: float  # 99 % half-width of that change (log)
     verdict: str  # SLOWER or FASTER
-    environment: tuple[str, ...]  # what else changed across the step; empty: the code's own change
+    environment: tuple[str, ...]  # what else changed; empty: the code's own change
 
 
 def run_point(rows: list[dict], model: NoiseModel) -> tuple[float, float]:
-    """(mean log time, its variance) of one run's repeats of a cell."""
+    """(mean log time, variance) of a cell's run, over its repeats."""
     s = side(rows, model)
     return math.log(s.median_ms), s.rel_se**2 + model.lookup(rows[0]).run_var
 
 
 def steps(runs: list[list[dict]], model: NoiseModel, tol: float) -> list[Step]:
-    """The changes of one series, its runs (each a list of rows) oldest first."""
+    """One series' changes; `runs` (each a list of rows) oldest first."""
     points = [run_point(rs, model) for rs in runs]
     y, var = [p[0] for p in points], [p[1] for p in points]
     starts = step_fit(y, var)
@@ -99,7 +92,7 @@ def steps(runs: list[list[dict]], model: NoiseModel, tol: float) -> list[Step]:
         (m0, v0), (m1, v1) = levels[k], levels[k + 1]
         d = m1 - m0
         if abs(d) <= math.log1p(REPORTED * tol):
-            continue  # a real step, but smaller than compare would report
+            continue  # real, but below what compare reports
         env = attribution.differences(runs[start - 1], runs[start])
         out.append(
             Step(

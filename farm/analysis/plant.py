@@ -1,16 +1,12 @@
-"""Detection rates for planted slowdowns of known size, on real measurements.
+"""Detection rates for slowdowns of known size planted in real measurements.
 
-Take two runs of identical code (an A/A pair: their noise is real), and plant a slowdown of x in run B: every
-per-batch sample of every B row, and its median, multiplied by 1 + x (the clocks, power and every other column left
-as measured). B against A then has a known true difference of exactly x on top of the real run-to-run and repeat
-noise, and the share of cells called SLOWER is the detection rate at x; at x = 0 every FASTER or SLOWER is a false
-difference. Noise is learned from the unplanted rows, as `farm compare` would learn it from the history before B.
-Paired runs (a paired sweep's arms) keep their pair ids: B's rows planted, the pairs are judged by the paired design.
+B of an A/A pair (identical code, real noise) is slowed by x: samples and medians times 1 + x, other columns as
+measured. B vs A then differs by exactly x plus real noise; the share of cells called SLOWER is the detection rate,
+and at x = 0 any FASTER/SLOWER is false. Noise is learned from unplanted rows, as `farm compare` would from history
+before B. Paired runs keep their pair ids.
 
-Cross-fitted (`cross_fitted`, `farm compare --cross-fit`): where the compared pair is the only A/A history of its GPU
-model (a first paired A/A, say), its noise cannot judge itself. The stages are split in two halves (sorted by name,
-alternately), and each half is compared with the noise learned from the other half's rows (both sides, unplanted)
-and any history: no cell's own difference widens its own band.
+`--cross-fit`: where the pair is its GPU model's only A/A history, its noise cannot judge itself: each half of the
+stages (by name, alternately) is judged by noise from the other half's unplanted rows (A and B) and any history.
 """
 
 from __future__ import annotations
@@ -27,7 +23,7 @@ def cross_fitted(
     x: float = 0.0,
     equal_clocks: bool = False,
 ) -> list[Comparison]:
-    """B (slowed by x) against A, each half of the stages judged with the noise of the other half (module docstring)."""
+    """B (slowed by x) vs A, each half of the stages judged by the other half's noise."""
     stages = sorted({r["stage"] for r in (*rows_a, *rows_b)})
     half = {stage: i % 2 for i, stage in enumerate(stages)}
     out: list[Comparison] = []
@@ -41,7 +37,7 @@ def cross_fitted(
 
 
 def planted(rows: list[dict], x: float) -> list[dict]:
-    """Copies of `rows` slowed down by x: samples and median scaled by 1 + x."""
+    """Copies of `rows` slowed by x: samples and median times 1 + x."""
     out = []
     for r in rows:
         s = r.get("samples_ms")
@@ -63,9 +59,8 @@ def detection(
     model: NoiseModel | None = None,
     cross_fit_history: list[dict] | None = None,
 ) -> list[dict]:
-    """Per planted slowdown (0 first: the A/A false-difference rate): cells compared, verdict counts, detected
-    (SLOWER) rate, and false differences (FASTER, or at 0 any FASTER/SLOWER). `cross_fit_history` (a list, maybe
-    empty): judged cross-fitted with that history instead of with `model`."""
+    """Per planted slowdown, 0 first (A/A false-difference rate): cells, verdict counts, detected (SLOWER) rate, false
+    differences (FASTER; at 0 also SLOWER). `cross_fit_history` (maybe []): cross-fit with it, not `model`."""
     model = model or NoiseModel.learn([*rows_a, *rows_b])
     out = []
     for x in [0.0, *sorted(x for x in slowdowns if x)]:

@@ -1,30 +1,23 @@
-"""A stand-in Measurer for tests and `farm simulate`: no GPU needed, deterministic fake timings, faults on request.
+"""A stand-in Measurer for tests and `farm simulate`: no GPU, deterministic fake timings, faults on request.
 
-Each cell that runs sleeps $GEMM_FARM_STANDIN_CELL_MS milliseconds (10 by default; `farm simulate` sets it) and
-reports that as its cell_seconds and timed_seconds. It takes the measure options and stage names to prewarm as
-every measurer does (farm.cells.Measurer), and ignores them: only EmulatedGpuMeasurer times with the options.
+A cell sleeps $GEMM_FARM_STANDIN_CELL_MS ms (default 10; `farm simulate` sets it): its cell_seconds and timed_seconds.
+Measure options and prewarm stages are ignored; only EmulatedGpuMeasurer times with them.
 
-Its GPU's NVML name comes from the node label ``standin.gpu-name`` (underscores for
-spaces, as label values allow no spaces), its UUID from the node id and the GPU Ray
-assigned it (CUDA_VISIBLE_DEVICES), so each declared GPU is a distinct stable device.
+NVML name: node label ``standin.gpu-name``, _ for spaces (label values allow none); UUID: node id + Ray's GPU
+(CUDA_VISIBLE_DEVICES), distinct and stable per declared GPU.
 
-Faults: $GEMM_FARM_STANDIN_FAULTS names a JSON file with a list of
-``{"action": ..., "stage": ..., "m": ..., "repeat": ...}`` (stage, m and repeat
-optional: absent matches any), read at every cell. Actions:
+Faults: $GEMM_FARM_STANDIN_FAULTS names a JSON list of ``{"action": ..., "stage": ..., "m": ..., "repeat": ...}``
+(absent fields match any), read every cell. Actions:
+- ``die_once`` / ``die``: the worker os._exit()s the first time any worker runs the cell / every time;
+- ``fault``: an "error" row, the CUDA context poisoned (needs_restart): later cells of the process error, as on a GPU;
+- ``hang``: never returns; ``raise``: measure() raises;
+- ``slow``: 5 % longer (repeats disagree: what adaptive repeats answer);
+- ``capped``: rows flagged power-capped (``throttle_power``: a paired cell gets a second pair);
+- ``fail_start_once`` / ``fail_start`` (no cell fields): the constructor raises, the first time any worker starts /
+  every time.
 
-- ``die_once``: the worker process exits (os._exit) the first time any worker runs the cell;
-- ``die``: it exits every time;
-- ``fault``: an "error" row, and the CUDA context reported poisoned (needs_restart):
-  every later cell of this process is an "error" row too, as with a real GPU;
-- ``hang``: the cell never returns;
-- ``raise``: measure() raises;
-- ``slow``: the cell's time is 5 % longer (its repeats disagree: what adaptive repeats answer);
-- ``capped``: the cell's rows are flagged power-capped (``throttle_power``: a paired cell gets a second pair);
-- ``fail_start_once`` / ``fail_start`` (no cell fields: checked when a worker builds its measurer): the
-  measurer's constructor raises, the first time any worker starts / every time.
-
-EmulatedGpuMeasurer is the stand-in on an emulated GeForce card (farm/cluster/emulated_geforce.py), for the
-tests, which register it (farm.measure.measurers.register): its rows are test data, never a dataset's.
+Tests register EmulatedGpuMeasurer (farm.measure.measurers.register; cards: farm/cluster/emulated_geforce.py): its
+rows are test data, never a dataset's.
 """
 
 from __future__ import annotations
@@ -56,7 +49,7 @@ def _matches(entry: dict, cell: Cell) -> bool:
 
 
 def _faults() -> tuple[Path | None, list[dict]]:
-    """The faults file named by FAULTS_ENV and its entries; (None, []) when there is none."""
+    """FAULTS_ENV's file and its entries, or (None, [])."""
     path = os.environ.get(FAULTS_ENV)
     if not path or not Path(path).exists():
         return None, []
@@ -64,7 +57,7 @@ def _faults() -> tuple[Path | None, list[dict]]:
 
 
 def _fire_once(spec: Path, index: int) -> bool:
-    """True the first time entry `index` fires, across processes (an exclusively created marker file)."""
+    """True the first time entry `index` fires, across processes (an exclusive marker file)."""
     try:
         os.close(os.open(f"{spec}.{index}.fired", os.O_CREAT | os.O_EXCL))
         return True
@@ -114,13 +107,13 @@ class StandinMeasurer:
         return self._rows(cell, [(run_id, stage_named(cell.stage))])[0]
 
     def measure_pair(self, cell: Cell, run_ids: tuple[str, str], stage_b=None) -> list[dict]:
-        """Both arms from one stand-in cell, as GpuMeasurer's come from one timing: one sleep, one fault check."""
+        """Both arms from one stand-in cell, as GpuMeasurer's from one timing: one sleep, one fault check."""
         stage = stage_named(cell.stage)
         return self._rows(cell, [(run_ids[0], stage), (run_ids[1], stage_b or stage)])
 
     def _rows(self, cell: Cell, arms: list[tuple[str, object]]) -> list[dict]:
         """A row per (run id, stage) of one cell measured once."""
-        if self._poisoned:  # as a real CUDA context: every later call fails until the process restarts
+        if self._poisoned:  # as a real CUDA context: later calls fail until restart
             why = "CUDA context poisoned by an earlier fault"
             return [cell_row(self._device, stage, cell, run_id, "error", why) for run_id, stage in arms]
         action = self._fault(cell)
@@ -145,9 +138,8 @@ class StandinMeasurer:
 
     def _ok_row(self, cell: Cell, run_id: str, stage, action: str | None, stamp: _dt.datetime) -> dict:
         flops = stage.flops(cell.m, cell.n, cell.k)
-        ms = (
-            flops / 1e9 * (1 + stage.position) * (1.05 if action == "slow" else 1)
-        )  # deterministic, slower up the ladder
+        # deterministic, slower up the ladder
+        ms = flops / 1e9 * (1 + stage.position) * (1.05 if action == "slow" else 1)
         row = dict(self._ok_columns(stage, run_id))
         row.update(
             repeat=cell.repeat,
@@ -169,8 +161,8 @@ class StandinMeasurer:
         return row
 
     def _ok_columns(self, stage, run_id: str) -> dict:
-        """The columns every ok row of `stage` shares, built once: this process's CPU is what a simulated cluster
-        has least of (farm simulate), while a real measurer's runs on its GPU's host."""
+        """Columns every ok row of `stage` shares, built once: this process's CPU is scarce in `farm simulate` (real
+        measurers run on their GPU's host)."""
         key = (stage.name, run_id)
         if key not in self._ok_rows:
             row = cell_row(self._device, stage, Cell(stage.name, 0, 0, 0), run_id, "ok")
@@ -194,13 +186,12 @@ class StandinMeasurer:
 
 
 class EmulatedGpuMeasurer(StandinMeasurer):
-    """The stand-in on the emulated GeForce card its node's ``standin.gpu-name`` label names (emulated_geforce.CARDS).
+    """The stand-in on the emulated GeForce card (emulated_geforce.CARDS) named by node label ``standin.gpu-name``.
 
-    This worker's pynvml answers as that card (FakeNvml, patched in for the process's life), and the farm's real
-    parts run on it: CellTimer's NVML sampler and cold-mode flush size, the warm-up rule, the throttle summary,
-    the memory rule (free memory from NVML) and the FP64 check's sizing. A cell that runs warms up under the
-    emulated load until the rule ends it, then sleeps the stopping rule's least timing time and the stand-in's cell
-    time as its timed phase; its timings are the stand-in's.
+    Its pynvml answers as that card (FakeNvml, patched for life) to the farm's real parts: CellTimer's NVML sampler and
+    cold-mode flush size, warm-up rule, throttle summary, memory rule (NVML free memory), FP64 check sizing. A cell
+    warms up under emulated load until the rule ends it, then sleeps the stopping rule's least timing time plus the
+    stand-in's cell time; timings are the stand-in's.
     """
 
     def __init__(self, options: MeasureOptions, prewarm: tuple[str, ...] = ()) -> None:
@@ -212,7 +203,7 @@ class EmulatedGpuMeasurer(StandinMeasurer):
                 f"emulated: {', '.join(CARDS)}"
             )
         self._nvml = FakeNvml(card)
-        self._nvml.patcher().start()  # never stopped: the worker process is the card's for its life
+        self._nvml.patcher().start()  # never stopped: the worker is the card's for life
         major, minor = (int(x) for x in card.compute_capability.split("."))
         self._cc = 10 * major + minor
         self._timer = CellTimer(options, card.pci_bus_id, card.l2_bytes)
@@ -255,7 +246,7 @@ class EmulatedGpuMeasurer(StandinMeasurer):
             warmed = time.perf_counter()
             energy = [sampler.energy_mj() if sampler else None]
             time.sleep(self._timer.options.timing.stopping.min_time_s)  # a real cell's timing lasts at least this
-            rows = super()._rows(cell, arms)  # the rest of the timed phase: the stand-in's sleep and timings
+            rows = super()._rows(cell, arms)
             energy.append(sampler.energy_mj() if sampler else None)
             timed = [x for x in sampler.stop() if x["t"] >= warmed] if sampler else []
         finally:

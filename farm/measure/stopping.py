@@ -1,10 +1,4 @@
-"""When to stop warming up and when to stop sampling: pluggable rules over recorded numbers.
-
-Noise is the robust relative standard error of the median of a series' samples:
-1.2533 * 1.4826 * MAD / sqrt(n) / median (the normal-theory standard error of a
-median, with the MAD standing in for the standard deviation so one outlier batch
-cannot stall or end the measurement). Pure functions: tested on the CPU.
-"""
+"""When to stop warming up and sampling: pure (CPU-tested) rules over recorded numbers."""
 
 from __future__ import annotations
 
@@ -15,17 +9,15 @@ from typing import Annotated
 
 from pydantic import Field, Strict
 
-# Option types, checked when a plan's [measure] table is read (farm.measure.cell_timer.MeasureOptions.from_dict):
-# strict, so that a TOML string or a boolean is never taken for a number.
+# [measure] option types (cell_timer.MeasureOptions.from_dict); strict: a TOML string or bool is never a number
 Count = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
 Seconds = Annotated[float, Strict(), Field(gt=0, le=3600)]
 Fraction = Annotated[float, Strict(), Field(gt=0, lt=1)]
 
 
 def relative_noise(samples: list[float], measured: int | None = None) -> float:
-    """Robust relative standard error of the median; inf below 3 samples. `measured`: how many batches the median
-    was taken over, where `samples` is an even subset of them (a shipped dataset's, `farm compact --max-samples`):
-    the spread comes from the subset, the error shrinks with all of them."""
+    """Noise: robust relative SE of the median (normal-theory, MAD for SD: an outlier batch cannot stall or end a run);
+    inf below 3 samples. `measured`: all batches where `samples` is an even subset (`farm compact --max-samples`)."""
     if len(samples) < 3:
         return math.inf
     med = statistics.median(samples)
@@ -37,7 +29,7 @@ def relative_noise(samples: list[float], measured: int | None = None) -> float:
 @dataclass(frozen=True)
 class StoppingRule:
     min_samples: Count = 10
-    target_noise: Fraction = 0.005  # stop once every series' noise is at or below this
+    target_noise: Fraction = 0.005  # stop once every series' noise is <= this
     min_time_s: Annotated[float, Strict(), Field(ge=0, le=3600)] = 0.2  # of timed batches, per cell
     max_time_s: Seconds = 20.0  # per cell, warm-up excluded
     max_samples: Count = 1000
@@ -60,22 +52,18 @@ class StoppingRule:
 
 @dataclass(frozen=True)
 class WarmupRule:
-    """Warm up until the SM clock has settled: its spread over the last window is small.
+    """Warm up until the SM clock settles (small spread over the last window).
 
-    The window reaches back before the cell's first launch (the sampler runs for the worker's
-    life), so when the GPU was busy throughout it (no sample with NVML's GPU-idle reason), as when
-    the previous cell or this cell's verification ran moments ago, a settled clock ends warm-up at
-    once: 'clock_settled_earlier'. Otherwise warm-up lasts at least `min_s`. A GPU that reports no
-    clock-event reasons is never seen busy, so it always warms up at least `min_s`; one that reports
-    no SM clock (some GeForce laptops and drivers) cannot show a settled clock at all: it warms up a
-    fixed `fixed_s` ('fixed_no_clock'), where waiting for a settled clock it cannot see would cost every
-    cell the full `max_s`.
+    The window predates the first launch (the sampler runs all the worker's life): if the GPU was busy throughout
+    (no GPU-idle sample), e.g. just after the previous cell or verification, a settled clock ends warm-up at once
+    ('clock_settled_earlier'); else it takes >= `min_s`, as always when no clock-event reasons are reported. With no
+    SM clock (some GeForce laptops, drivers) it takes a fixed `fixed_s` ('fixed_no_clock'), not `max_s` every cell.
     """
 
     min_s: Annotated[float, Strict(), Field(ge=0, le=60)] = 0.05
     max_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 3.0
     window_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.1
-    tolerance: Fraction = 0.02  # (max - min) / max of the window's SM clocks
+    tolerance: Fraction = 0.02  # (max - min) / max of window SM clocks
     fixed_s: Annotated[float, Strict(), Field(gt=0, le=60)] = 0.5
 
     def settled(self, clocks: list[float]) -> bool:
@@ -85,9 +73,8 @@ class WarmupRule:
         self, elapsed_s: float, recent_clocks: list[float] | None, busy: bool = False, telemetry: bool = False
     ) -> str | None:
         """Why warm-up ends ('clock_settled_earlier', 'clock_settled', 'max_time', 'fixed_no_clock', 'no_telemetry'),
-        or None to go on. `recent_clocks`: the SM clocks sampled in the window, None where none can be read
-        (`telemetry`: NVML sampling is on, so the GPU itself reports no SM clock). `busy`: every sample of the
-        window had clock-event reasons, none of them GPU-idle."""
+        or None to go on. `recent_clocks`: window SM clocks; None: unreadable (with `telemetry` on,
+        the GPU reports none). `busy`: all window samples had clock-event reasons, none GPU-idle."""
         if recent_clocks is None and telemetry:
             return "fixed_no_clock" if elapsed_s >= self.fixed_s else None
         if elapsed_s < self.min_s:

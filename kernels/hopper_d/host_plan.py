@@ -1,13 +1,12 @@
-"""Walk D's host plans, made once per shape and passed to the kernel (11 on: WIDTH, DP, SK; later stages more).
+"""Walk D's host plans, made once per shape, passed to the kernel (11 on: WIDTH, DP, SK; later stages more).
 
-11's cost model is 09's (`stream_k::plan_cost` in 09_stream_k.cu): for tiles 256, 128 or 64 columns wide, whole waves,
-or whole waves then the last `tiles % blocks` tiles (all where tiles < blocks) as stream-K, their k tiles end to end
-cut into a range a block; each costed in estimated k-tile times a block, the cheapest taken (ties: the wider, then
-whole waves). 09's caps (256 blocks, 8192 k tiles) become the bound they keep, sk * KT * blocks < 2^31. The workspace:
-the most segments a shared tile is cut into, planes of M x N floats, none where nothing is shared. 16: a stream-K k
-tile at STREAM_K_PRICE; 17: or whole 64-row tiles (half_launch_plan); 20: or 256 x 192 tiles (tall_launch_plan); 21:
-the group height by `wave_reads` (ordered_launch_plan); 22: or tall tiles beside 128 x 256 ones (mixed_launch_plan);
-23: or tall tiles with the last part-filled round's in halves of 128 rows (halves_launch_plan)."""
+11's cost model is 09's (`stream_k::plan_cost`, 09_stream_k.cu): tiles 256, 128 or 64 wide in whole waves, or whole
+waves then the last `tiles % blocks` tiles (all if tiles < blocks) as stream-K, their k tiles end to end cut into a
+range a block; costs in estimated k-tile times a block, the cheapest taken (`plan`). 09's caps (256 blocks, 8192 k
+tiles) become the bound sk * KT * blocks < 2^31. Later stages (their X_launch_plan): 16, stream-K k tiles at
+STREAM_K_PRICE; 17 (half), or whole 64-row tiles; 20 (tall), or 256 x 192 tiles; 21 (ordered), group height by
+`wave_reads`; 22 (mixed), or tall tiles beside 128 x 256 ones; 23 (halves), or tall tiles, the last part-filled
+round's in 128-row halves."""
 
 from __future__ import annotations
 
@@ -16,29 +15,29 @@ from dataclasses import dataclass
 from kernels.stage import LaunchPlan, cdiv
 
 BM, BK = 128, 64  # a tile's rows, a k tile's depth (kernels/common/persistent_ws.cuh)
-HALF_ROWS = 64  # 17's whole tiles of 64 rows (kernels/common/stream_k.cuh's ROWS)
+HALF_ROWS = 64  # 17's whole-tile rows (kernels/common/stream_k.cuh's ROWS)
 TALL_ROWS, TALL_WIDTH = 256, 192  # 20's tall tiles (kernels/common/host_plan.cuh), 128 rows a consumer warpgroup
 TALL_K = TALL_WIDTH * TALL_ROWS // BM + 32  # 07's model: a tall k tile's cost (`candidate`'s tile_k)
-SPLITS = (2, 3, 4)  # 20's stream-K ranges: a half, a third or a quarter of a tile
-# ... each at least 64 k tiles: at the LLM shapes (h100-tall5) ranges of 16-32 lost 3-9 points to 19, of 64 or more
-# gained: the fix-up (a 256 x 192 partial out and back through L2) too dear for shorter ones
+SPLITS = (2, 3, 4)  # 20's stream-K ranges: 1/2, 1/3 or 1/4 of a tile
+# ... each >= 64 k tiles: at the LLM shapes (h100-tall5) ranges of 16-32 lost 3-9 points to 19, 64+ gained: the
+# fix-up (a 256 x 192 partial out and back through L2) too dear for shorter ones
 MIN_SPLIT_KT = 64
-WIDTHS = (256, 128, 64)  # tile widths, widest first (the preferred on a tie)
+WIDTHS = (256, 128, 64)  # widest first: preferred on a tie
 MAX_SEGMENTS = 8  # a shared tile's segments at most: its workspace planes
 ARRIVALS = 8 * 1024  # arrival counters (persistent_ws::ARRIVALS), one a consumer warp of a shared tile: 16 rows
 INT32 = 2**31  # the kernel's range arithmetic is 32-bit
-GROUP = 16  # tile rows a group of the grouped tile order (persistent_ws::GROUP), 21's on a tie
+GROUP = 16  # tile rows a group in the grouped order (persistent_ws::GROUP); 21's on a tie
 MAX_GROUP = 32  # 21's tallest: a wave of 132 tiles reads least near sqrt(132 x width / rows) rows, 23 at most
 SPAN = 768  # 22's tall (192) and wide (256) tile columns meet at its multiples (22_mixed_tiles.cu)
-# 16's price of a stream-K k tile in whole ones': on an H100 12's stream-K took 1.8-3.1 times as long a k tile as whole
-# tiles, reading A and B from DRAM up to 8 times over (README.md, 16); 11, 12 and 15 keep 1.
+# 16's price of a stream-K k tile in whole ones': on an H100 12's stream-K k tiles took 1.8-3.1x whole tiles', reading
+# A and B from DRAM up to 8 times over (README.md, 16); 11, 12 and 15 keep 1.
 STREAM_K_PRICE = 2
 
 
 @dataclass(frozen=True)
 class Plan:
-    """One candidate: tiles `width` columns wide, the first `dp` walked whole, the next `sk` shared (stream-K) in
-    at most `segments` pieces each, at `cost` estimated k-tile times a block."""
+    """One candidate: tiles `width` wide, the first `dp` walked whole, the next `sk` shared (stream-K) in at most
+    `segments` pieces each; its `cost`."""
 
     width: int
     dp: int
@@ -53,12 +52,12 @@ class Plan:
 def candidate(
     m: int, n: int, k: int, blocks: int, width: int, stream_k: bool, price: int = 1, rows: int = BM, split: int = 0
 ) -> Plan | None:
-    """The plan of `rows` x `width` tiles, whole waves or with stream-K (k tiles at `price` whole ones'), or None where
-    it may not run. `split` (20): blocks / split tiles shared, each block's range exactly 1 / split of a tile's k
-    tiles, the same part of each, read at the same time; the whole tiles before them in waves maybe part full."""
+    """`rows` x `width` tiles' plan, whole waves or with stream-K (k tiles at `price` whole ones'), or None where it
+    can't run. `split` (20): blocks / split tiles shared, each block's range exactly 1 / split of a tile's k tiles, the
+    same part of each, read in step; the whole tiles before them in waves maybe part full."""
     tiles, kt = cdiv(m, rows) * cdiv(n, width), cdiv(k, BK)
-    tile_k = width * rows // BM + 32  # a k tile's width term, in 128-row tiles' columns, and its fixed costs
-    if not stream_k:  # 07's model: waves x k tiles x (width + 32), the 32 standing for a k tile's fixed costs
+    tile_k = width * rows // BM + 32  # width term (128-row tiles' columns) + 32 fixed costs
+    if not stream_k:  # 07's model: waves x k tiles x tile_k
         return Plan(width, tiles, 0, 1, cdiv(tiles, blocks) * kt * tile_k)
     if split:
         if blocks % split or kt % split or kt // split < MIN_SPLIT_KT or blocks // split >= tiles:
@@ -69,7 +68,7 @@ def candidate(
     else:
         sk = tiles if tiles < blocks else tiles % blocks
     total = sk * kt
-    least = total // blocks  # the shortest range; the longest is one more
+    least = total // blocks  # shortest range; longest: one more
     if least < 1 or total * blocks >= INT32 or sk > ARRIVALS // (rows // 16):
         return None
     segments = (kt - 1) // least + 2  # a tile's interior holds range starts at least `least` apart
@@ -82,27 +81,26 @@ def candidate(
 
 
 def plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> Plan:
-    """The cheapest candidate on `blocks` persistent blocks (ties: the earlier in WIDTHS, whole waves first); 256
-    columns in whole waves always runs."""
+    """The cheapest candidate on `blocks` persistent blocks (ties: earlier in WIDTHS, whole waves first); 256 wide whole
+    waves always run."""
     found = [c for w in WIDTHS for sk in (False, True) if (c := candidate(m, n, k, blocks, w, sk, price)) is not None]
     return min(found, key=lambda c: c.cost)  # min keeps the first of equals
 
 
 def launch_plan(m: int, n: int, k: int, blocks: int, price: int = 1) -> LaunchPlan:
-    """d_host_plan's launch arguments and workspace (kernels.stage.Launch.planner); 16's with `price`."""
+    """d_host_plan's launch args and workspace (kernels.stage.Launch.planner); 16's with `price`."""
     p = plan(m, n, k, blocks, price)
     return LaunchPlan({"WIDTH": p.width, "DP": p.dp, "SK": p.sk}, p.workspace_floats(m, n))
 
 
 def half_cost(m: int, n: int, k: int, blocks: int, width: int) -> int:
-    """17's whole 64-row tiles `width` wide in k-tile times a block: a k tile at half a 128-row tile's width term (half
-    its math and, at its shapes, A's bytes) and the same fixed 32."""
+    """17's cost of whole 64-row tiles `width` wide: a k tile at half a 128-row tile's width term (half the math and,
+    at its shapes, A's bytes) plus 32."""
     return cdiv(cdiv(m, HALF_ROWS) * cdiv(n, width), blocks) * cdiv(k, BK) * (width // 2 + 32)
 
 
 def half_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
-    """17's tile rows and plan: 16's plan, or the cheapest whole 64-row tiles where they cost less (ties: 16's, then
-    the wider tile), walked whole with no workspace."""
+    """17's tile rows and plan: 16's, or the cheapest whole 64-row tiles where cheaper (ties: 16's, then wider)."""
     whole = plan(m, n, k, blocks, STREAM_K_PRICE)
     costs = {w: half_cost(m, n, k, blocks, w) for w in WIDTHS}
     width = min(costs, key=costs.get)  # min keeps the first of equals: the wider
@@ -112,8 +110,8 @@ def half_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
 
 
 def tall_plan(m: int, n: int, k: int, blocks: int) -> tuple[int, Plan]:
-    """20's: 17's, or 256 x 192 tiles where those cost less: whole, with stream-K at 16's price, or with stream-K in
-    ranges of a half, a third or a quarter of a tile (`split`) at whole tiles' price (ties: 17's, then that order)."""
+    """20's: 17's, or 256 x 192 tiles where cheaper: whole, stream-K at 16's price, or stream-K in SPLITS ranges at
+    whole tiles' price (ties: 17's, then that order)."""
     rows, best = half_plan(m, n, k, blocks)
     tall = [candidate(m, n, k, blocks, TALL_WIDTH, sk, STREAM_K_PRICE, TALL_ROWS) for sk in (False, True)]
     tall += [candidate(m, n, k, blocks, TALL_WIDTH, True, 1, TALL_ROWS, split) for split in SPLITS]
@@ -138,9 +136,9 @@ def tall_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
 
 
 def wave_reads(tiles_m: int, tiles_n: int, blocks: int, rows: int, p: Plan, group: int) -> int:
-    """Rows of A plus columns of B the blocks read in each wave of `p`'s tiles, summed over the waves, tiles walked
-    `group` tile rows at a time, down the rows first (hopper.cuh's grouped_tile): what DRAM delivers about once a wave
-    where a wave's k tiles stay in L2. Whole tiles go round-robin, `blocks` a wave; the stream-K tiles after, one wave."""
+    """Rows of A plus columns of B read per wave of `p`'s tiles, summed; tiles walked `group` tile rows at a time, rows
+    first (hopper.cuh's grouped_tile): about DRAM's traffic a wave where its k tiles stay in L2. Whole tiles go
+    round-robin, `blocks` a wave, then stream-K tiles as one."""
     waves = [(a, min(a + blocks, p.dp)) for a in range(0, p.dp, blocks)] + ([(p.dp, p.dp + p.sk)] if p.sk else [])
     per_group, total = group * tiles_n, 0
     for a, b in waves:
@@ -152,7 +150,7 @@ def wave_reads(tiles_m: int, tiles_n: int, blocks: int, rows: int, p: Plan, grou
 
 
 def least_reads_group(m: int, n: int, blocks: int, rows: int, p: Plan) -> int:
-    """The group height whose waves of `p`'s tiles read least (wave_reads; ties: GROUP, then the lower)."""
+    """The group height whose waves of `p`'s tiles read least (wave_reads; ties: GROUP, then lower)."""
     tiles_m, tiles_n = cdiv(m, rows), cdiv(n, p.width)
     reads = {g: wave_reads(tiles_m, tiles_n, blocks, rows, p, g) for g in range(1, MAX_GROUP + 1)}  # past tiles_m: all
     return min(reads, key=lambda g: (reads[g], g != GROUP, g))
@@ -173,16 +171,16 @@ def mixed_tiles(m: int, n: int, spans: int) -> tuple[int, int]:
 
 
 def mixed_cost(m: int, n: int, k: int, blocks: int, spans: int) -> int:
-    """22's tiles (mixed_tiles) in k-tile times a block (07's model, as `candidate`'s), round-robin, the tall ones
-    first: block 0 holds the most of both."""
+    """22's tiles' cost (mixed_tiles; 07's model, as `candidate`'s), round-robin, tall first: block 0 holds the most
+    of both."""
     tall, units = mixed_tiles(m, n, spans)
     first_talls = cdiv(tall, blocks)
     return cdiv(k, BK) * (first_talls * TALL_K + (cdiv(units, blocks) - first_talls) * (WIDTHS[0] + 32))
 
 
 def mixed_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_mixed_tiles's: SPANS, the spans of SPAN columns in tall tiles, the rest in wide ones, where some split costs
-    less than 21's plan (the fewest spans on a tie); else 21's plan with SPANS 0."""
+    """d_mixed_tiles's: the first SPANS x SPAN columns in tall tiles, the rest wide, where cheaper than 21's plan
+    (fewest spans on a tie); else 21's, SPANS 0."""
     costs = {spans: mixed_cost(m, n, k, blocks, spans) for spans in range(1, cdiv(n, SPAN))}  # wide tiles left
     spans = min(costs, key=costs.get, default=0)
     if spans and costs[spans] < tall_plan(m, n, k, blocks)[1].cost:
@@ -193,8 +191,8 @@ def mixed_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
 
 
 def halves_cost(m: int, n: int, k: int, blocks: int) -> int | None:
-    """23's tall tiles whole, the last part-filled round's as two 128 x 192 units each (a k tile at 192 + 32), in k-tile
-    times a block; None where whole rounds fill every block."""
+    """23's cost: tall tiles whole, the last part-filled round's as two 128 x 192 units each (a k tile at 192 + 32);
+    None where whole rounds fill every block."""
     tiles = cdiv(m, TALL_ROWS) * cdiv(n, TALL_WIDTH)
     if tiles % blocks == 0:
         return None
@@ -202,8 +200,8 @@ def halves_cost(m: int, n: int, k: int, blocks: int) -> int | None:
 
 
 def halves_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """d_tail_halves's: 22's plan with HALVES 0, or HALVES 1 (DP: the tall tiles walked whole) where halves_cost is
-    below its choice's cost; GROUP as 21's."""
+    """d_tail_halves's: 22's plan with HALVES 0, or HALVES 1 (DP: tall tiles walked whole) where halves_cost beats
+    22's choice's; GROUP as 21's."""
     mixed = mixed_launch_plan(m, n, k, blocks)
     spans = mixed.args["SPANS"]
     chosen = mixed_cost(m, n, k, blocks, spans) if spans else tall_plan(m, n, k, blocks)[1].cost
@@ -216,3 +214,10 @@ def halves_launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
     return LaunchPlan(
         {"ROWS": TALL_ROWS, "WIDTH": TALL_WIDTH, "DP": dp, "SK": 0, "GROUP": group, "SPANS": 0, "HALVES": 1}
     )
+
+
+def launch_is_not_21s(m: int, n: int, k: int, blocks: int) -> bool:
+    """Where 22's or 23's launch is not 21's (tiles mixed, or the last round in halves): the LLM shapes the llm-tail
+    step of .ci/gpu-session.sh measures them at."""
+    args = halves_launch_plan(m, n, k, blocks).args
+    return bool(args["SPANS"] or args["HALVES"])

@@ -1,16 +1,12 @@
-"""Stage 07's plan (f_swap_plan_fp8), made once per shape on the host and passed to the kernel as TN, BNT and SLICES.
+"""Stage 07's plan (f_swap_plan_fp8), made per shape on the host: the kernel's TN, BNT and SLICES.
 
-Up to 128 tokens the product is swapped (C^T = B^T A^T, kernels/common/swapped.cuh): TN is the fewest tokens of
-16, 64 or 128 that hold M (wgmma's N); each tile is BNT = 128 or 64 features, its K cut into 1 to 8 slices. Each
-candidate is costed as 06's in-kernel plan does (`plan_cost` in 06_swap_ab_fp8.cu), in estimated k-tile times a block:
-waves x (k tiles a unit + fix-up) x (BNT + TN + 32), the 32 a k tile's fixed costs. The fix-up term is 07's: two
-for the fences, the count and the round trip of the last slice's loads (issued together), plus the partials moved
-through L2, (1 + slices) x TN x BNT FP32 values, at four times the rate of a k tile's (TN + BNT) x 128 FP8 bytes from
-DRAM. The cheapest wins; ties to the wider tile, then to fewer slices. The swapped model (`swapped_plan`) also plans walk
-D's 13 (kernels/hopper_d/swap_plan.py): its 16-bit k tiles are 64 elements deep but move the same 128-byte rows. Above 128 tokens TN is 0 and the kernel runs
-05's split-K pipeline, whose slices (`slices_for` in kernels/common/split_k_fp8.cuh) are worked out here the same way.
-The workspace is sized from the plan: the swap's partials in the accumulators' order (slices x tiles x 128 x TN
-floats), 05's as planes of M x N, none where K is whole.
+Up to 128 tokens the product is swapped (C^T = B^T A^T, common/swapped.cuh) into TN x BNT tiles, K in SLICES.
+Candidates are costed as 06's `plan_cost` (06_swap_ab_fp8.cu), in k-tile times a block: waves x (k tiles a unit +
+fix-up) x (BNT + TN + 32), 32: a k tile's fixed costs. 07's fix-up is two (fences, count, the last slice's loads'
+round trip, issued together) plus the (1 + slices) x TN x BNT FP32 partials moved through L2 at 4x the rate of a k
+tile's (TN + BNT) x 128 FP8 bytes from DRAM. Cheapest wins (ties: wider tile, then fewer slices). `swapped_plan` also
+plans walk D's 13 (kernels/hopper_d/swap_plan.py), whose 16-bit k tiles are 64 deep but move the same 128-byte rows.
+Above 128 tokens TN is 0: 05's split-K pipeline (`split_k_slices`). Swap partials are in accumulator order.
 """
 
 from __future__ import annotations
@@ -20,19 +16,18 @@ from dataclasses import dataclass
 from kernels.stage import LaunchPlan, cdiv
 
 BK = 128  # FP8 elements of K a k tile
-ROW_BYTES = 128  # a k tile's row of either operand, in bytes, in either precision (kernels/common/swapped.cuh)
-TOKENS = (16, 64, 128)  # the swapped tile's tokens (wgmma N), fewest first
-WIDTHS = (128, 64)  # features a swapped tile, widest first (the preferred on a tie)
-MAX_SLICES = 8  # K slices at most (swapped::MAX_SLICES): its fix-up's registers and 05's workspace planes
-WARPS = 8  # consumer warps a tile: one arrival counter each
-SPLIT_TILES = 8 * 1024 // WARPS  # tiles that may be sliced: arrival counters (split_k_fp8::ARRIVALS) over WARPS
+ROW_BYTES = 128  # bytes a k-tile row, any operand/precision (common/swapped.cuh)
+TOKENS = (16, 64, 128)  # wgmma N choices, fewest first
+WIDTHS = (128, 64)  # features a tile, widest (preferred on ties) first
+MAX_SLICES = 8  # swapped::MAX_SLICES (bounds fix-up registers, 05's workspace planes)
+WARPS = 8  # consumer warps a tile, an arrival counter each
+SPLIT_TILES = 8 * 1024 // WARPS  # sliceable tiles: arrival counters (split_k_fp8::ARRIVALS) / WARPS
 TILE_M, TILE_N = 128, 256  # 05's tile, above 128 tokens
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Tiles of `tn` tokens (0: 05's 128 x 256 tiles) by `bnt` features, K in `slices`, at `cost` estimated k-tile
-    times a block (0 for 05's path, which is not costed)."""
+    """`tn` tokens (0: 05's tiles) x `bnt` features a tile, K in `slices`; `cost`: k-tile times a block (0: 05's)."""
 
     tn: int
     bnt: int
@@ -53,8 +48,7 @@ def tokens(m: int) -> int:
 
 
 def swap_cost(m: int, n: int, k: int, blocks: int, bnt: int, slices: int, bk: int = BK) -> int | None:
-    """Estimated k-tile times a block of the swapped plan with k tiles `bk` elements deep, or None where it may not
-    run."""
+    """Swapped plan's cost in k-tile times a block (k tiles `bk` deep); None where it may not run."""
     tn, tiles, kt = tokens(m), cdiv(n, bnt), cdiv(k, bk)
     if slices > kt or (slices > 1 and (tiles >= blocks or tiles > SPLIT_TILES)):
         return None
@@ -78,7 +72,7 @@ def plan(m: int, n: int, k: int, blocks: int) -> Plan:
 
 
 def swapped_plan(m: int, n: int, k: int, blocks: int, bk: int) -> Plan:
-    """The cheapest swapped plan for m <= 128 tokens, k tiles `bk` elements deep."""
+    """Cheapest swapped plan for m <= 128 tokens, k tiles `bk` deep."""
     found = [
         Plan(tokens(m), bnt, s, c)
         for bnt in WIDTHS
@@ -89,6 +83,6 @@ def swapped_plan(m: int, n: int, k: int, blocks: int, bk: int) -> Plan:
 
 
 def launch_plan(m: int, n: int, k: int, blocks: int) -> LaunchPlan:
-    """f_swap_plan_fp8's launch arguments and workspace (kernels.stage.Launch.planner)."""
+    """f_swap_plan_fp8's launch args and workspace (kernels.stage.Launch.planner)."""
     p = plan(m, n, k, blocks)
     return LaunchPlan({"TN": p.tn, "BNT": p.bnt, "SLICES": p.slices}, p.workspace_floats(m, n))
