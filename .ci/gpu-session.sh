@@ -459,9 +459,9 @@ PY
     kernels=d_mma_overlap_bf16,d_multicast_bf16,d_narrow_tiles_bf16,d_split_k_bf16,d_tma_store_bf16,d_swap_plan_bf16,d_cluster_pair_bf16,d_dependent_launch_bf16,cublaslt_bf16,d_priced_plan_bf16
     [ "$STEP" = llm-later ] && kernels=d_half_tiles_bf16,d_swap_dependent_bf16,d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16
     sizes=(); if [ "$STEP" = llm-tail ]; then
-      kernels=d_mixed_tiles_bf16,d_tail_halves_bf16; SIZES=$(python3 -c "import torch; from farm.plan import load_plan
+      kernels=d_mixed_tiles_bf16,d_tail_halves_bf16; SIZES=$(python3 -c "import torch; from farm.data.llm_shapes import plan_shapes
 from kernels.hopper_d.host_plan import launch_is_not_21s as new; sms = torch.cuda.get_device_properties(0).multi_processor_count
-print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted({(c.m, c.n, c.k) for c in load_plan('plans/llm.toml').cells()}) if new(m, n, k, sms)))")
+print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted(plan_shapes()) if new(m, n, k, sms)))")
       export SIZES; sizes=(--sizes "$SIZES")  # llm-crosscheck's too
     fi
     # One repeat a cell: on a host of several GPUs the cells are shared out (shard), not each measured on every card.
@@ -593,27 +593,25 @@ for n in (4096, 8192):  # A E4M3, B E5M2 stored N x K, per-tensor scales, FP32 o
     mkdir -p "$RES"; timeout "${DEADLINE:-540}" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$2.csv" --resume \
       --stages "${STAGES:-d_lean_k_loop_bf16,d_tall_tiles_bf16,d_tile_order_bf16,d_lean_k_loop_fp16,d_tall_tiles_fp16,d_tile_order_fp16}" \
       --sizes "${SIZES:-1024,2048,4096,8192}" 2>&1 | tee "$OUT/stage-crosscheck-$2.md" ;;
-  walkd22)  # walk D 22: its GPU tests, 21 and 22 by cell and do_bench (RUN's CSV) at 4096^3 and four LLM shapes it
-    # mixes tiles at (DEADLINE 420 from the start), ncu of both at 4096^3; about 480 s
+  walkd22|walkd23)  # walk D 22 (walkd23: 23 and 24): its GPU tests (walkd23: and the shipped rows' code hashes, 370 s
+    # on an H200; TESTS_S=0: none), STAGES (21 and it) by cell and do_bench (RUN's CSV goes on) at SIZES (22: 4096^3 and
+    # four LLM shapes it mixes tiles at; 23: 8192^3; DEADLINE 420 / 480 from the start), ncu at the first size
     shift; run=$1; T0=$(date +%s)
-    timeout "${TESTS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py -k d_mixed_tiles 2>&1 \
-      | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    mkdir -p "$RES"; timeout "$(( ${DEADLINE:-420} - $(date +%s) + T0 ))" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$run.csv" \
-      --resume --stages d_tile_order_bf16,d_mixed_tiles_bf16,d_tile_order_fp16,d_mixed_tiles_fp16 \
-      --sizes "${SIZES:-4096,1024x14336x4096,4096x3584x3584,4096x14336x4096,4096x8192x8192}" 2>&1 | tee "$OUT/stage-crosscheck-$run.md"
-    timeout "${PROFILE_S:-90}" python3 -m farm profile --kernels d_tile_order_bf16,d_mixed_tiles_bf16 --sizes 4096 \
-      --output "$RES" --run-id "profile-$STEP" --timeout 40 > "$OUT/profile-$STEP.log" 2>&1
-    PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
-  walkd23)  # walk D 23, 24: their GPU tests, the shipped rows' code hashes (370 s, H200; TESTS_S=0: none), STAGES
-    # (21, 23, 24) by cell and do_bench at SIZES (8192; RUN's CSV goes on; DEADLINE 480 from the start), ncu at 8192^3
-    shift; run=$1; T0=$(date +%s)
-    [ "${TESTS_S:-400}" = 0 ] || timeout "${TESTS_S:-400}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_walkd_shapes.py tests/test_shipped_datasets.py \
-      -k "d_tail_halves or d_evict_first_c or this_trees_code" 2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
-    mkdir -p "$RES"; timeout "$(( ${DEADLINE:-480} - $(date +%s) + T0 ))" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$run.csv" \
-      --resume --stages "${STAGES:-d_tile_order_bf16,d_tail_halves_bf16,d_evict_first_c_bf16,d_tile_order_fp16,d_tail_halves_fp16,d_evict_first_c_fp16}" \
-      --sizes "${SIZES:-8192}" 2>&1 | tee "$OUT/stage-crosscheck-$run.md"
-    timeout "${PROFILE_S:-120}" python3 -m farm profile --kernels d_tile_order_bf16,d_tail_halves_bf16,d_evict_first_c_bf16 --sizes 8192 \
-      --output "$RES" --run-id "profile-$STEP" --timeout 60 > "$OUT/profile-$STEP.log" 2>&1
+    if [ "$STEP" = walkd22 ]; then
+      new="mixed_tiles"; tests=d_mixed_tiles; files=tests/test_gpu_walkd_shapes.py; sizes=4096,1024x14336x4096,4096x3584x3584,4096x14336x4096,4096x8192x8192
+      tests_s=200; deadline=420; profile_s=90; ncu_s=40
+    else
+      new="tail_halves evict_first_c"; tests="d_tail_halves or d_evict_first_c or this_trees_code"; sizes=8192
+      files="tests/test_gpu_walkd_shapes.py tests/test_shipped_datasets.py"
+      tests_s=400; deadline=480; profile_s=120; ncu_s=60
+    fi
+    stages=$(for p in bf16 fp16; do for k in tile_order $new; do echo "d_${k}_$p"; done; done | paste -sd,)
+    [ "${TESTS_S:-$tests_s}" = 0 ] || timeout "${TESTS_S:-$tests_s}" python3 -m pytest -m gpu -q -p no:cacheprovider $files -k "$tests" \
+      2>&1 | tee "$OUT/gpu-tests-$STEP.log" | tail -2
+    mkdir -p "$RES"; timeout "$(( ${DEADLINE:-$deadline} - $(date +%s) + T0 ))" python3 -m farm crosscheck --csv "$RES/stage-crosscheck-$run.csv" \
+      --resume --stages "${STAGES:-$stages}" --sizes "${SIZES:-$sizes}" 2>&1 | tee "$OUT/stage-crosscheck-$run.md"
+    timeout "${PROFILE_S:-$profile_s}" python3 -m farm profile --kernels "$(echo "$stages" | tr , '\n' | grep _bf16 | paste -sd,)" \
+      --sizes "${sizes%%,*}" --output "$RES" --run-id "profile-$STEP" --timeout $ncu_s > "$OUT/profile-$STEP.log" 2>&1
     PYTHONPATH=.:${PYTHONPATH:-} python3 .ci/step_tables.py profile "$RES" "profile-$STEP" 2>&1 | tee "$OUT/profile-$STEP.txt" ;;
   crosscheck)  # SIZES=256,1024 to choose
     python3 -m farm crosscheck --sizes "${SIZES:-256,512,1024,2048,4096,8192}" --csv "$OUT/crosscheck.csv" 2>&1 | tee "$OUT/crosscheck.md" ;;
