@@ -721,8 +721,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "crosscheck",
-        help="the farm's cuBLAS and cuBLASLt (hot, cold) against torch.mm under Triton's do_bench_cudagraph / do_bench; "
-        "with --stages, kernels' %% of their baseline by both (needs torch, triton)",
+        help="the farm's cuBLAS and cuBLASLt (hot, cold) against torch.mm under Triton's do_bench_cudagraph / do_bench "
+        "(a hot cuBLAS ratio beyond 3 %% timed again on torch's own operands); with --stages, kernels' %% of their "
+        "baseline by both (needs torch, triton)",
     )
     given = p.add_mutually_exclusive_group()
     given.add_argument("--sizes", help="comma-separated cube edges or MxNxK shapes (default 256,1024,4096)")

@@ -1,6 +1,5 @@
-"""`farm crosscheck --csv`: records written as they are measured, and `--resume` going on from an earlier call's CSV
-(a GPU call ends at its deadline; the next measures only what the CSV lacks). The measuring is stood in for here: it
-needs a GPU, PyTorch and Triton (the GPU host runs it: .ci/gpu-session.sh llm-crosscheck)."""
+"""`farm crosscheck`: its CSV written as measured, `--resume` (a GPU call ends at its deadline: the next measures what
+the CSV lacks), its tables; the measuring (GPU, PyTorch, Triton) stood in."""
 
 import pytest
 
@@ -11,7 +10,7 @@ RECORD = dict.fromkeys(crosscheck.COLUMNS, 1.0) | {"precision": "bf16", "size": 
 
 
 def measured(asked: list):
-    """A stand-in for crosscheck.crosscheck: a verified record for each of its to_measure (noted in `asked`)."""
+    """Stands in for crosscheck.crosscheck: a verified record per to_measure entry (noted in `asked`)."""
 
     def fake(shapes, precisions, max_time_s, modes, done=frozenset()):
         todo = crosscheck.to_measure(shapes, precisions, modes, done)
@@ -35,7 +34,7 @@ def sizes_in(out) -> list[str]:
 
 
 def test_the_csv_gets_a_record_at_a_time_in_a_new_folder(tmp_path, monkeypatch, capsys):
-    """Its folder made if new (a fresh GPU host's); a cross-check stopped midway keeps the records before it."""
+    """Its folder made if new (a fresh GPU host's); one stopped midway keeps the records before it."""
 
     def first_then_stop(*a):
         yield RECORD
@@ -53,7 +52,7 @@ def test_the_csv_gets_a_record_at_a_time_in_a_new_folder(tmp_path, monkeypatch, 
 def test_resume_measures_only_what_the_csv_lacks_and_adds_it(tmp_path, monkeypatch, capsys):
     out, asked = tmp_path / "crosscheck.csv", []
     monkeypatch.setattr(crosscheck, "crosscheck", measured(asked))
-    assert run(out, sizes="256") == 0  # the earlier call, cut off after 256^3
+    assert run(out, sizes="256") == 0  # an earlier call, cut at 256^3
     assert run(out, "--resume", sizes="256,512,1x4096x4096") == 0
     assert asked == [[(256, 256, 256)], [(512, 512, 512), (1, 4096, 4096)]]
     assert "1 kept from" in capsys.readouterr().out
@@ -85,7 +84,7 @@ def test_resume_refuses_a_csv_it_cannot_add_to(tmp_path, monkeypatch, capsys):
 
 
 class FakeMeasurer:
-    """Stands in for a GpuMeasurer: a farm cell of `status`, and standalone calls that note each call's turn."""
+    """A GpuMeasurer's stand-in: a farm cell of `status`, and standalone calls noting each call's turn."""
 
     def __init__(self, status="ok", verified=True):
         self.status, self.verified, self.turns = status, verified, []
@@ -103,9 +102,8 @@ class FakeMeasurer:
 
 
 def test_stage_crosscheck_alternates_which_side_runs_first_and_cancels_the_order():
-    """Each pair's later call runs warmer at the cap (.ci/timer_swap.py): a stand-in bench makes the later call of
-    every pair 2 % slower, with the stage truly 1 % faster than cuBLAS; the geometric mean over pairs in alternating
-    order recovers 101 %, where stage-first pairs alone would read 103 %."""
+    """A pair's later call runs warmer at the cap (.ci/timer_swap.py): here 2 % slower, the stage truly 1 % faster
+    than cuBLAS; pairs in alternating order recover 101 % (geometric mean), stage-first ones alone would read 103 %."""
     measurer, times = FakeMeasurer(), {"stage": 1.0 / 1.01, "baseline": 1.0}
 
     def bench(fn):
@@ -153,11 +151,11 @@ def test_stages_mode_writes_its_own_columns_and_resumes_by_stage_and_size(tmp_pa
     header, *lines = out.read_text().splitlines()
     assert header == ",".join(crosscheck.STAGE_COLUMNS) and len(lines) == 4
     assert "| d_tall_tiles_bf16 | 2048 |" in capsys.readouterr().out
-    assert main(["crosscheck", "--sizes", "256", "--precisions", "bf16", "--csv", str(out), "--resume"]) == 2
+    assert run(out, "--resume", sizes="256") == 2
 
 
 def test_a_timed_stage_whose_farm_cell_is_not_ok_is_marked_unverified():
-    """A farm cell `implausible` is still read by the outside timer, and the table says the record is not verified."""
+    """A farm cell `implausible` is still timed outside; the table says the record is not verified."""
     (record,) = crosscheck.stage_crosscheck(
         ["d_tall_tiles_bf16"], [(256,) * 3], pairs=2, measurer=FakeMeasurer("implausible"), bench=lambda f: 1.0
     )
@@ -165,3 +163,10 @@ def test_a_timed_stage_whose_farm_cell_is_not_ok_is_marked_unverified():
     assert crosscheck.as_stage_table([record]).endswith(
         "| 100.0 (100.0-100.0) | 1.0000 | 1.0000 | not verified (farm cell implausible) |"
     )
+
+
+def test_a_ratio_beyond_3_percent_is_followed_up_and_shown():
+    assert [crosscheck.followed_up(r) for r in (None, 1, 1.03, 1.031, 0.97)] == [False] * 3 + [True] * 2
+    within = RECORD | {"cublas_shared_vs_torch": None, "verified": True}
+    table = crosscheck.as_table([within | {"cublas_vs_torch": 1.11, "cublas_shared_vs_torch": 1.0004}, within])
+    assert table.splitlines()[2].endswith("| 1.110 | 1.000 | 1.000 |") and table.endswith("| 1.000 | 1.000 | - |")

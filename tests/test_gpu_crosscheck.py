@@ -59,3 +59,23 @@ def test_stage_crosscheck_times_the_kernel_by_both_harnesses(measurer):
     peak = peak_tflops(info["arch"], "bf16", info["sm_count"], max_clock, info["gpu_name"])
     for side in ("stage_ms", "baseline_ms"):
         assert record[side] * 1e-3 >= 2 * 2048**3 / (1.05 * peak * 1e12), record
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16", "tf32"])
+def test_the_follow_up_times_the_farms_cublas_on_torchs_own_operands(measurer, precision):
+    """farm crosscheck's follow-up: the farm's cuBLAS call reads torch's A and B (BF16 as uint16 bits), its C checked
+    against torch.mm's, both timed for real; a torch side that writes a wrong C leaves no ratio."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from farm.analysis.crosscheck import _graph_bench, _torch_call, shared_operands_ratio
+
+    run, operands = _torch_call(precision, 1000, 1032, 1048)
+    ratio = shared_operands_ratio(measurer, _graph_bench(20), precision, run, operands)
+    assert ratio is not None and 0 < ratio < float("inf")
+    c = operands[2]
+    assert shared_operands_ratio(measurer, _graph_bench(20), precision, lambda: c.fill_(1.0), operands) is None
+
+
+def test_the_follow_up_takes_library_baselines_only(measurer):
+    with pytest.raises(ValueError, match="not a 16- or 32-bit baseline"):
+        measurer.library_against("d_tall_tiles_bf16", None, None, None, 256, 256, 256)

@@ -8,6 +8,10 @@ timed one after the other: at the power cap that alone moves a ratio by a few % 
 at d3b6adc: torch.mm and the farm's cuBLAS launched one kernel at every cube, within 2.4 % of each other under one
 timer; of two cells of one kernel the later ran up to 3.3 % slower; do_bench at 200 ms read ~3 % faster than at 1 s).
 
+Where a hot cuBLAS / torch.mm ratio is beyond 3 %, the farm's cuBLAS call is timed again beside torch.mm on torch's
+own A and B, alternated (cublas_shared_vs_torch): at the cap torch's operands alone move it (docs/measurement.md,
+H200s: 2.60 or 2.91 ms with one kernel, by which B it read; 1.124 in a cross-check, 0.999 in its follow-up).
+
 With stages named (stage_crosscheck), a kernel's % of its baseline is read by both harnesses in one call: the farm's
 cell, and the kernel and the same baseline call under do_bench_cudagraph in alternated pairs, which cancels that.
 """
@@ -42,7 +46,9 @@ COLUMNS = (
     "cublaslt_launch",
     "torch_timer",
     "verified",
+    "cublas_shared_vs_torch",  # beyond FOLLOW_UP only; absent from CSVs made before 2026-11-29
 )
+FOLLOW_UP = 1.03  # a hot cuBLAS / torch.mm ratio beyond it (or its inverse) is timed again on shared operands
 
 
 def shape_label(m: int, n: int, k: int) -> str:
@@ -51,7 +57,7 @@ def shape_label(m: int, n: int, k: int) -> str:
 
 
 def _torch_call(precision: str, m: int, n: int, k: int):
-    """torch.mm on fresh N(0,1) operands of the precision class, FP32 output, TF32 as the class says."""
+    """(torch.mm on fresh N(0,1) operands of the precision class, FP32 output, TF32 as the class says; (A, B, C))."""
     import torch
 
     dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
@@ -71,7 +77,31 @@ def _torch_call(precision: str, m: int, n: int, k: int):
         def run() -> None:
             torch.mm(a, b, out_dtype=torch.float32, out=c)
 
-    return run
+    return run, (a, b, c)
+
+
+def followed_up(ratio: float | None) -> bool:
+    return ratio is not None and not 1 / FOLLOW_UP <= ratio <= FOLLOW_UP
+
+
+def shared_operands_ratio(measurer, bench, precision: str, torch_run, operands, pairs: int = 2) -> float | None:
+    """The farm's cuBLAS call (as its cells launch it) and torch.mm on torch's A and B, each into its own C, under
+    `bench` in alternated pairs: farm / torch time (geometric mean); None unless the farm's C matches torch's."""
+    import cupy
+    import torch
+
+    def ours(t):  # the farm reads BF16 as uint16 bit patterns (CuPy has no bfloat16)
+        return cupy.from_dlpack(t.view(torch.uint16) if t.dtype == torch.bfloat16 else t)
+
+    a, b, c = operands
+    torch_run()
+    torch.cuda.synchronize()
+    farm = measurer.library_against(
+        f"cublas_{precision}", ours(a), ours(b), ours(c), a.shape[0], b.shape[1], a.shape[1]
+    )
+    if not farm["verified"]:
+        return None
+    return 100 / alternated_ratio(bench, farm["call"], torch_run, pairs)["do_bench_pct"]
 
 
 def to_measure(
@@ -112,8 +142,9 @@ def crosscheck(
         )
         for mode in modes
     }
+    bench = None
     for precision, (m, n, k), left in todo:
-        run = _torch_call(precision, m, n, k)
+        run, operands = _torch_call(precision, m, n, k)
         theirs = {
             mode: triton.testing.do_bench_cudagraph(run, rep=200, return_mode="median")
             if mode == "hot"
@@ -135,6 +166,9 @@ def crosscheck(
                 record[f"{lib}_ms"] = ms
                 record[f"{lib}_vs_torch"] = ms / theirs[mode] if ms else None
                 record[f"{lib}_launch"] = row.get("launch_method") or f"{row['status']}: {row['status_reason']}"[:80]
+            if mode == "hot" and followed_up(record["cublas_vs_torch"]):
+                bench = bench or _graph_bench(200)
+                record["cublas_shared_vs_torch"] = shared_operands_ratio(ours[mode], bench, precision, run, operands)
             yield record
 
 
@@ -270,12 +304,13 @@ def as_table(records: list[dict]) -> str:
         return f"{x:.3f}" if x else "-"
 
     lines = [
-        "| precision | size | mode | farm cuBLAS us | farm cuBLASLt us | torch.mm us | cuBLAS / torch | cuBLASLt / torch |",
-        "|---|---|---|---|---|---|---|---|",
+        "| precision | size | mode | farm cuBLAS us | farm cuBLASLt us | torch.mm us | cuBLAS / torch | cuBLASLt / torch "
+        "| cuBLAS / torch, one A and B |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['precision']} | {r['size']} | {r['mode']} | {us(r['cublas_ms'])} | {us(r['cublaslt_ms'])} | {us(r['torch_ms'])} | "
-        f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} |"
+        f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} | {ratio(r.get('cublas_shared_vs_torch'))} |"
         + ("" if r["verified"] else " not verified |")
         for r in records
     ]

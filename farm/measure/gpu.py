@@ -327,6 +327,22 @@ class GpuMeasurer:
             "keep": (kernel, a, b, c, ref, scales),
         }
 
+    def library_against(self, name: str, a, b, ref, m: int, n: int, k: int) -> dict:
+        """A vendor baseline on another harness's operands (farm crosscheck's follow-up: its library and ours on one
+        A and B): {"call": launching it as its cells do into its own C on the current stream, "verified": that C,
+        poisoned first, checked against `ref` (the other library's product) as a cell checks, "keep": C}."""
+        import cupy
+
+        spec = self._stage(name)
+        if not spec.is_baseline or spec.dtype in FP8:
+            raise ValueError(f"{name} is not a 16- or 32-bit baseline: the follow-up times library calls only")
+        checks, c = self._loaded_checks(), cupy.empty((m, n), dtype=cupy.float32)
+        call = library_call(spec, a, b, c, m, n, k, self._vendor_context())
+        checks.poison(c)
+        call()
+        verified = bool(checks.compare(c, ref, tolerance(spec.dtype, k)).get("verified"))
+        return {"call": call, "verified": verified, "keep": c}
+
     def _baseline_call(
         self, stage: Measured, a, b, ref, m: int, n: int, k: int, scales=None
     ) -> tuple[Baseline, object, str]:
