@@ -1,65 +1,59 @@
 """Noise-aware comparison of measurements: SAME / FASTER / SLOWER / UNCLEAR per cell, with what else differed.
 
-The noise model (farm/analysis/noise.py) says how far apart identical code lands: a repeat variance s2 (between
-repeats of one run) and a run variance v (between runs, which no run's own repeats can show), both learned from
-the dataset's A/A history per GPU model, stage (else family), timing mode and duration band, with a prior where
-there is none. A side is one or more rows of one cell; on the log of time, its estimate is the mean of its rows'
-log medians (the median_ms it reports is that geometric mean).
+The noise model (farm/analysis/noise.py) says how far apart identical code lands: a repeat variance s2 (between repeats
+of one run) and a run variance v (between runs; no run's own repeats show it), learned from the dataset's A/A history
+per GPU model, stage (else family), timing mode and duration band, else a prior. A side is one or more rows of one cell;
+its estimate is the mean of its rows' log medians (median_ms reports that geometric mean).
 
-Small samples (two or three repeats a side): the cell's own repeat variance (the pooled within-side variance, nA-1 +
-nB-1 degrees of freedom) is shrunk towards its class's, s2* = (d0 s2_class + ss) / (d0 + df) with d0 = PRIOR_DF
-(empirical Bayes, as limma's moderated t), and the band uses Student's t with d0 + df degrees of freedom:
+Small samples (2-3 repeats a side): the cell's pooled within-side variance (nA-1 + nB-1 df) is shrunk towards its
+class's, s2* = (d0 s2_class + ss) / (d0 + df), d0 = PRIOR_DF (empirical Bayes, as limma's moderated t); the band uses
+Student's t with d0 + df df:
 
     d = mean_B - mean_A                        (log ratio; diff = e^d - 1, positive: B slower)
-    var(d) = s2* (1/nA + 1/nB) + 2 v           (v only between runs or cards, not between repeats of one run)
+    var(d) = s2* (1/nA + 1/nB) + 2 v           (v only across runs or cards, not repeats)
     u = t(1 - ALPHA/2, d0 + df) sqrt(var(d))   (the 99 % half-width: `band`)
 
-With a tolerance `tol` (default 2 %: the smallest change that matters, the regression a farm must catch), on the
-log scale:
-  SLOWER   the band excludes 0 and d > tol/2 (FASTER: the band excludes 0 and d < -tol/2): a difference beyond the
-           noise and at least half the tolerance;
-  SAME     otherwise, where the equivalence test's 90 % band (two one-sided tests at 5 %) lies within +-tol: no change
-           as large as the tolerance;
-  UNCLEAR  anything else (the reason says so where it is not the noise: no samples, one repeat of a cell whose class
-           has no history, one run a side where v is the prior: no A/A run pair of that GPU model measured it, and
-           an H100's short kernels showed runs 0.5 % apart and up to 17 %, far beyond any prior). More repeats
-           narrow the repeat term (farm/cluster/repeats.py adds them where a cell needs them), never 2v.
-Why two thresholds from one tolerance: "call identical code identical and catch a 2 % regression" asks SAME of a 0 %
-change and SLOWER of a 2 % one. One threshold for both cannot do it: SAME within +-1 % needs a band of well under
-1 %, which short kernels' run-to-run noise (0.5-1 % per cell on an H100) does not give, and SLOWER only beyond 2 %
-would catch a true 2 % step at most half the time. SAME within +-tol says no change of the size that matters (a
-true 2 % step is called SAME at most 5 % of the time, by the equivalence test's construction); SLOWER from tol/2
-catches a 2 % step whenever its band is under about 1 %, and a significant difference under tol/2 (a common shift of
-clocks or temperature) is left SAME rather than reported. A precisely measured difference between tol/2 and tol is
-SLOWER: a difference shown beyond the noise is reported before an equivalence.
+On the log scale, with `tol` (default 2 %: the smallest change that matters, the regression a farm must catch):
+  SLOWER   the band excludes 0 (beyond the noise) and d > tol/2 (FASTER: d < -tol/2);
+  SAME     otherwise, if the equivalence test's 90 % band (two one-sided 5 % tests) is within +-tol: no change >= tol;
+  UNCLEAR  anything else (the reason says so where not the noise: no samples, one repeat of a cell whose class has no
+           history, one run a side where v is the prior: no A/A run pair of that GPU model measured it, and an H100's
+           short kernels showed runs 0.5 % to 17 % apart, far beyond any prior). More repeats narrow the repeat term
+           (farm/cluster/repeats.py adds them where needed), never 2v.
+Why two thresholds from one tol: "call identical code identical and catch a 2 % regression" asks SAME of a 0 % change
+and SLOWER of a 2 % one; one threshold cannot: SAME within +-1 % needs a band well under 1 %, which short kernels'
+run-to-run noise (0.5-1 % per cell on an H100) does not give, and SLOWER only beyond 2 % catches a true 2 % step at most
+half the time. SAME within +-tol rules out a change that matters (by the equivalence test's construction, a true 2 %
+step is SAME at most 5 % of the time); SLOWER from tol/2 catches a 2 % step whenever its band is under ~1 %, and a
+significant difference under tol/2 (a common shift of clocks or temperature) is left SAME, not reported. A precise
+difference between tol/2 and tol is SLOWER: beyond the noise, it is reported before equivalence.
 
-Sides of several runs (k each): the run is the unit. A run's mean carries v + s2/n; the run means' own spread
-(kA-1 + kB-1 df) is shrunk towards that, and var(d) = w* (1/kA + 1/kB). `common_shift` reports the median ratio over
-all compared cells, with its interval: what a run-level factor shared by every cell moved; verdicts include it.
-Identical code is called different at most ALPHA of the time where the model holds; the A/A rates per family and
-GPU model (`rates`, `farm compare --aa`) show how far it does.
+Sides of several runs (k each): the run is the unit. A run's mean carries v + s2/n; the run means' spread
+(kA-1 + kB-1 df) is shrunk towards that; var(d) = w* (1/kA + 1/kB). `common_shift` reports the median ratio over all
+compared cells with its interval: what a run-level factor shared by every cell moved (verdicts include it). Identical
+code is called different at most ALPHA of the time where the model holds; A/A rates per family and GPU model
+(`rates`, `farm compare --aa`) show how far it does.
 
-Paired runs (a paired sweep's two arms, farm/sweep.py --paired or --base-kernels): each cell's arms are series of ONE
-interleaved timing in one worker process (farm/measure/timing.py: batches alternate arm, arm, baseline, the leading
-arm alternating with the repeat), each arm still its own row. Where both sides' rows of a cell share pair ids, the
-unit is the pair, never the run. Per matched pair i, d_i = log B_i - log A_i, the ratio of the two arms' medians from
-that one timing: what a run draws (process, memory placement, Triton's pick) and the clock, power and thermal state,
-which both arms see batch by batch, are common to both and cancel; what is left is the batches' own scatter and how
-much the state moves between adjacent batches. (Arms timed one after the other, as this design first was, left the
-power state to move between them: power-capped cells' pairs 1.9 % apart on an H100, 0.28 % interleaved; such rows
-never shipped, so every paired row in a dataset is of this design.) What is left is heavy-tailed,
-so the paired noise (noise.py) is a robust scale s per class, learned from paired A/A history (pairs of identical
-code) apart from the sequential model (the design is part of the key), and the GPU model's tail percentiles k of
-|d| / s over that history, in place of Student's t:
+Paired runs (a paired sweep's arms, farm/sweep.py --paired or --base-kernels): each cell's arms are series of ONE
+interleaved timing in one worker process (farm/measure/timing.py: batches alternate arm, arm, baseline, the leading arm
+alternating with the repeat), each arm its own row. Where both sides' rows of a cell share pair ids, the pair is the
+unit, never the run. Per matched pair i, d_i = log B_i - log A_i, the ratio of the arms' medians from that one timing:
+what a run draws (process, memory placement, Triton's pick) and the clock, power and thermal state, seen by both arms
+batch by batch, cancel, leaving the batches' own scatter and the state's moves between adjacent batches. (Arms timed
+sequentially, the first design, let the power state move between them: power-capped cells' pairs 1.9 % apart on an H100,
+0.28 % interleaved; such rows never shipped, so every dataset's paired rows are interleaved.) The residue is
+heavy-tailed, so the paired noise (noise.py) is a robust scale s per class, learned from paired A/A history (pairs of
+identical code) apart from the sequential model (the design is part of the key), and the GPU model's tail percentiles k
+of |d| / s over that history replace Student's t:
 
     d = mean d_i, s* = sqrt((d0 s^2 + ss) / (d0 + n - 1)), u = k99 s* / sqrt(n), SAME's band k90 s* / sqrt(n)
 
-with the same rule. With fewer than 100 paired A/A pairs of the GPU model its tails are unknown and no verdict rests
-on them (UNCLEAR, saying so). Each comparison says which design judged it (`design`: paired, runs, repeats).
+with the same rule. Under 100 paired A/A pairs of the GPU model its tails are unknown, so no verdict rests on them
+(UNCLEAR, saying so). Each comparison says which design judged it (`design`: paired, runs, repeats).
 
-Every comparison lists what else differed between its sides (farm/analysis/attribution.py): card, clocks, power
-and thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock
-where that is sound and says when it is not.
+Each comparison lists what else differed between its sides (farm/analysis/attribution.py): card, clocks, power and
+thermal limits, driver, CUDA, NVRTC, library algorithm, commit; `equal_clocks` compares B at A's SM clock where sound
+and says when not.
 """
 
 from __future__ import annotations
@@ -77,8 +71,8 @@ from farm.measure.stats import student_t_quantile
 from farm.measure.stopping import relative_noise
 
 DEFAULT_TOLERANCE = 0.02  # the smallest change that matters: SAME within it, FASTER/SLOWER from REPORTED of it
-REPORTED = 0.5  # of the tolerance: the smallest difference called FASTER or SLOWER (a 2 % step is caught, a 0.5 % shift is not)
-ALPHA = 0.01  # two-sided: how often identical code may be called FASTER or SLOWER where the noise model holds
+REPORTED = 0.5  # of tol: the smallest difference called FASTER/SLOWER (catches a 2 % step, not a 0.5 % shift)
+ALPHA = 0.01  # two-sided: how often identical code may be called FASTER/SLOWER where the noise model holds
 ALPHA_SAME = 0.05  # each side of the equivalence test: how often a difference beyond tol may be called SAME
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
 UNMEASURED_PAIR_NOISE = (
@@ -94,8 +88,8 @@ UNMEASURED_RUN_NOISE = (
 @dataclass(frozen=True)
 class Side:
     median_ms: float  # geometric mean of the rows' medians
-    rel_se: float  # standard error of the side's log mean (its repeat variance over its rows)
-    rows: int  # rows of the side (runs, where the run is the unit)
+    rel_se: float  # standard error of the side's log mean (repeat variance over its rows)
+    rows: int  # its rows (runs, where the run is the unit)
 
 
 @dataclass(frozen=True)
@@ -106,12 +100,12 @@ class Comparison:
     diff: float  # (B - A) / A
     band: float  # 99 % half-width of the log difference (~ relative)
     verdict: str
-    reason: str = ""  # why UNCLEAR, where the noise alone is not why; notes (equal clocks) otherwise
+    reason: str = ""  # why UNCLEAR where not the noise alone; else notes (equal clocks)
     context: tuple[str, ...] = ()  # what else differed between the sides
-    confounded: bool = False  # something besides the code differed: a FASTER/SLOWER may be that
+    confounded: bool = False  # something besides code differed: a FASTER/SLOWER may be that
     gpu_model: str | None = None
     family: str | None = None
-    noise: str = ""  # the classes the repeat and run noise came from
+    noise: str = ""  # classes the repeat and run noise came from
     design: str = "runs"  # what judged it: "paired" (per-pair differences), "runs" (sequential), "repeats" (in a run)
 
 
@@ -132,8 +126,7 @@ def _cell(r: dict) -> tuple:
 
 
 def verdict(d: float, band: float, tol: float, same_band: float | None = None) -> str:
-    """The rule above, on log differences (`tol` relative); `same_band` the equivalence test's half-width (`band`
-    where not given)."""
+    """The rule above on log differences (`tol` relative); `same_band`: equivalence test's half-width (else `band`)"""
     same_band = band if same_band is None else same_band
     if d - band > 0 and d > math.log1p(REPORTED * tol):
         return "SLOWER"
@@ -164,8 +157,8 @@ def _unclear(key, ya: list[float], yb: list[float], reason: str, **extra) -> Com
 
 
 def side(rows: list[dict], model: NoiseModel | None = None) -> Side:
-    """One side on its own: the geometric mean of its rows' medians, and its standard error from its repeats' spread
-    shrunk towards its class's repeat variance (rows of one cell with timings)."""
+    """One side alone (rows of one cell with timings): geometric mean of its rows' medians; standard error from its
+    repeats' spread shrunk towards its class's repeat variance."""
     timed = _timed(rows)
     ys = [math.log(r["median_ms"]) for r in timed]
     return _side(ys, _shrunk((model or NoiseModel()).lookup(timed[0]).repeat_var, *_ss(ys)))
@@ -181,9 +174,8 @@ def compare_sides(
     cell_rows: list[dict] | None = None,
     equal_clocks: bool = False,
 ) -> Comparison:
-    """B against A for one cell. `between_runs`: the sides come from different runs or cards (the run variance
-    applies); `cell_rows`: every repeat of the cell, for A/A pairs of single repeats (their spread is the cell's
-    own repeat variance)."""
+    """B against A for one cell. `between_runs`: sides from different runs or cards (run variance applies);
+    `cell_rows`: every repeat of the cell, for A/A pairs of single repeats (their spread is its repeat variance)."""
     rows_a, rows_b = _timed(rows_a), _timed(rows_b)
     first = (rows_a or rows_b or [{}])[0]
     diffs = attribution.differences(rows_a, rows_b)
@@ -258,7 +250,7 @@ def matched_pairs(rows_a: list[dict], rows_b: list[dict]) -> list[float]:
 def _compare_pairs(
     key, ds: list[float], ys: tuple[list[float], list[float]], noise, tol: float, note: str, extra: dict
 ) -> Comparison:
-    """Paired arms: the pair is the unit. The class's robust scale s, the cell's own pairs' spread (n-1 df) shrunk
+    """Paired arms, the pair the unit: the class's robust scale s with the cell's pairs' spread (n-1 df) shrunk
     towards it, over sqrt(n), times the GPU model's tail percentiles of |d| / s from paired A/A history (noise.py)."""
     n = len(ds)
     ss, df = _ss(ds)
@@ -276,7 +268,7 @@ def _compare_pairs(
 
 
 def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
-    """Per run of a side (dataset, run id, card): the mean of its log medians and how many repeats it holds."""
+    """Per run of a side (dataset, run id, card): its log medians' mean and repeat count."""
     runs: dict[tuple, list[float]] = defaultdict(list)
     for r, y in zip(rows, ys):
         runs[(r.get("dataset"), r.get("run_id"), r.get("gpu_uuid"))].append(y)
@@ -286,14 +278,13 @@ def _run_means(rows: list[dict], ys: list[float]) -> list[tuple[float, int]]:
 def _compare_run_means(
     key, runs_a: list[tuple[float, int]], runs_b: list[tuple[float, int]], noise, tol: float, note: str, extra: dict
 ) -> Comparison:
-    """Sides of two runs or more each: the run is the unit. Each run's mean carries v + s2/n of noise (run level, and
-    its n repeats' share); the run means' own spread on both sides (kA-1 + kB-1 df) is shrunk towards that, as repeats
-    are towards their class's, and var(d) = w* (1/kA + 1/kB): run-level noise, which no number of repeats in one run
-    averages away, shrinks with the number of runs."""
+    """Sides of 2+ runs each, the run the unit: each run's mean carries v + s2/n (run level plus its n repeats'
+    share); the run means' spread (kA-1 + kB-1 df) is shrunk towards that, as repeats towards their class's; var(d)
+    = w* (1/kA + 1/kB): run-level noise, which no repeats in one run average away, shrinks with more runs."""
     ma, mb = [m for m, _ in runs_a], [m for m, _ in runs_b]
     repeats = statistics.fmean(n for _, n in (*runs_a, *runs_b))
     (ssa, dfa), (ssb, dfb) = _ss(ma), _ss(mb)
-    d0 = 0.0 if noise.run_source == "prior" else PRIOR_DF  # a prior never measured on this GPU model carries no weight
+    d0 = 0.0 if noise.run_source == "prior" else PRIOR_DF  # an unmeasured prior for this GPU model carries no weight
     w = (d0 * (noise.run_var + (0.0 if noise.run_holds_repeats else noise.repeat_var / repeats)) + ssa + ssb) / (
         d0 + dfa + dfb
     )
@@ -313,8 +304,8 @@ def compare_rows(
     model: NoiseModel | None = None,
     equal_clocks: bool = False,
 ) -> list[Comparison]:
-    """Side B's rows against side A's (two runs, datasets, commits...), per (gpu_model, stage, shape) both measured,
-    each side's rows of a cell pooled. The noise model is learned from both sides' rows unless given."""
+    """B's rows against A's (two runs, datasets, commits...), per (gpu_model, stage, shape) both measured, each side's
+    rows of a cell pooled; noise model learned from both sides' rows unless given."""
     model = model or NoiseModel.learn([*rows_a, *rows_b], apart=(rows_a, rows_b))
     sides: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
     for i, rows in enumerate((rows_a, rows_b)):
@@ -344,7 +335,7 @@ def compare_runs(
 def compare_repeats(
     rows: list[dict], run: str, tol: float = DEFAULT_TOLERANCE, model: NoiseModel | None = None
 ) -> list[Comparison]:
-    """A/A: every pair of repeats of each cell on each GPU of one run, each repeat a side of its own."""
+    """A/A: every pair of repeats of each cell on each GPU of one run, each repeat its own side."""
     model = model or NoiseModel.learn(rows)
     cells: dict[tuple, list[dict]] = defaultdict(list)
     for r in _timed(rows):
@@ -379,8 +370,7 @@ def compare_gpus(
 
 
 def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
-    """Verdict counts, false-difference and UNCLEAR rates, differences with something else differing, and median
-    |diff| overall and for cells >= min_ms."""
+    """Verdict counts, false-difference and UNCLEAR rates, confounded differences, median |diff|: all and >= min_ms."""
     counts = {v: sum(c.verdict == v for c in comparisons) for v in VERDICTS}
     n = len(comparisons)
     diffs = [abs(c.diff) for c in comparisons if math.isfinite(c.diff)]
@@ -399,10 +389,10 @@ def summary(comparisons: list[Comparison], min_ms: float = 0.1) -> dict:
 
 
 def common_shift(comparisons: list[Comparison], level: float = 1 - ALPHA) -> dict | None:
-    """The shift every cell of B shares against A: the median log ratio over the compared cells, with a
-    distribution-free confidence interval (order statistics of the median, normal approximation to the binomial).
-    A run-level factor (clocks, temperature, the host's or driver's state, or a change that slows every kernel alike)
-    shows here; None with fewer than 10 cells (too few for the interval)."""
+    """B's shift against A shared by every cell: median log ratio over compared cells, with a distribution-free
+    confidence interval (median's order statistics, normal approximation to the binomial). Run-level factors (clocks,
+    temperature, host or driver state, a change slowing every kernel alike) show here. None under 10 cells (too few
+    for the interval)."""
     ds = sorted(math.log1p(c.diff) for c in comparisons if math.isfinite(c.diff))
     n = len(ds)
     if n < 10:
@@ -427,7 +417,7 @@ DESIGNS = {
 
 
 def format_designs(designs: Iterable[str]) -> str:
-    """Which noise model judged the cells, from each cell's design: the paired design's or the sequential one's."""
+    """Which noise model (paired or sequential) judged the cells, from each cell's design."""
     counts = Counter(designs)
     return "Noise model: " + "; ".join(f"{counts[d]} cells {text}" for d, text in DESIGNS.items() if counts[d]) + "."
 
@@ -445,8 +435,8 @@ def format_shift(shift: dict | None) -> str:
 
 
 def rates(comparisons: list[Comparison]) -> list[dict]:
-    """Per GPU model and family: comparisons, verdict counts, the false-difference rate (FASTER + SLOWER: on A/A
-    data every one is false) and the UNCLEAR rate: how far a verdict on that family can be trusted."""
+    """Per GPU model and family: comparisons, verdict counts, false-difference (FASTER + SLOWER: all false on A/A
+    data) and UNCLEAR rates: how far a verdict on that family can be trusted."""
     groups: dict[tuple, list[Comparison]] = defaultdict(list)
     for c in comparisons:
         groups[(c.gpu_model or "", c.family or "")].append(c)

@@ -4,36 +4,31 @@ On the log of a cell's time (a relative scale), repeat r of run j measures
 
     y_jr = mu + R_j + E_jr
 
-  E_jr  repeat level, variance s2: the repeat's own batch-to-batch noise plus all that changes between two repeats of
-        one run (clock and temperature state, where the fresh inputs landed in memory). The rows' per-batch samples
-        show only the first part; on short tensor-core kernels the repeats of one run differ 3-10x more than their
-        samples' standard error says, so s2 is learned from the repeats, not from the samples.
-  R_j   run level, variance v: what every repeat of one run shares and its repeats cannot show (module load, the
-        process, the card and host it ran on, the driver's state).
+  E_jr  repeat level, variance s2: its own batch-to-batch noise plus what changes between a run's repeats (clock and
+        temperature state, where fresh inputs landed in memory). Per-batch samples show only the first part; on short
+        tensor-core kernels a run's repeats differ 3-10x more than their samples' standard error, so s2 is from repeats.
+  R_j   run level, variance v: shared by a run's repeats, so unseen in them
+        (module load, process, card, host, driver state).
 
-Learned from rows (the dataset's A/A history), per class of cells:
-  s2  per cell with two or more repeats of one run on one card, the sample variance of the log medians (n-1 degrees
-      of freedom), pooled over the class;
-  v   per pair of runs of the same commit on the same GPU model (identical code: an A/A pair), per cell both
-      measured: (mean_A - mean_B)^2 less what the repeats explain (s2_A/n_A + s2_B/n_B), averaged over the class,
-      halved, and never below 0. Where the class has no repeats measured (runs of one repeat each, as
-      plans/aa-runs.toml makes), nothing is taken off: v then holds a run's whole noise (`run_holds_repeats`), and
-      a comparison between runs adds no repeat term for it.
-  p   paired design (farm/sweep.py --paired): per pair of rows whose arms of identical code (the same commit and, for
-      kernels, the same machine code: code_sha256) were timed as series of one interleaved timing in one worker
-      process, the log ratio d of their medians. What a run draws (process, placement) and the clock and power state,
-      batch by batch, are the same on both arms of a pair and cancel; d is what is left, and it is heavy-tailed (on an
-      H100, |d|'s 99th percentile is about 11 robust spreads, its 90th about 4). So the class keeps a robust scale, s = median |d| / 0.6745 (p = s^2), and the GPU model the
-      shape of the tails: the 99th and 90th percentiles of |d| / s over all its A/A pairs (`pair_k`, `pair_k_same`),
-      which replace Student's t quantiles for paired verdicts, so that identical code is called different about 1 % of
-      the time by construction where the history is like the comparison. Fewer than MIN_PAIRED_HISTORY pairs of a
-      GPU model: its tails are not known, and no paired verdict rests on them. Kept apart from v (the design is part
-      of the key): two arms of one paired sweep never count as an A/A run pair for v.
-A class is the GPU model, stage, timing mode (power-capped rows apart: they are 3-5x noisier) and duration band of
-the cell (noise depends most on how short the kernel is). Where that class has too little history: the GPU model and
-family, then the GPU model, then (the repeat variance only) any GPU, at that mode and band; where nothing is
-known, the priors below. A lookup says which class it used. A run variance that is the prior was never measured for
-that GPU model: `compare` gives no verdict between single runs that rests on it (farm/analysis/compare.py).
+Learned per class from rows (the dataset's A/A history):
+  s2  per cell with 2+ repeats of one run on one card, the sample variance of log medians (n-1 df), pooled per class;
+  v   per A/A pair (runs of one commit, i.e. identical code, on one GPU model), per cell both measured:
+      (mean_A - mean_B)^2 less what repeats explain (s2_A/n_A + s2_B/n_B), class-averaged, halved, floored at 0. No
+      repeats in the class (one per run, as plans/aa-runs.toml makes): none taken off; v holds a run's whole noise
+      (`run_holds_repeats`), and no repeat term is added between runs.
+  p   paired design (farm/sweep.py --paired): per pair of rows whose identical-code arms (same commit and, for kernels,
+      machine code: code_sha256) were timed as series of one interleaved timing in one worker process, the log ratio d
+      of their medians. What a run draws (process, placement) and clock and power state, batch by batch, are alike on
+      both arms and cancel; the rest, d, is heavy-tailed (H100: |d|'s 99th percentile ~11 robust spreads, 90th ~4). So
+      the class keeps a robust scale s = median |d| / 0.6745 (p = s^2), and the GPU model the tails' shape: the 99th and
+      90th percentiles of |d| / s over all its A/A pairs (`pair_k`, `pair_k_same`), replacing Student's t quantiles in
+      paired verdicts, so identical code is called different ~1 % of the time by construction where history is like the
+      comparison. Under MIN_PAIRED_HISTORY pairs, a GPU model's tails are unknown; no paired verdict rests on them.
+      Apart from v (the design is in the key): a paired sweep's arms never form an A/A run pair for v.
+A class: the cell's GPU model, stage, timing mode (power-capped rows apart: 3-5x noisier) and duration band (noise
+depends most on kernel duration). Too little history: at that mode and band, GPU model and family, then GPU model, then
+(repeat variance only) any GPU; nothing known: the priors below. Lookups name the class used. A prior run variance is
+unmeasured on that GPU model: `compare` (farm/analysis/compare.py) gives no single-run verdict resting on it.
 """
 
 from __future__ import annotations
@@ -43,29 +38,28 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-# Duration bands (ms of one launch): below 30 us a launch is mostly fixed cost and jitter, above 3 ms it is mostly the kernel.
+# Duration bands (ms per launch): under 30 us mostly fixed cost and jitter, over 3 ms mostly the kernel.
 BANDS_MS = (0.03, 0.1, 0.3, 1.0, 3.0)
-# Prior weight of a class's variance against a cell's own repeats, in degrees of freedom (empirical Bayes, as limma's
-# moderated t, Smyth 2004): with 2-3 repeats a cell's own variance has 1-2 df and is shrunk towards its class's.
+# Prior weight of a class's variance vs a cell's own repeats, in df (empirical Bayes, as limma's moderated t, Smyth
+# 2004): with 2-3 repeats a cell's own variance has 1-2 df and is shrunk to its class's.
 PRIOR_DF = 4.0
-# Where nothing is learned: repeat and run standard deviations of log time. The shipped data show a repeat SD of
-# 0.1-0.5 % (unthrottled cells) to 1-2 % (power-capped tensor-core and vendor cells). The run prior (twice the largest
-# run-to-run excess of walk A's H100 and H200 run pairs) only sizes the band shown: the H100 A/A over short kernels
-# found 0.5 % and more, so no single-run verdict rests on it.
+# Priors where nothing is learned (SDs of log time). Shipped data: repeat SD 0.1-0.5 % (unthrottled) to 1-2 %
+# (power-capped tensor-core and vendor cells). The run prior (2x the largest run-to-run excess of walk A's H100 and
+# H200 run pairs) just sizes the band shown: H100 A/A over short kernels found 0.5 %+, so no single-run verdict uses it.
 PRIOR_REPEAT_SD = 0.01
 PRIOR_RUN_SD = 0.002
-# The run variance is never borrowed from another GPU model: on an H100 two runs of one commit over short kernels
-# (plans/aa.toml) differed by 0.5 % (robust spread) and up to 3-4 % per cell, against 0.05-0.1 % between the H200 runs
-# of walk A in the same duration bands; what a run draws (memory placement, clock state) is the card's and host's own.
+# Run variance is never borrowed across GPU models: on an H100 two runs of one commit over short kernels (plans/aa.toml)
+# differed 0.5 % (robust spread), up to 3-4 % per cell, vs 0.05-0.1 % between walk A's H200 runs in the same bands;
+# what a run draws (memory placement, clock state) is the card's and host's own.
 RUN_LEVELS = 3  # stage, family, GPU model (class_keys' first three)
-MIN_REPEAT_DF = 20  # history a class needs before its repeat variance replaces the next coarser class's
+MIN_REPEAT_DF = 20  # df a class needs before its repeat variance replaces the next coarser class's
 MIN_RUN_PAIRS = 20  # ... and cells of A/A run pairs before its run variance does (and pairs, its paired scale)
-MIN_PAIRED_HISTORY = 100  # paired A/A pairs of a GPU model before their tails (pair_k) are taken as known
-TAIL, TAIL_SAME = 0.99, 0.90  # the |d| / s percentiles of the difference band and of the equivalence test's band
+MIN_PAIRED_HISTORY = 100  # a GPU model's paired A/A pairs before their tails (pair_k) count as known
+TAIL, TAIL_SAME = 0.99, 0.90  # |d| / s percentiles of the difference band and the equivalence test's band
 
 
 def band(ms: float) -> int:
-    """Index of the duration band of a launch of `ms` milliseconds."""
+    """Duration band index of a launch of `ms` milliseconds."""
     return sum(ms > edge for edge in BANDS_MS)
 
 
@@ -80,9 +74,9 @@ class Noise:
 
     repeat_var: float
     run_var: float
-    repeat_source: str  # which class it came from, or "prior"
+    repeat_source: str  # source class, or "prior"
     run_source: str
-    pair_var: float = PRIOR_RUN_SD**2  # paired design: the squared robust scale of one pair's log ratio B/A
+    pair_var: float = PRIOR_RUN_SD**2  # paired: squared robust scale of a pair's log ratio B/A
     pair_source: str = "prior"
     pair_k: float = math.inf  # ... the GPU model's 99th percentile of |d| / scale (inf: too little paired history)
     pair_k_same: float = math.inf  # ... and its 90th
@@ -93,8 +87,8 @@ class Noise:
 
     @property
     def run_holds_repeats(self) -> bool:
-        """No repeats measured in the class, its run variance learned all the same (from runs of one repeat): that
-        variance holds a run's whole noise, repeat level included, so between runs nothing is to be added for it."""
+        """No repeats measured in the class, yet its run variance learned (from one-repeat runs): it holds a run's whole
+        noise, repeat level included, so nothing is added for it between runs."""
         return self.repeat_source == "prior" and self.run_source != "prior"
 
 
@@ -111,8 +105,8 @@ def class_keys(r: dict) -> list[tuple]:
 
 
 def pair_keys(r: dict) -> list[tuple]:
-    """The paired design's classes of a row's cell: the run levels (never another GPU model's), then the GPU model at
-    every duration (few paired A/A pairs fall in some bands: power-capped cells are mostly of one size)."""
+    """Paired-design classes of a row's cell: run levels (never another GPU model's), then the GPU model at every
+    duration (some bands have few paired A/A pairs: power-capped cells are mostly one size)."""
     keys = class_keys(r)[:RUN_LEVELS]
     return [*keys, (*keys[-1][:-1], None)]
 
@@ -127,7 +121,7 @@ def _timed(rows: list[dict]) -> list[dict]:
 
 
 def identical_code(commit) -> bool:
-    """A row's commit names unmodified code: known, and not a dirty tree."""
+    """A row's commit names unmodified code: known, not a dirty tree."""
     return isinstance(commit, str) and commit not in ("", "unknown") and not commit.endswith("-dirty")
 
 
@@ -142,8 +136,8 @@ def _capped(*rows: dict) -> bool:
 
 
 def identical_arms(a: dict, b: dict) -> bool:
-    """The two arms of a pair ran identical code: one commit, not modified, and the same machine code (kernel rows;
-    baselines have none: the same library on both arms)."""
+    """A pair's two arms ran identical code: one unmodified commit and the same machine code (kernel rows; baselines
+    have none: the same library on both arms)."""
     return (
         a.get("git_commit") == b.get("git_commit")
         and identical_code(a.get("git_commit"))
@@ -151,11 +145,11 @@ def identical_arms(a: dict, b: dict) -> bool:
     )
 
 
-NORMAL_MAD = 0.6745  # median |x| of a standard normal: median |d| / NORMAL_MAD is a robust standard deviation
+NORMAL_MAD = 0.6745  # median |x| of a standard normal: median |d| / NORMAL_MAD is a robust SD
 
 
 def _quantile(sorted_xs: list[float], q: float) -> float:
-    """The empirical q-quantile (the smallest value with at least q of them at or below it)."""
+    """Empirical q-quantile: the smallest value with at least q of them at or below it."""
     return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
 
 
@@ -175,8 +169,8 @@ class NoiseModel:
 
     @classmethod
     def learn(cls, rows: list[dict], apart: tuple[list[dict], list[dict]] | None = None) -> NoiseModel:
-        """The model of `rows`. `apart`: the two sides about to be compared (their rows): a pair of their runs is never
-        taken as an A/A pair, so that a difference between them cannot widen the noise that judges it."""
+        """The model of `rows`. `apart`: the rows of the two sides about to be compared; no pair of their runs is an A/A
+        pair, so a difference between them cannot widen the noise judging it."""
         model = cls()
         sides = [{(r.get("dataset"), r["run_id"]) for r in side} for side in apart] if apart else [set(), set()]
         cells: dict[tuple, list[dict]] = defaultdict(list)
@@ -230,11 +224,10 @@ class NoiseModel:
                         or {run_a, run_b} & sides[0]
                         and {run_a, run_b} & sides[1]
                         or _sweep(first) is not None
-                        and _sweep(first) == _sweep(second)  # two arms of one paired sweep: the paired design's
+                        and _sweep(first) == _sweep(second)  # one paired sweep's two arms: the paired design's
                     ):
                         continue
-                    # What the runs' means carry of the class's repeat variance; where none is learned (runs of one
-                    # repeat each), nothing: the run variance then holds all of a run's noise, repeat level included.
+                    # Repeat variance the runs' means carry; none if unlearned (see Noise.run_holds_repeats).
                     noise = model.lookup(first)
                     repeat_var = noise.repeat_var if noise.learned else 0.0
                     excess = (sum(ya) / len(ya) - sum(yb) / len(yb)) ** 2 - repeat_var * (1 / len(ya) + 1 / len(yb))
@@ -246,7 +239,7 @@ class NoiseModel:
         return model
 
     def _learn_pairs(self, rows: list[dict], sides: list[set]) -> None:
-        """The paired design's variance p: per pair of identical code (both arms' rows timed), its squared log ratio."""
+        """The paired design's variance p: per pair of identical code (both arms timed), its squared log ratio."""
         pairs: dict[tuple, dict[str, dict]] = defaultdict(dict)
         for r in _timed(rows):
             if r.get("pair") and r.get("arm"):
@@ -266,7 +259,7 @@ class NoiseModel:
             cells.append((cell, d))
             for key in pair_keys(cell):
                 self._pair[key].append(d)
-        ratios: dict[str, list[float]] = defaultdict(list)  # |d| / s per GPU model: the shape of its tails
+        ratios: dict[str, list[float]] = defaultdict(list)  # |d| / s per GPU model: its tails' shape
         for cell, d in cells:
             scale, _ = self._pair_scale(cell)
             if scale > 0:
@@ -276,8 +269,8 @@ class NoiseModel:
             self._pair_tails[model] = (_quantile(zs, TAIL), _quantile(zs, TAIL_SAME), len(zs))
 
     def _pair_scale(self, r: dict) -> tuple[float, str]:
-        """The robust scale of a pair's log ratio in the class of `r`, and the class; (0, "prior") where none has
-        MIN_RUN_PAIRS pairs (never borrowed from another GPU model)."""
+        """Robust scale of a pair's log ratio in `r`'s class, and the class; (0, "prior") if no class has MIN_RUN_PAIRS
+        pairs (never borrowed across GPU models)."""
         for key in pair_keys(r):
             ds = self._pair.get(key, ())
             if len(ds) >= MIN_RUN_PAIRS:
@@ -285,7 +278,7 @@ class NoiseModel:
         return 0.0, "prior"
 
     def lookup(self, r: dict) -> Noise:
-        """The noise of the cell of row `r` (gpu_model, family, stage, timing_mode, median_ms)."""
+        """The noise of row `r`'s cell (gpu_model, family, stage, timing_mode, median_ms)."""
         repeat_var, repeat_source = PRIOR_REPEAT_SD**2, "prior"
         for key in class_keys(r):
             total, df = self._repeat.get(key, (0.0, 0.0))
@@ -305,7 +298,7 @@ class NoiseModel:
         return Noise(repeat_var, run_var, repeat_source, run_source, scale**2, pair_source, k, k_same)
 
     def classes(self) -> list[dict]:
-        """Every learned class with its repeat and run standard deviations (relative), for tables and docs/verdicts.md."""
+        """Every learned class with its repeat and run SDs (relative), for tables and docs/verdicts.md."""
         out = []
         for key in sorted(set(self._repeat) | set(self._run) | set(self._pair), key=str):
             total, df = self._repeat.get(key, (0.0, 0.0))
