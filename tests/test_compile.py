@@ -38,12 +38,12 @@ def test_every_kernel_compiles(arch, capsys, within_limits):
 def test_a_kernel_over_a_limit_is_compiled_again(capsys, within_limits):
     """within_limits (conftest.py) given 12_multibuf spilling: a warning, as new processes compile it clean; and
     over a shared-memory limit that new processes meet too (its 66,560 bytes against 60 KB): a failure."""
-    assert main(["compile", "--arch", "sm_80", "--kernels", "multibuf", "--json"]) == 0
+    assert main(["compile", "--arch", "sm_86", "--kernels", "multibuf", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     with pytest.warns(UserWarning, match="odd compile.*sgemm_multibuf"):
-        within_limits([{**row, "spill_bytes": 16}], "sm_80")
+        within_limits([{**row, "spill_bytes": 16}], "sm_86")
     with pytest.raises(AssertionError):
-        within_limits([row], "sm_80", smem_limit=60 * 1024)
+        within_limits([row], "sm_86", smem_limit=60 * 1024)
 
 
 def test_no_generic_lambda_in_device_code():

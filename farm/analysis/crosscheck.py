@@ -310,8 +310,8 @@ def as_table(records: list[dict]) -> str:
     ]
     lines += [
         f"| {r['precision']} | {r['size']} | {r['mode']} | {us(r['cublas_ms'])} | {us(r['cublaslt_ms'])} | {us(r['torch_ms'])} | "
-        f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} | {ratio(r.get('cublas_shared_vs_torch'))} |"
-        + ("" if r["verified"] else " not verified |")
+        f"{ratio(r['cublas_vs_torch'])} | {ratio(r['cublaslt_vs_torch'])} | "
+        f"{ratio(r.get('cublas_shared_vs_torch'))} |" + ("" if r["verified"] else " not verified |")
         for r in records
     ]
     return "\n".join(lines)
