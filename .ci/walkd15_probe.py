@@ -56,8 +56,8 @@ tol = tolerance(DT, K)
 
 
 def launchers(name):
-    kern = meas._kernel(meas._stage(name))
     stage = meas._stage(name)
+    kern = meas._kernel(stage)
     ((launch, fn),) = kern.functions
     c = cupy.empty((M, N), dtype=cupy.float32)
     ops = {"A": a, "B": b, "C": c}
@@ -73,7 +73,7 @@ def launchers(name):
         fn(grid, block, direct, shared_mem=launch.dynamic_smem)
 
     pdl = dependent_launcher(fn, grid, block, args, launch.dynamic_smem)
-    return c, plain, pdl, planned, grid
+    return c, plain, pdl
 
 
 def main_ncu():
@@ -82,7 +82,7 @@ def main_ncu():
         if rnd == 2:
             cupy.cuda.nvtx.RangePush("profile")
         blas()
-        for name, (c, plain, pdl, *_) in kinds.items():
+        for name, (c, plain, pdl) in kinds.items():
             plain()
             if name in PDL_OK:
                 pdl()
@@ -118,7 +118,7 @@ def main_floor(outdir):
     threading.Thread(target=energy_sampler, args=(samples, stop), daemon=True).start()
     series = {"baseline": blas}
     for stage in (LEAN, *FLOORS):
-        c, plain, *_ = launchers(stage.name)
+        c, plain, _ = launchers(stage.name)
         checks.poison(c)
         plain()
         cupy.cuda.runtime.deviceSynchronize()
